@@ -1,0 +1,97 @@
+/**
+ * Every setting Conclave reads, in one place. The README's configuration table mirrors this file.
+ */
+export type AuthMode = 'apikey' | 'none';
+
+export interface ConclaveConfig {
+  nodeEnv: string;
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  /** Prefix of every Redis key and channel this deployment uses (BullMQ queues, event channel). */
+  redisPrefix: string;
+  authMode: AuthMode;
+  /** Largest accepted request body. */
+  bodyLimit: string;
+  defaults: {
+    councilModels: string[];
+    chairmanModel: string;
+    timeoutMs: number;
+  };
+  historyTurns: number;
+  deliberationCapMs: number;
+  simulator: { latencyMs: number; seed: string };
+  worker: {
+    concurrency: number;
+    lockDurationMs: number;
+    stalledIntervalMs: number;
+    maxStalledCount: number;
+    attempts: number;
+  };
+  /** True when a real provider is configured (OpenRouter key or an OpenAI-compatible base URL). */
+  realProviderConfigured: boolean;
+}
+
+export class ConfigError extends Error {}
+
+const list = (value: string | undefined): string[] | undefined =>
+  value
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  }
+  return value;
+}
+
+const SIMULATED_ROSTER = ['sim/athena', 'sim/hermes', 'sim/apollo'];
+const SIMULATED_CHAIRMAN = 'sim/chairman';
+const HOSTED_ROSTER = ['openai/gpt-4o-mini', 'anthropic/claude-3.5-haiku', 'google/gemini-2.0-flash-001'];
+const HOSTED_CHAIRMAN = 'anthropic/claude-3.5-haiku';
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig {
+  const nodeEnv = env.NODE_ENV ?? 'development';
+  const realProviderConfigured = Boolean(env.OPENROUTER_API_KEY || env.OPENAI_BASE_URL);
+  const authRaw = env.AUTH_MODE ?? 'apikey';
+  if (authRaw !== 'apikey' && authRaw !== 'none') {
+    throw new ConfigError(`AUTH_MODE must be "apikey" or "none", got "${authRaw}"`);
+  }
+  if (nodeEnv === 'production' && authRaw === 'none') {
+    throw new ConfigError('AUTH_MODE=none (single-user mode) is refused when NODE_ENV=production');
+  }
+  const councilModels =
+    list(env.DEFAULT_COUNCIL_MODELS) ?? (realProviderConfigured ? HOSTED_ROSTER : SIMULATED_ROSTER);
+  const chairmanModel =
+    env.DEFAULT_CHAIRMAN_MODEL ?? (realProviderConfigured ? HOSTED_CHAIRMAN : SIMULATED_CHAIRMAN);
+  return {
+    nodeEnv,
+    port: int(env, 'PORT', 3000),
+    databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/conclave',
+    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    redisPrefix: env.REDIS_PREFIX ?? 'conclave',
+    authMode: authRaw,
+    bodyLimit: env.BODY_LIMIT ?? '256kb',
+    defaults: {
+      councilModels,
+      chairmanModel,
+      timeoutMs: int(env, 'MODEL_TIMEOUT_MS', 120_000, 1),
+    },
+    historyTurns: int(env, 'HISTORY_TURNS', 10, 0),
+    deliberationCapMs: int(env, 'DELIBERATION_CAP_MS', 600_000, 1),
+    simulator: { latencyMs: int(env, 'SIM_LATENCY_MS', 600), seed: env.SIM_SEED ?? 'conclave' },
+    worker: {
+      concurrency: int(env, 'WORKER_CONCURRENCY', 16, 1),
+      lockDurationMs: int(env, 'WORKER_LOCK_MS', 30_000, 1000),
+      stalledIntervalMs: int(env, 'WORKER_STALLED_INTERVAL_MS', 30_000, 500),
+      maxStalledCount: int(env, 'WORKER_MAX_STALLED', 5, 1),
+      attempts: int(env, 'STAGE_ATTEMPTS', 3, 1),
+    },
+    realProviderConfigured,
+  };
+}

@@ -1,0 +1,5 @@
+export * from './modes';
+export * from './council';
+export * from './events';
+export * from './jobs';
+export * from './model-id';

@@ -1,0 +1,55 @@
+export const MODE_NAMES = ['council', 'vote', 'jury', 'debate', 'delphi'] as const;
+export type ModeName = (typeof MODE_NAMES)[number];
+
+export interface DeliberationRequest {
+  question: string;
+  mode?: ModeName;
+  conversationId?: string;
+  modeConfig?: Record<string, unknown>;
+  councilModels?: string[];
+  chairmanModel?: string;
+}
+
+export interface DeliberationAccepted {
+  conversationId: string;
+  messageId: string;
+}
+
+export type MessageStatus = 'queued' | 'running' | 'complete' | 'failed' | 'cancelled';
+export type MessageRole = 'user' | 'assistant';
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+}
+
+/** What `GET /api/modes` tells a client about one mode. */
+export interface ModeDescription {
+  mode: ModeName;
+  available: boolean;
+  multiTurn: boolean;
+  roster: { role: string; field: string; min: number; max: number }[];
+  defaults: Record<string, unknown>;
+  options: { field: string; type: string; description: string; default?: unknown }[];
+}
+
+export interface DeliberationView<TResult = unknown> {
+  messageId: string;
+  conversationId: string;
+  mode: ModeName;
+  status: MessageStatus;
+  error: string | null;
+  createdAt: string;
+  completedAt: string | null;
+  simulated: boolean;
+  usage: Usage;
+  result: TResult;
+}
+
+export interface ApiErrorBody {
+  statusCode: number;
+  error: string;
+  message: string;
+  fields?: Record<string, string>;
+}

@@ -1,0 +1,241 @@
+import type { DeliveredEvent } from '@conclave/contracts';
+import { ModelCallError, type ModelProvider } from '@conclave/llm';
+import { modeDefinition } from '../modes';
+import { cleanTitle, fallbackTitle } from '../shared/title';
+import type {
+  AnyModeDefinition,
+  CallOutcome,
+  DeliberationContext,
+  DeliberationStore,
+  EventPublisher,
+  LoadedDeliberation,
+  ModeEvent,
+  PlannedCall,
+  StageReduction,
+  StageScheduler,
+} from './types';
+
+export interface StageRunnerOptions {
+  historyTurns: number;
+  /** The whole deliberation is cut off after this long (00-shared.md §2). */
+  deliberationCapMs: number;
+  titleTimeoutMs?: number;
+  now?: () => number;
+}
+
+const TERMINAL = new Set(['complete', 'failed', 'cancelled']);
+
+function contextOf(loaded: LoadedDeliberation): DeliberationContext<unknown> {
+  return {
+    messageId: loaded.messageId,
+    conversationId: loaded.conversationId,
+    question: loaded.question,
+    config: loaded.config,
+    history: loaded.history,
+    rows: loaded.rows,
+  };
+}
+
+/** A short reason a user can act on, without stack traces or secrets. */
+export function describeCallError(error: unknown): string {
+  if (error instanceof ModelCallError) {
+    if (error.kind === 'timeout') return 'timed out';
+    return error.message;
+  }
+  return 'unexpected provider error';
+}
+
+/**
+ * Runs one stage of one deliberation. Safe to run twice for the same stage: model outcomes are
+ * stored as each call settles and reused, and the stage is committed at most once under the
+ * message's row lock.
+ */
+export class StageRunner {
+  private readonly now: () => number;
+
+  constructor(
+    private readonly store: DeliberationStore,
+    private readonly provider: ModelProvider,
+    private readonly publisher: EventPublisher,
+    private readonly scheduler: StageScheduler,
+    private readonly options: StageRunnerOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  async runStage(messageId: string, stage: string): Promise<void> {
+    const loaded = await this.store.load(messageId, this.options.historyTurns);
+    if (!loaded || TERMINAL.has(loaded.status)) return;
+    if (loaded.stage !== stage) {
+      // This stage was committed by an earlier attempt that died before it scheduled the next one
+      // or published its events: do both again (both are idempotent).
+      if (loaded.stage) await this.scheduler.enqueueStage(messageId, loaded.stage);
+      await this.publisher.publish(await this.store.eventsAfter(messageId, 0));
+      return;
+    }
+    const mode = this.mode(loaded);
+    const ctx = contextOf(loaded);
+    const remainingMs = this.options.deliberationCapMs - (this.now() - loaded.createdAt.getTime());
+    if (remainingMs <= 0) {
+      const seconds = Math.round(this.options.deliberationCapMs / 1000);
+      await this.commit(messageId, stage, loaded.question, {
+        rows: [],
+        events: [],
+        transition: { kind: 'fail', message: `The deliberation ran past its ${seconds} s limit and was stopped.` },
+      });
+      return;
+    }
+
+    await this.emit(messageId, mode.startEvents(stage, ctx), { stage, markRunning: true });
+    const outcomes = await this.callAll(messageId, stage, mode.plan(stage, ctx), {
+      timeoutMs: Math.min(mode.timeoutMs(ctx.config), remainingMs),
+    });
+    await this.commit(messageId, stage, loaded.question, mode.reduce(stage, ctx, outcomes));
+  }
+
+  /** Runs beside the first stage; whichever of title and pipeline finishes last does not wait. */
+  async generateTitle(messageId: string): Promise<void> {
+    const loaded = await this.store.load(messageId, 0);
+    if (!loaded || !loaded.needsTitle) return;
+    const mode = this.mode(loaded);
+    const call = mode.titleCall(contextOf(loaded));
+    const [outcome] = await this.callAll(
+      messageId,
+      'title',
+      [{ key: 'title', participant: call.model, model: call.model, messages: call.messages }],
+      { timeoutMs: this.options.titleTimeoutMs ?? 30_000, silent: true },
+    );
+    const title = (outcome.ok ? cleanTitle(outcome.content) : null) ?? fallbackTitle(loaded.question);
+    await this.store.withMessageLock(messageId, (tx) => tx.setTitleIfUnset(title));
+  }
+
+  /** The last word on a deliberation whose job failed for good (retries spent, or stalled out). */
+  async failPermanently(messageId: string, reason: string): Promise<void> {
+    const events = await this.store.withMessageLock(messageId, async (tx) => {
+      if (TERMINAL.has(tx.message.status)) return [];
+      await tx.update({ status: 'failed', stage: null, error: reason, completed: true });
+      return tx.appendEvents([{ key: 'error', type: 'error', payload: { message: reason } }]);
+    });
+    if (events) await this.publisher.publish(events);
+  }
+
+  private mode(loaded: LoadedDeliberation): AnyModeDefinition {
+    const mode = modeDefinition(loaded.mode);
+    if (!mode) throw new Error(`mode ${loaded.mode} is not available`);
+    return mode;
+  }
+
+  private async emit(
+    messageId: string,
+    events: ModeEvent[],
+    guard?: { stage: string; markRunning?: boolean },
+  ): Promise<void> {
+    const delivered = await this.store.withMessageLock(messageId, async (tx) => {
+      if (TERMINAL.has(tx.message.status)) return [];
+      if (guard && tx.message.stage !== guard.stage) return [];
+      if (guard?.markRunning && tx.message.status === 'queued') await tx.update({ status: 'running' });
+      return tx.appendEvents(events);
+    });
+    if (delivered && delivered.length > 0) await this.publisher.publish(delivered);
+  }
+
+  private async callAll(
+    messageId: string,
+    stage: string,
+    calls: PlannedCall[],
+    options: { timeoutMs: number; silent?: boolean },
+  ): Promise<CallOutcome[]> {
+    const stored = new Map((await this.store.loadOutcomes(messageId, stage)).map((o) => [o.key, o]));
+    // allSettled semantics: callOne never rejects, one failure never cancels the others.
+    return Promise.all(
+      calls.map((call) => stored.get(call.key) ?? this.callOne(messageId, stage, call, options)),
+    );
+  }
+
+  private async callOne(
+    messageId: string,
+    stage: string,
+    call: PlannedCall,
+    options: { timeoutMs: number; silent?: boolean },
+  ): Promise<CallOutcome> {
+    const progress = (state: string, extra: Record<string, unknown> = {}, suffix = ''): ModeEvent => ({
+      key: `model_progress:${stage}:${call.key}:${state}${suffix}`,
+      type: 'model_progress',
+      payload: { stage, participant: call.participant, state, ...extra },
+    });
+    const report = (event: ModeEvent) => (options.silent ? Promise.resolve() : this.emit(messageId, [event]));
+
+    await report(progress('started'));
+    const started = this.now();
+    let outcome: CallOutcome;
+    try {
+      const completion = await this.provider.complete({
+        model: call.model,
+        messages: call.messages,
+        signal: AbortSignal.timeout(options.timeoutMs),
+        onRetry: (notice) => {
+          void report(
+            progress('retrying', { error: notice.reason }, `:${notice.attempt}`),
+          ).catch(() => undefined);
+        },
+      });
+      outcome = {
+        ok: true,
+        key: call.key,
+        model: call.model,
+        content: completion.content,
+        servedModel: completion.servedModel,
+        responseTimeMs: this.now() - started,
+        promptTokens: completion.usage?.promptTokens ?? null,
+        completionTokens: completion.usage?.completionTokens ?? null,
+        costUsd: completion.usage?.costUsd ?? null,
+        simulated: completion.simulated,
+      };
+    } catch (error) {
+      outcome = {
+        ok: false,
+        key: call.key,
+        model: call.model,
+        error: describeCallError(error),
+        responseTimeMs: this.now() - started,
+      };
+    }
+    const saved = await this.store.saveOutcome(messageId, stage, outcome);
+    await report(
+      saved.ok
+        ? progress('succeeded', { responseTimeMs: saved.responseTimeMs })
+        : progress('failed', { responseTimeMs: saved.responseTimeMs, error: saved.error }),
+    );
+    return saved;
+  }
+
+  private async commit(
+    messageId: string,
+    stage: string,
+    question: string,
+    reduction: StageReduction,
+  ): Promise<void> {
+    const { transition } = reduction;
+    const delivered: DeliveredEvent[] | null = await this.store.withMessageLock(messageId, async (tx) => {
+      if (TERMINAL.has(tx.message.status) || tx.message.stage !== stage) return [];
+      await tx.insertRows(reduction.rows);
+      const events = [...reduction.events];
+      if (transition.kind === 'next') {
+        await tx.update({ status: 'running', stage: transition.stage });
+      } else if (transition.kind === 'done') {
+        if (tx.message.needsTitle) {
+          const title = await tx.setTitleIfUnset(fallbackTitle(question));
+          events.push({ key: 'title_complete', type: 'title_complete', payload: { data: { title } } });
+        }
+        events.push({ key: 'complete', type: 'complete', payload: {} });
+        await tx.update({ status: 'complete', stage: null, content: transition.content, completed: true });
+      } else {
+        events.push({ key: 'error', type: 'error', payload: { message: transition.message } });
+        await tx.update({ status: 'failed', stage: null, error: transition.message, completed: true });
+      }
+      return tx.appendEvents(events);
+    });
+    if (delivered && delivered.length > 0) await this.publisher.publish(delivered);
+    if (transition.kind === 'next') await this.scheduler.enqueueStage(messageId, transition.stage);
+  }
+}

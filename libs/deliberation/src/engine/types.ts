@@ -1,0 +1,180 @@
+import type { DeliveredEvent, ModeDescription, ModeName, Usage } from '@conclave/contracts';
+import type { ChatMessage } from '@conclave/llm';
+
+/** One model call a stage needs. `key` is unique within the stage and stable across retries. */
+export interface PlannedCall {
+  key: string;
+  /** What `model_progress.participant` shows: the model id, or a 1-based index in anonymous modes. */
+  participant: string | number;
+  model: string;
+  messages: ChatMessage[];
+}
+
+interface OutcomeBase {
+  key: string;
+  model: string;
+  responseTimeMs: number;
+}
+
+export interface SuccessfulCall extends OutcomeBase {
+  ok: true;
+  content: string;
+  servedModel: string;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  costUsd: number | null;
+  simulated: boolean;
+}
+
+export interface FailedCall extends OutcomeBase {
+  ok: false;
+  error: string;
+}
+
+export type CallOutcome = SuccessfulCall | FailedCall;
+
+/** A `deliberation_stages` row as a mode produces it (00-shared.md §5). */
+export interface StageRow {
+  stageType: string;
+  stageOrder: number;
+  model: string | null;
+  role: string | null;
+  content: string;
+  parsedData: Record<string, unknown> | null;
+  responseTimeMs: number | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  costUsd: number | null;
+}
+
+/** An event a mode wants delivered. `key` makes emitting it twice (a retried job) a no-op. */
+export interface ModeEvent {
+  key: string;
+  type: string;
+  payload: Record<string, unknown>;
+}
+
+export interface HistoryTurn {
+  question: string;
+  answer: string;
+}
+
+/** Everything a mode may read while planning or reducing a stage: loaded from rows, never cached. */
+export interface DeliberationContext<Config> {
+  messageId: string;
+  conversationId: string;
+  question: string;
+  config: Config;
+  history: HistoryTurn[];
+  rows: StageRow[];
+}
+
+export type StageTransition =
+  | { kind: 'next'; stage: string }
+  | { kind: 'done'; content: string }
+  | { kind: 'fail'; message: string };
+
+export interface StageReduction {
+  rows: StageRow[];
+  events: ModeEvent[];
+  transition: StageTransition;
+}
+
+export interface FieldErrors {
+  [fieldPath: string]: string;
+}
+
+export interface RequestEnvelope {
+  question: string;
+  modeConfig?: Record<string, unknown>;
+  /** Council's top-level roster fields; other modes reject them. */
+  councilModels?: string[];
+  chairmanModel?: string;
+}
+
+export interface ModeDefaults {
+  councilModels: string[];
+  chairmanModel: string;
+  timeoutMs: number;
+}
+
+export type ResolvedConfig<Config> = { ok: true; config: Config } | { ok: false; fields: FieldErrors };
+
+/**
+ * A deliberation mode: data plus pure functions. The engine runs any mode through this
+ * interface, so adding a mode never changes the engine.
+ */
+export interface ModeDefinition<Config = unknown, Result = unknown> {
+  mode: ModeName;
+  multiTurn: boolean;
+  firstStage: string;
+  /** Class-validator DTO describing `modeConfig`. */
+  configSchema: new () => object;
+  resolveConfig(request: RequestEnvelope, defaults: ModeDefaults): ResolvedConfig<Config>;
+  /** Per-call timeout, from the config. */
+  timeoutMs(config: Config): number;
+  startEvents(stage: string, ctx: DeliberationContext<Config>): ModeEvent[];
+  plan(stage: string, ctx: DeliberationContext<Config>): PlannedCall[];
+  reduce(stage: string, ctx: DeliberationContext<Config>, outcomes: CallOutcome[]): StageReduction;
+  /** The model that writes the conversation title, and its prompt. */
+  titleCall(ctx: DeliberationContext<Config>): { model: string; messages: ChatMessage[] };
+  /** Rebuilds the mode's Result (partial while running) from stored rows alone. */
+  load(rows: StageRow[], config: Config, title: string | null): Result;
+  describe(defaults: ModeDefaults): ModeDescription;
+}
+
+export type AnyModeDefinition = ModeDefinition<any, unknown>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Stored message state the engine needs, read under the message's row lock where it matters. */
+export interface MessageState {
+  messageId: string;
+  conversationId: string;
+  mode: ModeName;
+  status: 'queued' | 'running' | 'complete' | 'failed' | 'cancelled';
+  stage: string | null;
+  needsTitle: boolean;
+  createdAt: Date;
+}
+
+export interface LoadedDeliberation extends MessageState {
+  question: string;
+  config: unknown;
+  history: HistoryTurn[];
+  rows: StageRow[];
+}
+
+export interface MessageUpdate {
+  status?: MessageState['status'];
+  stage?: string | null;
+  error?: string | null;
+  content?: string;
+  completed?: boolean;
+}
+
+/** The unit of work the engine runs while holding the message's row lock. */
+export interface MessageTransaction {
+  readonly message: MessageState;
+  appendEvents(events: ModeEvent[]): Promise<DeliveredEvent[]>;
+  insertRows(rows: StageRow[]): Promise<void>;
+  update(update: MessageUpdate): Promise<void>;
+  /** Sets the conversation title unless one is set already; returns the title in force. */
+  setTitleIfUnset(title: string): Promise<string>;
+}
+
+export interface DeliberationStore {
+  load(messageId: string, historyTurns: number): Promise<LoadedDeliberation | null>;
+  loadOutcomes(messageId: string, stage: string): Promise<CallOutcome[]>;
+  /** Stores the outcome unless one exists for the same call; returns the stored one. */
+  saveOutcome(messageId: string, stage: string, outcome: CallOutcome): Promise<CallOutcome>;
+  withMessageLock<T>(messageId: string, work: (tx: MessageTransaction) => Promise<T>): Promise<T | null>;
+  eventsAfter(messageId: string, afterSeq: number): Promise<DeliveredEvent[]>;
+  usage(messageId: string): Promise<Usage>;
+}
+
+export interface EventPublisher {
+  publish(events: DeliveredEvent[]): Promise<void>;
+}
+
+export interface StageScheduler {
+  enqueueStage(messageId: string, stage: string): Promise<void>;
+}

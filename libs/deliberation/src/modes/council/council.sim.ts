@@ -1,0 +1,66 @@
+import type { SimulatedResponder } from '@conclave/llm';
+import { simulatedQuality } from '../../shared/simulation';
+import { RANKING_PROMPT_MARKER, SYNTHESIS_PROMPT_MARKER } from './council.prompts';
+
+/** Responses shown in a ranking prompt, by label. */
+function labeledResponses(prompt: string): { label: string; text: string }[] {
+  const parts = prompt.split(/^--- (Response [A-Z]) ---$/m);
+  const found: { label: string; text: string }[] = [];
+  for (let i = 1; i + 1 < parts.length; i += 2) {
+    found.push({ label: parts[i], text: parts[i + 1].split('\nInstructions:')[0].trim() });
+  }
+  return found;
+}
+
+/**
+ * Ranks by a quality every evaluator shares plus personal noise, so the panel mostly agrees and
+ * sometimes does not. Flags `rank2`, `rank3`, `rank4` answer in the format that only the
+ * corresponding parseRanking fallback level can read.
+ */
+export const councilRankingResponder: SimulatedResponder = {
+  kind: 'rank',
+  matches: (prompt) => prompt.includes(RANKING_PROMPT_MARKER),
+  respond: (ctx) => {
+    const ranked = labeledResponses(ctx.prompt)
+      .map((r) => ({ ...r, score: simulatedQuality(r.text, ctx.seed) + ctx.random() * 0.45 }))
+      .sort((a, b) => b.score - a.score);
+    const labels = ranked.map((r) => r.label);
+    const critique = ranked
+      .map((r, i) =>
+        i === 0
+          ? `${r.label} is the most complete and clearly argued.`
+          : `${r.label} makes fair points but is ${i === ranked.length - 1 ? 'the least convincing' : 'less thorough'}.`,
+      )
+      .join(' ');
+    const intro = `[simulated evaluation by ${ctx.model}] ${critique}`;
+    if (ctx.flags.includes('rank2')) return `${intro}\n\nFINAL RANKING: ${labels.join(', then ')}`;
+    if (ctx.flags.includes('rank3')) return `${intro}\n\nMy order:\n${labels.map((l, i) => `${i + 1}. ${l}`).join('\n')}`;
+    if (ctx.flags.includes('rank4')) {
+      return `[simulated evaluation by ${ctx.model}] Best is ${labels.join(', followed by ')}.`;
+    }
+    return `${intro}\n\nFINAL RANKING:\n${labels.map((l, i) => `${i + 1}. ${l}`).join('\n')}`;
+  },
+};
+
+export const councilSynthesisResponder: SimulatedResponder = {
+  kind: 'synthesis',
+  matches: (prompt) => prompt.includes(SYNTHESIS_PROMPT_MARKER),
+  respond: (ctx) => {
+    const question = /Original Question: (.*)/.exec(ctx.prompt)?.[1] ?? 'the question';
+    const models = [...ctx.prompt.matchAll(/^--- ([^\s]+\/[^\s]+) ---$/gm)].map((m) => m[1]);
+    const evaluators = (ctx.prompt.match(/^--- Evaluator: /gm) ?? []).length;
+    return [
+      `[simulated synthesis by ${ctx.model}]`,
+      `On "${question}", the council (${models.join(', ')}) agrees on the essentials and differs on emphasis.`,
+      '',
+      `Drawing on ${models.length} answers and ${evaluators} peer evaluation(s):`,
+      '1. Context matters more than any general rule.',
+      '2. Start small, measure, and revisit the decision as evidence accumulates.',
+      '3. The long-term maintenance burden deserves as much weight as the initial effort.',
+      '',
+      'Where the answers disagreed, the better-ranked ones gave the clearer reasoning; this synthesis follows them.',
+    ].join('\n');
+  },
+};
+
+export const councilResponders: SimulatedResponder[] = [councilRankingResponder, councilSynthesisResponder];

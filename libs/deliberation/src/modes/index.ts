@@ -1,0 +1,18 @@
+import type { ModeName } from '@conclave/contracts';
+import type { SimulatedResponder } from '@conclave/llm';
+import type { AnyModeDefinition } from '../engine/types';
+import { answerResponder, titleResponder } from '../shared/simulation';
+import { councilMode } from './council/council.mode';
+import { councilResponders } from './council/council.sim';
+
+/** Every mode the product runs. Adding a mode: its folder, one line here, one line below. */
+export const MODES: Partial<Record<ModeName, AnyModeDefinition>> = {
+  council: councilMode,
+};
+
+export const SIMULATED_RESPONDERS: SimulatedResponder[] = [titleResponder, ...councilResponders];
+export const SIMULATED_FALLBACK = answerResponder;
+
+export function modeDefinition(mode: ModeName): AnyModeDefinition | undefined {
+  return MODES[mode];
+}

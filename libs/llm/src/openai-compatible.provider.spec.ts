@@ -1,0 +1,384 @@
+import { createServer } from 'node:net';
+import { OpenAiCompatibleProvider, parseRetryAfter, providerFromEnv } from './openai-compatible.provider';
+import { CompletionRequest, ModelCallError, ModelProvider, RetryNotice } from './provider';
+import { abortableSleep, RetryingProvider, Sleep } from './retry';
+import { ChatCompletionsServer, startChatCompletionsServer } from './testing/chat-completions-server';
+
+const API_KEY = 'sk-test-0123456789abcdef';
+
+let server: ChatCompletionsServer;
+
+beforeAll(async () => {
+  server = await startChatCompletionsServer();
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+/** Each test uses its own model name so the shared server's per-model script and counts stay isolated. */
+const attemptsFor = (model: string): number => server.requests.filter((r) => r.model === model).length;
+
+function request(model: string, overrides: Partial<CompletionRequest> = {}): CompletionRequest {
+  return {
+    model,
+    messages: [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hello' },
+    ],
+    signal: AbortSignal.timeout(10_000),
+    ...overrides,
+  };
+}
+
+/** Real (abortable) waits, recorded so tests can assert what was asked for. */
+function recordingSleep(options: { wait: boolean }): { sleep: Sleep; delays: number[] } {
+  const delays: number[] = [];
+  return {
+    delays,
+    sleep: async (ms, signal) => {
+      delays.push(ms);
+      if (options.wait) await abortableSleep(ms, signal);
+    },
+  };
+}
+
+function provider(sleep?: Sleep, maxAttempts = 3): ModelProvider {
+  return new RetryingProvider(
+    new OpenAiCompatibleProvider({ baseURL: server.baseURL, apiKey: API_KEY, name: 'local' }),
+    {
+      policy: { maxAttempts, baseDelayMs: 5, maxDelayMs: 5_000 },
+      sleep,
+    },
+  );
+}
+
+async function failure(promise: Promise<unknown>): Promise<ModelCallError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(ModelCallError);
+    return err as ModelCallError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('OpenAiCompatibleProvider against a local chat-completions server', () => {
+  it('returns content, served model and usage including cost', async () => {
+    server.setScript({
+      byModel: {
+        'ok-model': {
+          kind: 'success',
+          content: 'Hello back',
+          servedModel: 'vendor/ok-model-2025',
+          promptTokens: 12,
+          completionTokens: 7,
+          cost: 0.00042,
+        },
+      },
+    });
+    const result = await provider().complete(request('ok-model'));
+
+    expect(result).toEqual({
+      content: 'Hello back',
+      servedModel: 'vendor/ok-model-2025',
+      usage: { promptTokens: 12, completionTokens: 7, costUsd: 0.00042 },
+      simulated: false,
+    });
+    const [sent] = server.requests.filter((r) => r.model === 'ok-model');
+    expect(sent.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(sent.body).toEqual({
+      model: 'ok-model',
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hello' },
+      ],
+    });
+  });
+
+  it('reports a null cost when the provider sends none, and null usage when absent', async () => {
+    server.setScript({
+      byModel: {
+        'no-cost': { kind: 'success', content: 'x' },
+        'no-usage': { kind: 'success', content: 'y', noUsage: true },
+      },
+    });
+    const noCost = await provider().complete(request('no-cost'));
+    expect(noCost.usage).toEqual({ promptTokens: 10, completionTokens: 5, costUsd: null });
+    expect(noCost.servedModel).toBe('no-cost');
+    const noUsage = await provider().complete(request('no-usage'));
+    expect(noUsage.usage).toBeNull();
+  });
+
+  it('honours Retry-After (seconds) on 429, then succeeds', async () => {
+    server.setScript({
+      byModel: {
+        'rl-seconds': [
+          { kind: 'rate-limit', retryAfterSeconds: 1 },
+          { kind: 'success', content: 'ok' },
+        ],
+      },
+    });
+    const { sleep, delays } = recordingSleep({ wait: false });
+    const notices: RetryNotice[] = [];
+
+    const result = await provider(sleep).complete(request('rl-seconds', { onRetry: (n) => notices.push(n) }));
+
+    expect(result.content).toBe('ok');
+    expect(attemptsFor('rl-seconds')).toBe(2);
+    expect(delays).toEqual([1000]);
+    expect(notices).toEqual([
+      { attempt: 1, delayMs: 1000, reason: 'HTTP 429 from local: Rate limit exceeded' },
+    ]);
+  });
+
+  it('honours retry-after-ms on 429 with a real wait, then succeeds', async () => {
+    server.setScript({
+      byModel: {
+        'rl-ms': [
+          { kind: 'rate-limit', retryAfterMs: 150 },
+          { kind: 'success', content: 'ok' },
+        ],
+      },
+    });
+    const { sleep, delays } = recordingSleep({ wait: true });
+
+    await expect(provider(sleep).complete(request('rl-ms'))).resolves.toMatchObject({ content: 'ok' });
+
+    expect(delays).toEqual([150]);
+    const [first, second] = server.requests.filter((r) => r.model === 'rl-ms');
+    expect(second.receivedAt - first.receivedAt).toBeGreaterThanOrEqual(140);
+  });
+
+  it('retries a 500 and then succeeds', async () => {
+    server.setScript({
+      byModel: {
+        flaky: [
+          { kind: 'http-error', status: 500 },
+          { kind: 'success', content: 'recovered' },
+        ],
+      },
+    });
+    await expect(provider().complete(request('flaky'))).resolves.toMatchObject({ content: 'recovered' });
+    expect(attemptsFor('flaky')).toBe(2);
+  });
+
+  it('fails after maxAttempts when the server keeps answering 500', async () => {
+    server.setScript({
+      byModel: { broken: { kind: 'http-error', status: 500, message: 'upstream exploded' } },
+    });
+    const err = await failure(provider(undefined, 3).complete(request('broken')));
+
+    expect(err).toMatchObject({ kind: 'http', status: 500, retryable: true });
+    expect(err.message).toBe('HTTP 500 from local: upstream exploded');
+    expect(attemptsFor('broken')).toBe(3);
+  });
+
+  it('does not retry a 400', async () => {
+    server.setScript({
+      byModel: { 'bad-request': { kind: 'http-error', status: 400, message: 'bad messages' } },
+    });
+    const err = await failure(provider().complete(request('bad-request')));
+
+    expect(err).toMatchObject({ kind: 'http', status: 400, retryable: false });
+    expect(attemptsFor('bad-request')).toBe(1);
+  });
+
+  it('does not retry a 402 and never leaks the API key', async () => {
+    server.setScript({
+      byModel: {
+        broke: { kind: 'http-error', status: 402, message: `Insufficient credits for key ${API_KEY}` },
+      },
+    });
+    const err = await failure(provider().complete(request('broke')));
+
+    expect(err).toMatchObject({ kind: 'http', status: 402, retryable: false });
+    expect(err.message).not.toContain(API_KEY);
+    expect(err.message).toBe('HTTP 402 from local: Insufficient credits for key ***');
+    expect(attemptsFor('broke')).toBe(1);
+  });
+
+  it('times out promptly on a hanging server and closes the connection', async () => {
+    server.setScript({ byModel: { sleepy: { kind: 'hang' } } });
+    const started = Date.now();
+
+    const err = await failure(provider().complete(request('sleepy', { signal: AbortSignal.timeout(300) })));
+
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(err).toMatchObject({ kind: 'timeout', retryable: false });
+    expect(attemptsFor('sleepy')).toBe(1);
+    const [hung] = server.requests.filter((r) => r.model === 'sleepy');
+    await expect(hung.settled).resolves.toBe('client-disconnected');
+  });
+
+  it('reports kind aborted when the caller aborts for another reason', async () => {
+    server.setScript({ byModel: { 'hang-abort': { kind: 'hang' } } });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+
+    const err = await failure(provider().complete(request('hang-abort', { signal: controller.signal })));
+
+    expect(err).toMatchObject({ kind: 'aborted', retryable: false });
+    expect(attemptsFor('hang-abort')).toBe(1);
+  });
+
+  it('treats a 200 with an error body as a failed call, not retried for a 4xx code', async () => {
+    server.setScript({
+      byModel: { 'err-body': { kind: 'error-body', code: 400, message: 'context too long' } },
+    });
+    const err = await failure(provider().complete(request('err-body')));
+
+    expect(err).toMatchObject({ kind: 'invalid-response', retryable: false, status: 400 });
+    expect(err.message).toContain('context too long');
+    expect(attemptsFor('err-body')).toBe(1);
+  });
+
+  it('retries a 200 whose embedded error code is 5xx', async () => {
+    server.setScript({
+      byModel: {
+        'err-body-5xx': [
+          { kind: 'error-body', code: 502, withErroredChoice: true },
+          { kind: 'success', content: 'second time lucky' },
+        ],
+      },
+    });
+    await expect(provider().complete(request('err-body-5xx'))).resolves.toMatchObject({
+      content: 'second time lucky',
+    });
+    expect(attemptsFor('err-body-5xx')).toBe(2);
+  });
+
+  it.each([
+    ['an empty content', { kind: 'success', content: '' } as const],
+    ['finish_reason error', { kind: 'success', content: 'partial', finishReason: 'error' } as const],
+    [
+      'no choices',
+      {
+        kind: 'raw',
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: '{"id":"x"}',
+      } as const,
+    ],
+    [
+      'a non-JSON body',
+      { kind: 'raw', status: 200, headers: { 'content-type': 'text/plain' }, body: 'hello' } as const,
+    ],
+  ])('treats %s as an invalid response', async (_label, behaviour) => {
+    const model = `invalid-${_label}`;
+    server.setScript({ byModel: { [model]: behaviour } });
+    const err = await failure(provider().complete(request(model)));
+    expect(err).toMatchObject({ kind: 'invalid-response', retryable: false });
+    expect(attemptsFor(model)).toBe(1);
+  });
+
+  it('maps a refused connection to a retryable network error', async () => {
+    const deadPort = await freePort();
+    const direct = new OpenAiCompatibleProvider({
+      baseURL: `http://127.0.0.1:${deadPort}/v1`,
+      apiKey: API_KEY,
+    });
+    const err = await failure(direct.complete(request('anything')));
+    expect(err).toMatchObject({ kind: 'network', retryable: true });
+    expect(direct.name).toBe(`127.0.0.1:${deadPort}`);
+  });
+});
+
+describe('providerFromEnv', () => {
+  it('returns null when nothing is configured', () => {
+    expect(providerFromEnv({})).toBeNull();
+  });
+
+  it('sends OpenRouter attribution headers', async () => {
+    server.setScript({ byModel: { 'openai/gpt-test': { kind: 'success', content: 'hi', cost: 0.01 } } });
+    const fromEnv = providerFromEnv({
+      OPENROUTER_API_KEY: 'sk-or-test',
+      OPENROUTER_BASE_URL: server.baseURL,
+      OPENAI_BASE_URL: 'http://127.0.0.1:1/v1',
+    });
+    expect(fromEnv).toBeInstanceOf(RetryingProvider);
+    expect(fromEnv?.name).toBe('openrouter');
+
+    const result = await fromEnv!.complete(request('openai/gpt-test'));
+
+    expect(result.usage?.costUsd).toBe(0.01);
+    const [sent] = server.requests.filter((r) => r.model === 'openai/gpt-test');
+    expect(sent.headers['http-referer']).toBe('https://github.com/conclave');
+    expect(sent.headers['x-title']).toBe('Conclave');
+    expect(sent.headers.authorization).toBe('Bearer sk-or-test');
+  });
+
+  it('uses a custom referer when configured', async () => {
+    server.setScript({ byModel: { 'referer-model': { kind: 'success' } } });
+    const fromEnv = providerFromEnv({
+      OPENROUTER_API_KEY: 'sk-or-test',
+      OPENROUTER_BASE_URL: server.baseURL,
+      OPENROUTER_REFERER: 'https://example.org/app',
+    });
+    await fromEnv!.complete(request('referer-model'));
+    const [sent] = server.requests.filter((r) => r.model === 'referer-model');
+    expect(sent.headers['http-referer']).toBe('https://example.org/app');
+  });
+
+  it('falls back to OPENAI_BASE_URL without a key and without attribution headers', async () => {
+    server.setScript({ byModel: { 'local-llama': { kind: 'success', content: 'local' } } });
+    const fromEnv = providerFromEnv({ OPENAI_BASE_URL: server.baseURL });
+
+    await expect(fromEnv!.complete(request('local-llama'))).resolves.toMatchObject({ content: 'local' });
+
+    const [sent] = server.requests.filter((r) => r.model === 'local-llama');
+    expect(sent.headers.authorization).toBe('Bearer not-needed');
+    expect(sent.headers['x-title']).toBeUndefined();
+  });
+
+  it('applies LLM_MAX_ATTEMPTS and LLM_RETRY_BASE_MS', async () => {
+    server.setScript({ byModel: { 'env-retries': { kind: 'http-error', status: 503 } } });
+    const fromEnv = providerFromEnv({
+      OPENAI_BASE_URL: server.baseURL,
+      LLM_MAX_ATTEMPTS: '2',
+      LLM_RETRY_BASE_MS: '1',
+    });
+    expect((fromEnv as RetryingProvider).policy).toMatchObject({ maxAttempts: 2, baseDelayMs: 1 });
+
+    await expect(fromEnv!.complete(request('env-retries'))).rejects.toMatchObject({ status: 503 });
+    expect(attemptsFor('env-retries')).toBe(2);
+  });
+
+  it('rejects an invalid LLM_MAX_ATTEMPTS', () => {
+    expect(() => providerFromEnv({ OPENAI_BASE_URL: server.baseURL, LLM_MAX_ATTEMPTS: 'lots' })).toThrow(
+      /LLM_MAX_ATTEMPTS/,
+    );
+  });
+});
+
+describe('parseRetryAfter', () => {
+  const headers = (init: Record<string, string>): Headers => new Headers(init);
+
+  it('prefers retry-after-ms', () => {
+    expect(parseRetryAfter(headers({ 'retry-after-ms': '250', 'retry-after': '3' }))).toBe(250);
+  });
+
+  it('reads seconds and HTTP dates', () => {
+    const now = Date.parse('2025-01-01T00:00:00Z');
+    expect(parseRetryAfter(headers({ 'retry-after': '2' }), now)).toBe(2000);
+    expect(parseRetryAfter(headers({ 'retry-after': 'Wed, 01 Jan 2025 00:00:05 GMT' }), now)).toBe(5000);
+    expect(parseRetryAfter(headers({ 'retry-after': 'Tue, 31 Dec 2024 00:00:00 GMT' }), now)).toBe(0);
+  });
+
+  it('ignores absent or garbage values', () => {
+    expect(parseRetryAfter(headers({}))).toBeUndefined();
+    expect(parseRetryAfter(headers({ 'retry-after': 'soon' }))).toBeUndefined();
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}

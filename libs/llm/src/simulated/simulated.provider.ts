@@ -1,0 +1,115 @@
+import { ModelCallError, type ChatMessage, type Completion, type CompletionRequest, type ModelProvider } from '../provider';
+import { modelCallErrorFromAbort } from '../retry';
+import { faultFor, parseSimModel, type SimDirectives } from './directives';
+import { hashString, seededRandom } from './random';
+
+export interface SimulationContext {
+  model: string;
+  persona: string;
+  flags: string[];
+  messages: ChatMessage[];
+  /** The last user message: the prompt the responder answers. */
+  prompt: string;
+  random: () => number;
+  seed: string;
+}
+
+/** Knows one prompt format (a mode's ranking prompt, the title prompt, ...) and answers in it. */
+export interface SimulatedResponder {
+  kind: string;
+  matches(prompt: string): boolean;
+  respond(ctx: SimulationContext): string;
+}
+
+export interface SimulatedProviderOptions {
+  responders: SimulatedResponder[];
+  fallback: SimulatedResponder;
+  latencyMs: number;
+  seed: string;
+}
+
+const MALFORMED_TEXT =
+  'I would rather not follow any particular format here. There are many considerations, and the ' +
+  'answer depends on context that was not provided.';
+
+/**
+ * The built-in provider: answers every prompt in its required format, deterministically for a seed,
+ * and fails, hangs or misbehaves on request (see directives.ts).
+ */
+export class SimulatedProvider implements ModelProvider {
+  readonly name = 'simulated';
+  private readonly transientSeen = new Set<string>();
+
+  constructor(private readonly options: SimulatedProviderOptions) {}
+
+  async complete(request: CompletionRequest): Promise<Completion> {
+    const directives = parseSimModel(request.model);
+    const prompt = [...request.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+    const responder = this.options.responders.find((r) => r.matches(prompt)) ?? this.options.fallback;
+    const callHash = hashString(`${this.options.seed}|${request.model}|${prompt}`);
+    const fault = faultFor(directives, responder.kind);
+
+    if (fault === 'timeout') return this.hang(request.signal);
+    await this.wait(this.latency(directives, callHash), request.signal);
+    if (fault === 'fail') {
+      throw new ModelCallError(`simulated failure of ${request.model}`, 'http', false, 400);
+    }
+    if (fault === 'transient' && !this.transientSeen.has(`${callHash}`)) {
+      this.transientSeen.add(`${callHash}`);
+      throw new ModelCallError(`simulated HTTP 503 from ${request.model}`, 'http', true, 503, 50);
+    }
+    const content =
+      fault === 'malformed'
+        ? MALFORMED_TEXT
+        : responder.respond({
+            model: request.model,
+            persona: directives.persona,
+            flags: directives.flags,
+            messages: request.messages,
+            prompt,
+            random: seededRandom(callHash),
+            seed: this.options.seed,
+          });
+    const promptTokens = Math.ceil(request.messages.reduce((n, m) => n + m.content.length, 0) / 4);
+    return {
+      content,
+      servedModel: request.model,
+      usage: { promptTokens, completionTokens: Math.ceil(content.length / 4), costUsd: 0 },
+      simulated: true,
+    };
+  }
+
+  private latency(directives: SimDirectives, callHash: number): number {
+    const base = directives.delayMs ?? this.options.latencyMs;
+    if (directives.delayMs !== null || base === 0) return base;
+    // +-50% so parallel calls settle in a varying order, like a real panel.
+    return Math.round(base * (0.5 + seededRandom(callHash ^ 0x5bd1e995)()));
+  }
+
+  private wait(ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(abortError(signal));
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(abortError(signal));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private hang(signal: AbortSignal): Promise<never> {
+    return new Promise((_, reject) => {
+      if (signal.aborted) return reject(abortError(signal));
+      signal.addEventListener('abort', () => reject(abortError(signal)), { once: true });
+    });
+  }
+}
+
+function abortError(signal: AbortSignal): ModelCallError {
+  return modelCallErrorFromAbort(signal);
+}

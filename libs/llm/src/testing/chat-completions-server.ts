@@ -1,0 +1,322 @@
+import { createServer, IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { AddressInfo, Socket } from 'node:net';
+
+/** What the fake server does for one call. */
+export type ChatBehaviour =
+  | {
+      kind: 'success';
+      /** Defaults to `echo: <last user message>`. */
+      content?: string | ((request: RecordedChatRequest) => string);
+      /** Reported as `model`; defaults to the requested model. */
+      servedModel?: string;
+      promptTokens?: number;
+      completionTokens?: number;
+      /** OpenRouter-style `usage.cost`; omitted from the body when null. */
+      cost?: number | null;
+      /** Omit the `usage` object entirely. */
+      noUsage?: boolean;
+      finishReason?: string;
+      /** Answer after this long (the request still counts as pending meanwhile). */
+      delayMs?: number;
+    }
+  /** 429 with `Retry-After: retryAfterSeconds` and/or `retry-after-ms: retryAfterMs`. */
+  | { kind: 'rate-limit'; retryAfterSeconds?: number; retryAfterMs?: number; message?: string }
+  | { kind: 'http-error'; status: number; message?: string; headers?: Record<string, string> }
+  /** Never answers; the request settles as 'client-disconnected' when the client gives up. */
+  | { kind: 'hang' }
+  /** 200 with an OpenRouter-style `{ error: { code, message } }` body (optionally with an errored choice). */
+  | { kind: 'error-body'; code: number | string; message?: string; withErroredChoice?: boolean }
+  /** Anything else: full control over status, headers and body text. */
+  | { kind: 'raw'; status: number; headers?: Record<string, string>; body: string };
+
+export interface ScriptContext {
+  request: RecordedChatRequest;
+  /** 0-based index among all chat-completions calls this server received. */
+  callIndex: number;
+  /** 0-based index among calls for the same model. */
+  modelCallIndex: number;
+}
+
+export type ScriptFn = (context: ScriptContext) => ChatBehaviour;
+
+/**
+ * Declarative script. Lookup order: `byModel[model]`, then `sequence`, then `fallback`
+ * (default: success). Arrays are consumed per call; the last entry repeats once exhausted.
+ */
+export interface ChatScript {
+  byModel?: Record<string, ChatBehaviour | ChatBehaviour[]>;
+  sequence?: ChatBehaviour[];
+  fallback?: ChatBehaviour;
+}
+
+export type RequestOutcome = 'answered' | 'client-disconnected';
+
+export interface RecordedChatRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** Parsed JSON body, or undefined when it was not JSON. */
+  body: unknown;
+  model: string | undefined;
+  messages: unknown[];
+  receivedAt: number;
+  /** Undefined while the server has neither answered nor seen the client go away. */
+  outcome: RequestOutcome | undefined;
+  /** Resolves once `outcome` is set. */
+  settled: Promise<RequestOutcome>;
+}
+
+export interface ChatCompletionsServer {
+  /** Ends in `/v1`, ready for an OpenAI-compatible client. */
+  baseURL: string;
+  /** Every request to the chat-completions route, in arrival order. */
+  requests: RecordedChatRequest[];
+  setScript(script: ChatScript | ScriptFn): void;
+  close(): Promise<void>;
+}
+
+const CHAT_PATH = '/v1/chat/completions';
+
+export async function startChatCompletionsServer(
+  initialScript: ChatScript | ScriptFn = {},
+): Promise<ChatCompletionsServer> {
+  let script = initialScript;
+  const requests: RecordedChatRequest[] = [];
+  const perModelCount = new Map<string, number>();
+  const timers = new Set<NodeJS.Timeout>();
+  const sockets = new Set<Socket>();
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { error: { message: `test server failure: ${String(err)}` } });
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0];
+    const text = await readBody(req);
+    if (req.method !== 'POST' || path !== CHAT_PATH) {
+      sendJson(res, 404, { error: { message: `no route for ${req.method} ${path}` } });
+      return;
+    }
+    const body = parseJson(text);
+    const model = isRecord(body) && typeof body.model === 'string' ? body.model : undefined;
+
+    let resolveSettled: (outcome: RequestOutcome) => void = () => undefined;
+    const record: RecordedChatRequest = {
+      method: req.method,
+      path,
+      headers: req.headers,
+      body,
+      model,
+      messages: isRecord(body) && Array.isArray(body.messages) ? body.messages : [],
+      receivedAt: Date.now(),
+      outcome: undefined,
+      settled: new Promise<RequestOutcome>((resolve) => (resolveSettled = resolve)),
+    };
+    const settle = (outcome: RequestOutcome): void => {
+      if (record.outcome !== undefined) return;
+      record.outcome = outcome;
+      resolveSettled(outcome);
+    };
+    res.on('finish', () => settle('answered'));
+    res.on('close', () => settle(res.writableFinished ? 'answered' : 'client-disconnected'));
+
+    const callIndex = requests.length;
+    const modelKey = model ?? '';
+    const modelCallIndex = perModelCount.get(modelKey) ?? 0;
+    perModelCount.set(modelKey, modelCallIndex + 1);
+    requests.push(record);
+
+    const behaviour = pick(script, { request: record, callIndex, modelCallIndex });
+    respond(res, behaviour, record);
+  }
+
+  function respond(res: ServerResponse, behaviour: ChatBehaviour, record: RecordedChatRequest): void {
+    switch (behaviour.kind) {
+      case 'success': {
+        const send = (): void => sendJson(res, 200, successBody(behaviour, record, requests.length));
+        if (behaviour.delayMs) {
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            if (!res.destroyed) send();
+          }, behaviour.delayMs);
+          timers.add(timer);
+        } else {
+          send();
+        }
+        return;
+      }
+      case 'rate-limit': {
+        const headers: Record<string, string> = {};
+        if (behaviour.retryAfterSeconds !== undefined)
+          headers['retry-after'] = String(behaviour.retryAfterSeconds);
+        if (behaviour.retryAfterMs !== undefined) headers['retry-after-ms'] = String(behaviour.retryAfterMs);
+        sendJson(res, 429, errorBody(429, behaviour.message ?? 'Rate limit exceeded'), headers);
+        return;
+      }
+      case 'http-error':
+        sendJson(
+          res,
+          behaviour.status,
+          errorBody(behaviour.status, behaviour.message ?? `Scripted HTTP ${behaviour.status}`),
+          behaviour.headers,
+        );
+        return;
+      case 'hang':
+        return;
+      case 'error-body': {
+        const body: Record<string, unknown> = {
+          id: `gen-${requests.length}`,
+          object: 'chat.completion',
+          created: nowSeconds(),
+          model: record.model ?? 'unknown',
+          error: { code: behaviour.code, message: behaviour.message ?? 'Upstream provider error' },
+        };
+        if (behaviour.withErroredChoice) {
+          body.choices = [{ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'error' }];
+        }
+        sendJson(res, 200, body);
+        return;
+      }
+      case 'raw':
+        res.writeHead(behaviour.status, behaviour.headers);
+        res.end(behaviour.body);
+        return;
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    requests,
+    setScript(next) {
+      script = next;
+    },
+    close() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      return new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Hanging requests and idle keep-alive sockets would otherwise keep close() waiting.
+        for (const socket of sockets) socket.destroy();
+      });
+    },
+  };
+}
+
+function pick(script: ChatScript | ScriptFn, context: ScriptContext): ChatBehaviour {
+  if (typeof script === 'function') return script(context);
+  const model = context.request.model;
+  const forModel = model !== undefined ? script.byModel?.[model] : undefined;
+  if (forModel !== undefined) return nth(forModel, context.modelCallIndex);
+  if (script.sequence && script.sequence.length > 0) return nth(script.sequence, context.callIndex);
+  return script.fallback ?? { kind: 'success' };
+}
+
+function nth(entry: ChatBehaviour | ChatBehaviour[], index: number): ChatBehaviour {
+  if (!Array.isArray(entry)) return entry;
+  if (entry.length === 0) return { kind: 'success' };
+  return entry[Math.min(index, entry.length - 1)];
+}
+
+function successBody(
+  behaviour: Extract<ChatBehaviour, { kind: 'success' }>,
+  record: RecordedChatRequest,
+  id: number,
+): Record<string, unknown> {
+  const content =
+    typeof behaviour.content === 'function'
+      ? behaviour.content(record)
+      : (behaviour.content ?? `echo: ${lastUserMessage(record.messages)}`);
+  const promptTokens = behaviour.promptTokens ?? 10;
+  const completionTokens = behaviour.completionTokens ?? 5;
+  const body: Record<string, unknown> = {
+    id: `chatcmpl-test-${id}`,
+    object: 'chat.completion',
+    created: nowSeconds(),
+    model: behaviour.servedModel ?? record.model ?? 'unknown',
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content },
+        finish_reason: behaviour.finishReason ?? 'stop',
+      },
+    ],
+  };
+  if (!behaviour.noUsage) {
+    const usage: Record<string, unknown> = {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    };
+    if (behaviour.cost !== undefined && behaviour.cost !== null) usage.cost = behaviour.cost;
+    body.usage = usage;
+  }
+  return body;
+}
+
+function errorBody(status: number, message: string): Record<string, unknown> {
+  return { error: { message, type: status === 429 ? 'rate_limit_error' : 'api_error', code: status } };
+}
+
+function lastUserMessage(messages: unknown[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (isRecord(m) && m.role === 'user' && typeof m.content === 'string') return m.content;
+  }
+  return '';
+}
+
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}

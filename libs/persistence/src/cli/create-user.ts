@@ -1,0 +1,27 @@
+import { loadConfig } from '@conclave/config';
+import { createUserWithKey } from '../api-keys';
+import { createDataSource } from '../data-source';
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const nameIndex = args.indexOf('--name');
+  const name = nameIndex >= 0 ? args[nameIndex + 1] : args[0];
+  if (!name || !/^[\w.@-]{1,100}$/.test(name)) {
+    console.error('usage: npm run user:create -- --name <name>   (letters, digits, . _ @ -; at most 100)');
+    process.exit(2);
+  }
+  const dataSource = createDataSource(loadConfig().databaseUrl, 1);
+  await dataSource.initialize();
+  try {
+    const { userId, apiKey } = await createUserWithKey(dataSource, name);
+    console.log(`user ${name} (${userId})`);
+    console.log(`api key (shown once, store it now): ${apiKey}`);
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`could not create the user: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

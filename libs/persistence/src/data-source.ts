@@ -1,0 +1,55 @@
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { ENTITIES } from './entities';
+import { InitialSchema1763780000000 } from './migrations/1763780000000-initial-schema';
+
+export const MIGRATIONS = [InitialSchema1763780000000];
+
+export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: databaseUrl,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'typeorm_migrations',
+    synchronize: false,
+    migrationsRun: false,
+    logging: ['error'],
+    extra: { max: poolSize },
+  };
+}
+
+export function createDataSource(databaseUrl: string, poolSize?: number): DataSource {
+  return new DataSource(dataSourceOptions(databaseUrl, poolSize));
+}
+
+/** Creates the database when it does not exist, then applies pending migrations. */
+export async function migrate(databaseUrl: string): Promise<string[]> {
+  await ensureDatabase(databaseUrl);
+  const dataSource = createDataSource(databaseUrl, 2);
+  await dataSource.initialize();
+  try {
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    return applied.map((m) => m.name);
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`unsupported database name "${name}"`);
+  url.pathname = '/postgres';
+  const admin = new DataSource({ type: 'postgres', url: url.toString(), extra: { max: 1 } });
+  await admin.initialize();
+  try {
+    const rows: unknown[] = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rows.length === 0) {
+      await admin.query(`CREATE DATABASE "${name}"`).catch((error: { code?: string }) => {
+        if (error.code !== '42P04') throw error; // created meanwhile by another process
+      });
+    }
+  } finally {
+    await admin.destroy();
+  }
+}

@@ -1,0 +1,5 @@
+export * from './entities';
+export * from './data-source';
+export * from './deliberation.store';
+export * from './api-keys';
+export * from './queue';

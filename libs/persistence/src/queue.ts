@@ -1,0 +1,83 @@
+import {
+  eventsChannel,
+  JOB_NAMES,
+  STAGE_QUEUE,
+  stageJobId,
+  titleJobId,
+  type DeliveredEvent,
+  type StageJobData,
+  type TitleJobData,
+} from '@conclave/contracts';
+import type { EventPublisher, StageScheduler } from '@conclave/deliberation';
+import { Queue, type JobsOptions } from 'bullmq';
+import IORedis, { type Redis, type RedisOptions } from 'ioredis';
+
+export type RedisRole = 'worker' | 'producer' | 'subscriber';
+
+/**
+ * Workers block on Redis and must never give up on a command; producers fail fast so the API
+ * answers 503 instead of hanging when Redis is down.
+ */
+export function createRedis(url: string, role: RedisRole): Redis {
+  const options: RedisOptions =
+    role === 'producer'
+      ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }
+      : { maxRetriesPerRequest: null };
+  return new IORedis(url, options);
+}
+
+export interface StageQueueOptions {
+  attempts: number;
+}
+
+export class StageQueue implements StageScheduler {
+  readonly queue: Queue;
+
+  constructor(
+    connection: Redis,
+    prefix: string,
+    private readonly options: StageQueueOptions,
+  ) {
+    this.queue = new Queue(STAGE_QUEUE, { connection, prefix });
+  }
+
+  private jobOptions(jobId: string): JobsOptions {
+    return {
+      jobId,
+      attempts: this.options.attempts,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: { age: 3600, count: 5000 },
+      removeOnFail: { age: 7 * 24 * 3600 },
+    };
+  }
+
+  async enqueueStage(messageId: string, stage: string): Promise<void> {
+    const data: StageJobData = { messageId, stage };
+    await this.queue.add(JOB_NAMES.stage, data, this.jobOptions(stageJobId(messageId, stage)));
+  }
+
+  async enqueueTitle(messageId: string): Promise<void> {
+    const data: TitleJobData = { messageId };
+    await this.queue.add(JOB_NAMES.title, data, { ...this.jobOptions(titleJobId(messageId)), attempts: 1 });
+  }
+
+  close(): Promise<void> {
+    return this.queue.close();
+  }
+}
+
+export class RedisEventPublisher implements EventPublisher {
+  private readonly channel: string;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+  ) {
+    this.channel = eventsChannel(prefix);
+  }
+
+  async publish(events: DeliveredEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.redis.publish(this.channel, JSON.stringify(events));
+  }
+}
