@@ -60,6 +60,14 @@ interface EventRecord {
   created_at: Date;
 }
 
+/** TypeORM's postgres driver answers UPDATE/DELETE ... RETURNING with [rows, affectedCount]. */
+export function returnedRows<T>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
+    return result[0] as T[];
+  }
+  return result as T[];
+}
+
 const num = (value: string | null): number | null => (value === null ? null : Number(value));
 
 export function toDeliveredEvent(record: EventRecord): DeliveredEvent {
@@ -190,9 +198,11 @@ class LockedMessage implements MessageTransaction {
   }
 
   async setTitleIfUnset(title: string): Promise<string> {
-    const [row]: { title: string }[] = await this.manager.query(
-      `UPDATE conversations SET title = COALESCE(title, $2) WHERE id = $1 RETURNING title`,
-      [this.message.conversationId, title],
+    const [row] = returnedRows<{ title: string }>(
+      await this.manager.query(`UPDATE conversations SET title = COALESCE(title, $2) WHERE id = $1 RETURNING title`, [
+        this.message.conversationId,
+        title,
+      ]),
     );
     return row?.title ?? title;
   }

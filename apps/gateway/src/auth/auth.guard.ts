@@ -1,0 +1,27 @@
+import { createParamDecorator, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import type { Request } from 'express';
+import { ApiError } from '../common/api-error';
+import { AuthService } from './auth.service';
+
+type AuthenticatedRequest = Request & { userId?: string };
+
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(private readonly auth: AuthService) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const userId = await this.auth.userFor(AuthService.bearer(request.headers.authorization));
+    if (!userId) {
+      throw new ApiError(401, 'Missing or invalid API key: send "Authorization: Bearer <key>"');
+    }
+    request.userId = userId;
+    return true;
+  }
+}
+
+export const CurrentUser = createParamDecorator((_: unknown, context: ExecutionContext): string => {
+  const userId = context.switchToHttp().getRequest<AuthenticatedRequest>().userId;
+  if (!userId) throw new ApiError(401, 'Not authenticated');
+  return userId;
+});

@@ -1,0 +1,55 @@
+import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
+import type { ApiErrorBody } from '@conclave/contracts';
+import type { Request, Response } from 'express';
+import { reasonPhrase } from './api-error';
+
+/** Turns an error from body parsing (malformed JSON, oversized body, bad charset) into a 400. */
+export function bodyParserError(error: unknown, bodyLimit: string): ApiErrorBody | null {
+  const e = error as { type?: string; status?: number; message?: string };
+  if (typeof e?.type !== 'string' || typeof e.status !== 'number') return null;
+  const message =
+    e.type === 'entity.too.large'
+      ? `Request body is larger than the ${bodyLimit} limit`
+      : e.type === 'entity.parse.failed'
+        ? 'Request body is not valid JSON'
+        : `Request body could not be read (${e.type})`;
+  return { statusCode: 400, error: 'Bad Request', message };
+}
+
+/** Every HTTP error leaves in one JSON shape; unexpected errors are logged, never shown. */
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('http');
+
+  constructor(private readonly bodyLimit: string) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') return;
+    const response = host.switchToHttp().getResponse<Response>();
+    const request = host.switchToHttp().getRequest<Request>();
+    if (response.headersSent) {
+      response.end();
+      return;
+    }
+    const body = this.toBody(exception, request);
+    response.status(body.statusCode).json(body);
+  }
+
+  private toBody(exception: unknown, request: Request): ApiErrorBody {
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const raw = exception.getResponse();
+      if (typeof raw === 'object' && raw !== null && 'statusCode' in raw && 'error' in raw) {
+        const body = raw as ApiErrorBody & { message: string | string[] };
+        return { ...body, message: Array.isArray(body.message) ? body.message.join('; ') : body.message };
+      }
+      return { statusCode: status, error: reasonPhrase(status), message: exception.message };
+    }
+    const parsed = bodyParserError(exception, this.bodyLimit);
+    if (parsed) return parsed;
+    this.logger.error(
+      `${request.method} ${request.url}: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
+    );
+    return { statusCode: 500, error: 'Internal Server Error', message: 'Something went wrong on our side' };
+  }
+}

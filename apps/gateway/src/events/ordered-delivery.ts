@@ -1,0 +1,80 @@
+import { TERMINAL_EVENT_TYPES, type DeliveredEvent } from '@conclave/contracts';
+
+export type FetchAfter = (afterSeq: number) => Promise<DeliveredEvent[]>;
+
+/**
+ * Delivers one message's events to one subscriber in seq order, exactly once: first whatever is
+ * stored after `afterSeq`, then live events. A live event that skips ahead (a missed publish)
+ * triggers a fetch of the missing ones from the store. Work is serialized, so replay and live
+ * events never interleave. Ends after `complete` or `error`.
+ */
+export class OrderedDelivery {
+  private lastSeq: number;
+  private chain: Promise<void> = Promise.resolve();
+  private ended = false;
+
+  constructor(
+    afterSeq: number,
+    private readonly fetchAfter: FetchAfter,
+    private readonly send: (event: DeliveredEvent) => void,
+    private readonly onEnd: (reason: 'terminal' | 'closed' | 'failed') => void = () => undefined,
+  ) {
+    this.lastSeq = afterSeq;
+  }
+
+  get lastDeliveredSeq(): number {
+    return this.lastSeq;
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  /** Replays what is stored; call after the live listener is registered so nothing falls between. */
+  start(): Promise<void> {
+    return this.enqueue(() => this.catchUp());
+  }
+
+  offer(event: DeliveredEvent): void {
+    void this.enqueue(async () => {
+      if (event.seq <= this.lastSeq) return;
+      if (event.seq === this.lastSeq + 1) this.deliver(event);
+      else await this.catchUp();
+    });
+  }
+
+  close(): void {
+    this.end('closed');
+  }
+
+  private enqueue(work: () => Promise<void>): Promise<void> {
+    this.chain = this.chain.then(async () => {
+      if (this.ended) return;
+      try {
+        await work();
+      } catch {
+        this.end('failed');
+      }
+    });
+    return this.chain;
+  }
+
+  private async catchUp(): Promise<void> {
+    for (const event of await this.fetchAfter(this.lastSeq)) {
+      if (this.ended) return;
+      if (event.seq === this.lastSeq + 1) this.deliver(event);
+    }
+  }
+
+  private deliver(event: DeliveredEvent): void {
+    this.lastSeq = event.seq;
+    this.send(event);
+    if (TERMINAL_EVENT_TYPES.includes(event.type)) this.end('terminal');
+  }
+
+  private end(reason: 'terminal' | 'closed' | 'failed'): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.onEnd(reason);
+  }
+}

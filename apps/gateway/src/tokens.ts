@@ -1,0 +1,3 @@
+export const CONFIG = Symbol('CONFIG');
+export const STAGE_QUEUE = Symbol('STAGE_QUEUE');
+export const REDIS_PRODUCER = Symbol('REDIS_PRODUCER');

@@ -1,0 +1,229 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { INestApplication } from '@nestjs/common';
+import { loadConfig, type ConclaveConfig } from '@conclave/config';
+import { STAGE_QUEUE, type DeliveredEvent } from '@conclave/contracts';
+import type { ModelProvider } from '@conclave/llm';
+import { createDataSource, createUserWithKey, migrate } from '@conclave/persistence';
+import IORedis from 'ioredis';
+import { Queue } from 'bullmq';
+import { io, type Socket } from 'socket.io-client';
+import type { DataSource } from 'typeorm';
+import { createGateway } from '../../apps/gateway/src/app';
+import { startWorker, type RunningWorker } from '../../apps/worker/src/worker';
+
+const ROOT = path.resolve(__dirname, '../..');
+const PG_ADMIN = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/**
+ * One isolated Conclave for a test file: its own database, its own Redis key prefix, a real
+ * gateway on a free port and real workers (in this process, or as child processes to kill).
+ */
+export class TestStack {
+  readonly id = randomBytes(5).toString('hex');
+  readonly env: Record<string, string>;
+  config: ConclaveConfig;
+  db!: DataSource;
+  app: INestApplication | null = null;
+  baseUrl = '';
+  private readonly workers: RunningWorker[] = [];
+  private readonly children: ChildProcess[] = [];
+  private readonly sockets: Socket[] = [];
+
+  constructor(env: Record<string, string> = {}) {
+    this.env = {
+      DATABASE_URL: `postgres://postgres@127.0.0.1:5432/conclave_t_${this.id}`,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      REDIS_PREFIX: `t-${this.id}`,
+      AUTH_MODE: 'none',
+      SIM_LATENCY_MS: '5',
+      SCARF_ANALYTICS: 'false',
+      DEFAULT_COUNCIL_MODELS: 'sim/athena,sim/hermes,sim/apollo',
+      DEFAULT_CHAIRMAN_MODEL: 'sim/chairman',
+      ...env,
+    };
+    this.config = loadConfig(this.env);
+  }
+
+  async start(options: { worker?: boolean; realProvider?: ModelProvider | null } = {}): Promise<this> {
+    await migrate(this.config.databaseUrl);
+    this.db = createDataSource(this.config.databaseUrl, 4);
+    await this.db.initialize();
+    this.app = await createGateway(this.config, { logger: false });
+    await this.app.listen(0, '127.0.0.1');
+    const address = this.app.getHttpServer().address() as { port: number };
+    this.baseUrl = `http://127.0.0.1:${address.port}`;
+    if (options.worker !== false) await this.startWorker(options.realProvider);
+    return this;
+  }
+
+  async startWorker(realProvider?: ModelProvider | null): Promise<RunningWorker> {
+    const worker = await startWorker(this.config, {
+      log: () => undefined,
+      ...(realProvider !== undefined ? { realProvider } : {}),
+    });
+    this.workers.push(worker);
+    return worker;
+  }
+
+  /** A worker in its own process, so a test can SIGKILL it. Resolves once it consumes jobs. */
+  spawnWorker(extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
+    const child = spawn(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/worker/src/main.ts'],
+      { cwd: ROOT, env: { ...process.env, ...this.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.children.push(child);
+    return new Promise((resolve, reject) => {
+      let output = '';
+      const timer = setTimeout(() => reject(new Error(`worker did not start:\n${output}`)), 45_000);
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('consuming')) {
+          clearTimeout(timer);
+          resolve(child);
+        }
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', onData);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        if (!output.includes('consuming')) reject(new Error(`worker exited (${code}):\n${output}`));
+      });
+    });
+  }
+
+  async createUser(name: string): Promise<string> {
+    return (await createUserWithKey(this.db, name)).apiKey;
+  }
+
+  async api<T = unknown>(
+    method: string,
+    url: string,
+    options: { body?: unknown; raw?: string; token?: string; headers?: Record<string, string> } = {},
+  ): Promise<{ status: number; body: T }> {
+    const headers: Record<string, string> = { ...(options.headers ?? {}) };
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    let payload: string | undefined;
+    if (options.raw !== undefined) payload = options.raw;
+    else if (options.body !== undefined) payload = JSON.stringify(options.body);
+    if (payload !== undefined) headers['content-type'] ??= 'application/json';
+    const response = await fetch(`${this.baseUrl}${url}`, { method, headers, body: payload });
+    const text = await response.text();
+    let body: unknown = text;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, body: body as T };
+  }
+
+  async deliberate(body: unknown, token?: string): Promise<{ conversationId: string; messageId: string }> {
+    const response = await this.api<{ conversationId: string; messageId: string }>('POST', '/api/deliberations', {
+      body,
+      token,
+    });
+    if (response.status !== 202) throw new Error(`expected 202, got ${response.status}: ${JSON.stringify(response.body)}`);
+    return response.body;
+  }
+
+  async connect(token?: string): Promise<Socket> {
+    const socket = io(`${this.baseUrl}/deliberations`, {
+      transports: ['websocket'],
+      auth: token ? { token } : {},
+      reconnection: false,
+    });
+    this.sockets.push(socket);
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', () => resolve());
+      socket.once('connect_error', (error) => reject(error));
+    });
+    return socket;
+  }
+
+  /** Subscribes and collects events until `complete` or `error`. */
+  async follow(messageId: string, options: { socket?: Socket; afterSeq?: number; timeoutMs?: number } = {}) {
+    const socket = options.socket ?? (await this.connect());
+    const events: DeliveredEvent[] = [];
+    const done = new Promise<DeliveredEvent[]>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no terminal event after ${events.map((e) => `${e.seq}:${e.type}`).join(' ')}`)),
+        options.timeoutMs ?? 30_000,
+      );
+      socket.onAny((name: string, event: DeliveredEvent) => {
+        if (event?.messageId !== messageId) return;
+        events.push(event);
+        if (name === 'complete' || name === 'error') {
+          clearTimeout(timer);
+          resolve(events);
+        }
+      });
+    });
+    const ack = await socket.emitWithAck('subscribe', { messageId, afterSeq: options.afterSeq ?? 0 });
+    if (!ack?.ok) throw new Error(`subscribe refused: ${JSON.stringify(ack)}`);
+    return done;
+  }
+
+  async run(body: unknown): Promise<{ messageId: string; conversationId: string; events: DeliveredEvent[] }> {
+    const accepted = await this.deliberate(body);
+    return { ...accepted, events: await this.follow(accepted.messageId) };
+  }
+
+  async stageRows(messageId: string) {
+    return this.db.query(
+      `SELECT stage_type, stage_order, model, role, content, parsed_data, response_time_ms, prompt_tokens,
+         completion_tokens, cost_usd FROM deliberation_stages WHERE message_id = $1 ORDER BY stage_order, model`,
+      [messageId],
+    ) as Promise<
+      {
+        stage_type: string;
+        stage_order: number;
+        model: string | null;
+        role: string | null;
+        content: string;
+        parsed_data: Record<string, unknown> | null;
+        response_time_ms: number | null;
+        prompt_tokens: number | null;
+        completion_tokens: number | null;
+        cost_usd: string | null;
+      }[]
+    >;
+  }
+
+  async queueCounts(): Promise<Record<string, number>> {
+    const connection = new IORedis(this.config.redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue(STAGE_QUEUE, { connection, prefix: this.config.redisPrefix });
+    try {
+      return await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed', 'prioritized');
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.sockets) socket.disconnect();
+    for (const child of this.children) if (child.exitCode === null) child.kill('SIGKILL');
+    await Promise.all(this.workers.map((w) => w.close().catch(() => undefined)));
+    await this.app?.close().catch(() => undefined);
+    await this.db?.destroy().catch(() => undefined);
+    const redis = new IORedis(this.config.redisUrl);
+    const keys = await redis.keys(`${this.config.redisPrefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+    const admin = createDataSource(PG_ADMIN, 1);
+    await admin.initialize();
+    await admin.query(`DROP DATABASE IF EXISTS conclave_t_${this.id} WITH (FORCE)`);
+    await admin.destroy();
+  }
+}
+
+/** Events without the `model_progress` ones: the mode document's sequence. */
+export const modeEvents = (events: DeliveredEvent[]) => events.filter((e) => e.type !== 'model_progress');
+
+export function expectContiguous(events: DeliveredEvent[], from = 1): void {
+  const seqs = events.map((e) => e.seq);
+  expect(seqs).toEqual(seqs.map((_, i) => from + i));
+}
