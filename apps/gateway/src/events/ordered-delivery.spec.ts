@@ -1,0 +1,108 @@
+import type { DeliveredEvent } from '@conclave/contracts';
+import { OrderedDelivery } from './ordered-delivery';
+
+const event = (seq: number, type = 'model_progress'): DeliveredEvent => ({
+  type,
+  seq,
+  messageId: 'm',
+  at: new Date(0).toISOString(),
+});
+
+function setup(stored: DeliveredEvent[], afterSeq = 0) {
+  const sent: number[] = [];
+  let ended: string | null = null;
+  let fetches = 0;
+  let release: (() => void) | null = null;
+  let hold = false;
+  const delivery = new OrderedDelivery(
+    afterSeq,
+    async (after) => {
+      fetches += 1;
+      if (hold) await new Promise<void>((resolve) => (release = resolve));
+      return stored.filter((e) => e.seq > after);
+    },
+    (e) => sent.push(e.seq),
+    (reason) => (ended = reason),
+  );
+  return {
+    delivery,
+    sent,
+    ended: () => ended,
+    fetches: () => fetches,
+    holdFetch: () => (hold = true),
+    releaseFetch: () => {
+      hold = false;
+      release?.();
+    },
+  };
+}
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('OrderedDelivery', () => {
+  it('replays stored events after afterSeq, then live ones', async () => {
+    const stored = [event(1), event(2), event(3)];
+    const t = setup(stored, 1);
+    await t.delivery.start();
+    stored.push(event(4));
+    t.delivery.offer(event(4));
+    await flush();
+    expect(t.sent).toEqual([2, 3, 4]);
+  });
+
+  it('drops live events that arrive during replay and were already replayed', async () => {
+    const stored = [event(1), event(2)];
+    const t = setup(stored);
+    t.holdFetch();
+    const started = t.delivery.start();
+    await flush();
+    stored.push(event(3));
+    t.delivery.offer(event(2));
+    t.delivery.offer(event(3));
+    t.releaseFetch();
+    await started;
+    await flush();
+    expect(t.sent).toEqual([1, 2, 3]);
+  });
+
+  it('fills a gap from the store when a live event skips ahead', async () => {
+    const stored = [event(1)];
+    const t = setup(stored);
+    await t.delivery.start();
+    stored.push(event(2), event(3));
+    t.delivery.offer(event(3)); // the publish of 2 was lost
+    await flush();
+    await flush();
+    expect(t.sent).toEqual([1, 2, 3]);
+    expect(t.fetches()).toBe(2);
+  });
+
+  it('ignores duplicates', async () => {
+    const t = setup([event(1)]);
+    await t.delivery.start();
+    t.delivery.offer(event(1));
+    t.delivery.offer(event(1));
+    await flush();
+    expect(t.sent).toEqual([1]);
+  });
+
+  it('ends after a terminal event and delivers nothing more', async () => {
+    const stored = [event(1), event(2, 'complete')];
+    const t = setup(stored);
+    await t.delivery.start();
+    t.delivery.offer(event(3));
+    await flush();
+    expect(t.sent).toEqual([1, 2]);
+    expect(t.ended()).toBe('terminal');
+  });
+
+  it('ends when the store cannot be read', async () => {
+    const delivery = new OrderedDelivery(
+      0,
+      () => Promise.reject(new Error('db down')),
+      () => undefined,
+    );
+    await delivery.start();
+    expect(delivery.isEnded).toBe(true);
+  });
+});
