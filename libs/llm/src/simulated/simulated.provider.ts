@@ -1,6 +1,6 @@
 import { ModelCallError, type ChatMessage, type Completion, type CompletionRequest, type ModelProvider } from '../provider';
 import { modelCallErrorFromAbort } from '../retry';
-import { faultFor, parseSimModel, type SimDirectives } from './directives';
+import { delayFor, faultFor, parseSimModel } from './directives';
 import { hashString, seededRandom } from './random';
 
 export interface SimulationContext {
@@ -50,7 +50,7 @@ export class SimulatedProvider implements ModelProvider {
     const fault = faultFor(directives, responder.kind);
 
     if (fault === 'timeout') return this.hang(request.signal);
-    await this.wait(this.latency(directives, callHash), request.signal);
+    await this.wait(this.latency(delayFor(directives, responder.kind), callHash), request.signal);
     if (fault === 'fail') {
       throw new ModelCallError(`simulated failure of ${request.model}`, 'http', false, 400);
     }
@@ -79,9 +79,10 @@ export class SimulatedProvider implements ModelProvider {
     };
   }
 
-  private latency(directives: SimDirectives, callHash: number): number {
-    const base = directives.delayMs ?? this.options.latencyMs;
-    if (directives.delayMs !== null || base === 0) return base;
+  private latency(modelDelayMs: number | null, callHash: number): number {
+    if (modelDelayMs !== null) return modelDelayMs;
+    const base = this.options.latencyMs;
+    if (base === 0) return base;
     // +-50% so parallel calls settle in a varying order, like a real panel.
     return Math.round(base * (0.5 + seededRandom(callHash ^ 0x5bd1e995)()));
   }
