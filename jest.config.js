@@ -8,6 +8,7 @@ module.exports = {
     '^@conclave/(contracts|deliberation|llm|persistence|config)$': '<rootDir>/libs/$1/src',
   },
   setupFiles: ['reflect-metadata'],
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   maxWorkers: 2,
   testTimeout: 60000,
 };

@@ -10,7 +10,10 @@ describe('users and API keys: everyone sees only their own', () => {
     await stack.start();
     alice = await stack.createUser('alice');
     bob = await stack.createUser('bob');
-    aliceRun = await stack.deliberate({ question: 'Private question', councilModels: ['sim/a', 'sim/b'] }, alice);
+    aliceRun = await stack.deliberate(
+      { question: 'Private question', councilModels: ['sim/a', 'sim/b'] },
+      alice,
+    );
   }, 60_000);
   afterAll(() => stack.stop());
 
@@ -37,9 +40,13 @@ describe('users and API keys: everyone sees only their own', () => {
     const { messageId, conversationId } = aliceRun;
     expect((await stack.api('GET', `/api/deliberations/${messageId}`, { token: alice })).status).toBe(200);
     expect((await stack.api('GET', `/api/deliberations/${messageId}`, { token: bob })).status).toBe(404);
-    expect((await stack.api('GET', `/api/deliberations/${messageId}/events`, { token: bob })).status).toBe(404);
+    expect((await stack.api('GET', `/api/deliberations/${messageId}/events`, { token: bob })).status).toBe(
+      404,
+    );
     expect((await stack.api('GET', `/api/conversations/${conversationId}`, { token: bob })).status).toBe(404);
-    expect((await stack.api('DELETE', `/api/conversations/${conversationId}`, { token: bob })).status).toBe(404);
+    expect((await stack.api('DELETE', `/api/conversations/${conversationId}`, { token: bob })).status).toBe(
+      404,
+    );
     const followUp = await stack.api('POST', '/api/deliberations', {
       token: bob,
       body: { question: 'Let me in', conversationId },
@@ -62,10 +69,15 @@ describe('users and API keys: everyone sees only their own', () => {
 
   it('starts a deliberation over Socket.IO for the authenticated user', async () => {
     const socket = await stack.connect(bob);
-    const ack = await socket.emitWithAck('deliberate', { question: 'Socket start', councilModels: ['sim/a', 'sim/b'] });
+    const ack = await socket.emitWithAck('deliberate', {
+      question: 'Socket start',
+      councilModels: ['sim/a', 'sim/b'],
+    });
     expect(ack).toEqual({ conversationId: expect.any(String), messageId: expect.any(String) });
     const events = await stack.follow(ack.messageId, { socket });
     expect(events.at(-1)?.type).toBe('complete');
-    expect((await stack.api('GET', `/api/deliberations/${ack.messageId}`, { token: alice })).status).toBe(404);
+    expect((await stack.api('GET', `/api/deliberations/${ack.messageId}`, { token: alice })).status).toBe(
+      404,
+    );
   });
 });

@@ -11,7 +11,9 @@ describe('council mode end to end (real gateway, worker, Postgres, Redis, Socket
     (await stack.api<DeliberationView<CouncilResult>>('GET', `/api/deliberations/${messageId}`)).body;
 
   it('runs answer, rank, synthesize and delivers the spec event sequence with payloads', async () => {
-    const { messageId, conversationId, events } = await stack.run({ question: 'Is a monorepo right for a small team?' });
+    const { messageId, conversationId, events } = await stack.run({
+      question: 'Is a monorepo right for a small team?',
+    });
     expectContiguous(events);
     expect(modeEvents(events).map((e) => e.type)).toEqual([
       'stage1_start',
@@ -83,7 +85,9 @@ describe('council mode end to end (real gateway, worker, Postgres, Redis, Socket
     expect(rows[0].parsed_data).toEqual({});
     expect(rows[0].prompt_tokens).toBeGreaterThan(0);
     expect(rows[0].response_time_ms).toBeGreaterThanOrEqual(0);
-    const [assistant] = await stack.db.query('SELECT content, status FROM messages WHERE id = $1', [messageId]);
+    const [assistant] = await stack.db.query('SELECT content, status FROM messages WHERE id = $1', [
+      messageId,
+    ]);
     expect(assistant).toEqual({ content: rows[6].content, status: 'complete' });
   });
 
@@ -165,7 +169,9 @@ describe('council mode end to end (real gateway, worker, Postgres, Redis, Socket
       expect(bad?.parsedRanking).toEqual([]);
       expect(result.stage2Metadata?.aggregateRankings.every((a) => a.rankingsCount === 2)).toBe(true);
       const rows = await stack.stageRows(messageId);
-      expect(rows.find((r) => r.model === 'sim/a:malformed@rank' && r.stage_type === 'stage2')?.parsed_data).toEqual({
+      expect(
+        rows.find((r) => r.model === 'sim/a:malformed@rank' && r.stage_type === 'stage2')?.parsed_data,
+      ).toEqual({
         parsedRanking: [],
         parseSuccess: false,
       });
@@ -229,10 +235,16 @@ describe('council mode end to end (real gateway, worker, Postgres, Redis, Socket
     });
 
     it('a transient provider error is retried and reported as retrying', async () => {
-      const { events } = await stack.run({ question: 'Retry', councilModels: ['sim/a:transient@answer', 'sim/b'] });
+      const { events } = await stack.run({
+        question: 'Retry',
+        councilModels: ['sim/a:transient@answer', 'sim/b'],
+      });
       expect(events.at(-1)?.type).toBe('complete');
       const states = events
-        .filter((e) => e.type === 'model_progress' && e.participant === 'sim/a:transient@answer' && e.stage === 'stage1')
+        .filter(
+          (e) =>
+            e.type === 'model_progress' && e.participant === 'sim/a:transient@answer' && e.stage === 'stage1',
+        )
         .map((e) => e.state);
       expect(states).toEqual(['started', 'retrying', 'succeeded']);
     });
@@ -249,10 +261,10 @@ describe('council mode end to end (real gateway, worker, Postgres, Redis, Socket
       expect(second.conversationId).toBe(first.conversationId);
       expect(modeEvents(second.events).map((e) => e.type)).not.toContain('title_complete');
       expect(second.events.at(-1)?.type).toBe('complete');
-      const conversation = await stack.api<{ messages: { role: string; turn: number; status: string }[]; title: string }>(
-        'GET',
-        `/api/conversations/${first.conversationId}`,
-      );
+      const conversation = await stack.api<{
+        messages: { role: string; turn: number; status: string }[];
+        title: string;
+      }>('GET', `/api/conversations/${first.conversationId}`);
       expect(conversation.body.messages.map((m) => [m.turn, m.role, m.status])).toEqual([
         [1, 'user', 'complete'],
         [1, 'assistant', 'complete'],
@@ -274,18 +286,23 @@ describe('council mode end to end (real gateway, worker, Postgres, Redis, Socket
 
   it('lists, shows and deletes conversations', async () => {
     const { conversationId } = await stack.run({ question: 'Delete me', councilModels: ['sim/a', 'sim/b'] });
-    const list = await stack.api<{ id: string; mode: string; lastStatus: string }[]>('GET', '/api/conversations');
-    expect(list.body.find((c) => c.id === conversationId)).toMatchObject({ mode: 'council', lastStatus: 'complete' });
+    const list = await stack.api<{ id: string; mode: string; lastStatus: string }[]>(
+      'GET',
+      '/api/conversations',
+    );
+    expect(list.body.find((c) => c.id === conversationId)).toMatchObject({
+      mode: 'council',
+      lastStatus: 'complete',
+    });
     expect((await stack.api('DELETE', `/api/conversations/${conversationId}`)).status).toBe(204);
     expect((await stack.api('GET', `/api/conversations/${conversationId}`)).status).toBe(404);
     expect((await stack.api('DELETE', `/api/conversations/${conversationId}`)).status).toBe(404);
   });
 
   it('describes the modes', async () => {
-    const modes = await stack.api<{ mode: string; available: boolean; roster: unknown[]; defaults: unknown }[]>(
-      'GET',
-      '/api/modes',
-    );
+    const modes = await stack.api<
+      { mode: string; available: boolean; roster: unknown[]; defaults: unknown }[]
+    >('GET', '/api/modes');
     expect(modes.body.map((m) => m.mode)).toEqual(['council', 'vote', 'jury', 'debate', 'delphi']);
     expect(modes.body[0]).toMatchObject({
       available: true,

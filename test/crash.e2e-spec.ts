@@ -23,7 +23,11 @@ describe('crash safety: a worker SIGKILLed mid-stage', () => {
     const finished = new Promise<void>((resolve) => {
       socket.onAny((name: string, event: DeliveredEvent) => {
         events.push(event);
-        if (event.type === 'model_progress' && event.participant === 'sim/fast' && event.state === 'succeeded') {
+        if (
+          event.type === 'model_progress' &&
+          event.participant === 'sim/fast' &&
+          event.state === 'succeeded'
+        ) {
           fastAnswered();
         }
         if (name === 'complete' || name === 'error') resolve();
@@ -34,7 +38,9 @@ describe('crash safety: a worker SIGKILLed mid-stage', () => {
     await fastDone; // the slow calls are still in flight
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
-    const startedBeforeKill = events.filter((e) => e.type === 'model_progress' && e.state === 'started').length;
+    const startedBeforeKill = events.filter(
+      (e) => e.type === 'model_progress' && e.state === 'started',
+    ).length;
     expect(startedBeforeKill).toBe(3);
     expect(events.some((e) => e.type === 'stage1_complete')).toBe(false);
 

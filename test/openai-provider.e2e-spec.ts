@@ -10,7 +10,9 @@ import {
 import { TestStack } from './support/harness';
 
 function lastUserContent(messages: unknown[]): string {
-  const user = [...(messages as { role: string; content: string }[])].reverse().find((m) => m.role === 'user');
+  const user = [...(messages as { role: string; content: string }[])]
+    .reverse()
+    .find((m) => m.role === 'user');
   return user?.content ?? '';
 }
 
@@ -27,7 +29,14 @@ function script({ request, modelCallIndex }: ScriptContext): ChatBehaviour {
       : prompt.startsWith('Generate a brief title')
         ? '"Local Title."'
         : `answer of ${model} to: ${prompt.slice(0, 40)}`;
-  return { kind: 'success', content, promptTokens: 100, completionTokens: 20, cost: 0.0015, servedModel: `${model}-2026` };
+  return {
+    kind: 'success',
+    content,
+    promptTokens: 100,
+    completionTokens: 20,
+    cost: 0.0015,
+    servedModel: `${model}-2026`,
+  };
 }
 
 describe('the OpenAI-compatible provider inside a real deliberation', () => {
@@ -36,9 +45,12 @@ describe('the OpenAI-compatible provider inside a real deliberation', () => {
 
   beforeAll(async () => {
     server = await startChatCompletionsServer(script);
-    const provider = new RetryingProvider(new OpenAiCompatibleProvider({ baseURL: server.baseURL, apiKey: 'test-key' }), {
-      policy: { maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 5000 },
-    });
+    const provider = new RetryingProvider(
+      new OpenAiCompatibleProvider({ baseURL: server.baseURL, apiKey: 'test-key' }),
+      {
+        policy: { maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 5000 },
+      },
+    );
     await stack.start({ realProvider: provider });
   }, 60_000);
   afterAll(async () => {
@@ -74,7 +86,10 @@ describe('the OpenAI-compatible provider inside a real deliberation', () => {
     expect(result.usage.costUsd).toBeCloseTo(0.009);
     expect(result.result.stage3?.response).toBe('The synthesis.');
     expect(result.result.title).toBe('Local Title');
-    expect(result.result.stage2Metadata?.aggregateRankings.map((a) => a.model)).toEqual(['local/limited', 'local/alpha']);
+    expect(result.result.stage2Metadata?.aggregateRankings.map((a) => a.model)).toEqual([
+      'local/limited',
+      'local/alpha',
+    ]);
   });
 
   it('retries a 500 up to the limit, never retries a 400, and carries on with the others', async () => {
@@ -85,10 +100,14 @@ describe('the OpenAI-compatible provider inside a real deliberation', () => {
       chairmanModel: 'local/chair',
     });
     expect(events.at(-1)?.type).toBe('complete');
-    const stage1 = server.requests.slice(before).filter((r) => !lastUserContent(r.messages).includes(RANKING_PROMPT_MARKER));
+    const stage1 = server.requests
+      .slice(before)
+      .filter((r) => !lastUserContent(r.messages).includes(RANKING_PROMPT_MARKER));
     expect(stage1.filter((r) => r.model === 'local/broken')).toHaveLength(3);
     expect(stage1.filter((r) => r.model === 'local/refused')).toHaveLength(1);
-    const failures = events.filter((e) => e.type === 'model_progress' && e.state === 'failed' && e.stage === 'stage1');
+    const failures = events.filter(
+      (e) => e.type === 'model_progress' && e.state === 'failed' && e.stage === 'stage1',
+    );
     expect(failures.map((e) => e.participant).sort()).toEqual(['local/broken', 'local/refused']);
     expect(String(failures.find((e) => e.participant === 'local/broken')?.error)).toMatch(/500/);
     expect(JSON.stringify(events)).not.toContain('test-key');
@@ -109,7 +128,9 @@ describe('the OpenAI-compatible provider inside a real deliberation', () => {
     const lastTurn = server.requests.filter((r) =>
       (r.messages as { content: string }[]).some((m) => m.content.includes('Question 12')),
     );
-    const stage1 = lastTurn.find((r) => r.model === 'local/alpha' && lastUserContent(r.messages) === 'Question 12');
+    const stage1 = lastTurn.find(
+      (r) => r.model === 'local/alpha' && lastUserContent(r.messages) === 'Question 12',
+    );
     const messages = stage1?.messages as { role: string; content: string }[];
     expect(messages).toHaveLength(10 * 2 + 1);
     expect(messages[0]).toEqual({ role: 'user', content: 'Question 2' });

@@ -11,7 +11,11 @@ async function readSse(url: string, headers: Record<string, string> = {}) {
     .filter((block) => block.includes('data: '))
     .map((block) => {
       const field = (name: string) => block.match(new RegExp(`^${name}: (.*)$`, 'm'))?.[1];
-      return { event: field('event'), id: Number(field('id')), data: JSON.parse(field('data') ?? '{}') as DeliveredEvent };
+      return {
+        event: field('event'),
+        id: Number(field('id')),
+        data: JSON.parse(field('data') ?? '{}') as DeliveredEvent,
+      };
     });
 }
 
@@ -21,7 +25,10 @@ describe('event replay: late subscribers and reconnects miss nothing and see not
   afterAll(() => stack.stop());
 
   it('a subscriber joining mid-run gets the missed events in order, then live ones', async () => {
-    const { messageId } = await stack.deliberate({ question: 'Late joiner', councilModels: ['sim/a', 'sim/b', 'sim/c'] });
+    const { messageId } = await stack.deliberate({
+      question: 'Late joiner',
+      councilModels: ['sim/a', 'sim/b', 'sim/c'],
+    });
     const early = await stack.follow(messageId);
     // a second client that saw the first few events only, then reconnects
     const cut = 5;
@@ -32,7 +39,10 @@ describe('event replay: late subscribers and reconnects miss nothing and see not
   });
 
   it('subscribing while events are being produced gives no gap and no duplicate', async () => {
-    const { messageId } = await stack.deliberate({ question: 'Race', councilModels: ['sim/a', 'sim/b', 'sim/c'] });
+    const { messageId } = await stack.deliberate({
+      question: 'Race',
+      councilModels: ['sim/a', 'sim/b', 'sim/c'],
+    });
     await new Promise((r) => setTimeout(r, 90));
     const events = await stack.follow(messageId);
     expectContiguous(events);
@@ -59,7 +69,9 @@ describe('event replay: late subscribers and reconnects miss nothing and see not
 
   it('rejects a malformed subscribe', async () => {
     const socket = await stack.connect();
-    expect(await socket.emitWithAck('subscribe', {})).toMatchObject({ error: { fields: { messageId: expect.any(String) } } });
+    expect(await socket.emitWithAck('subscribe', {})).toMatchObject({
+      error: { fields: { messageId: expect.any(String) } },
+    });
     expect(await socket.emitWithAck('subscribe', { messageId: 'x', afterSeq: -1 })).toMatchObject({
       error: { fields: { afterSeq: expect.any(String) } },
     });
@@ -74,7 +86,9 @@ describe('event replay: late subscribers and reconnects miss nothing and see not
     const socketEvents = await stack.follow(messageId);
     expect(socketEvents).toEqual(all.map((e) => e.data));
 
-    const resumed = await readSse(`${stack.baseUrl}/api/deliberations/${messageId}/events`, { 'Last-Event-ID': '7' });
+    const resumed = await readSse(`${stack.baseUrl}/api/deliberations/${messageId}/events`, {
+      'Last-Event-ID': '7',
+    });
     expect(resumed.map((e) => e.id)).toEqual(all.slice(7).map((e) => e.id));
   });
 });

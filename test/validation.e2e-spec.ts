@@ -20,7 +20,12 @@ describe('bad input: 400 or 404 naming each offending field, nothing stored or e
   });
 
   const longQuestion = 'x'.repeat(20_001);
-  const cases: [string, { body?: unknown; raw?: string; headers?: Record<string, string> }, number, string[]][] = [
+  const cases: [
+    string,
+    { body?: unknown; raw?: string; headers?: Record<string, string> },
+    number,
+    string[],
+  ][] = [
     ['malformed JSON', { raw: '{"question": "hi",' }, 400, []],
     ['a JSON array body', { body: [1, 2] }, 400, ['body']],
     ['a missing question', { body: {} }, 400, ['question']],
@@ -31,11 +36,31 @@ describe('bad input: 400 or 404 naming each offending field, nothing stored or e
     ['an unknown mode', { body: { question: 'q', mode: 'parliament' } }, 400, ['mode']],
     ['a mode not available yet', { body: { question: 'q', mode: 'jury' } }, 400, ['mode']],
     ['an unknown top-level field', { body: { question: 'q', temperature: 2 } }, 400, ['temperature']],
-    ['an unknown modeConfig field', { body: { question: 'q', modeConfig: { rounds: 3 } } }, 400, ['modeConfig.rounds']],
+    [
+      'an unknown modeConfig field',
+      { body: { question: 'q', modeConfig: { rounds: 3 } } },
+      400,
+      ['modeConfig.rounds'],
+    ],
     ['modeConfig of the wrong type', { body: { question: 'q', modeConfig: 'fast' } }, 400, ['modeConfig']],
-    ['councilModels of the wrong type', { body: { question: 'q', councilModels: 'sim/a' } }, 400, ['councilModels']],
-    ['a malformed model id', { body: { question: 'q', councilModels: ['sim/a', 'gpt4'] } }, 400, ['councilModels']],
-    ['a malformed chairman id', { body: { question: 'q', chairmanModel: 'no slash' } }, 400, ['chairmanModel']],
+    [
+      'councilModels of the wrong type',
+      { body: { question: 'q', councilModels: 'sim/a' } },
+      400,
+      ['councilModels'],
+    ],
+    [
+      'a malformed model id',
+      { body: { question: 'q', councilModels: ['sim/a', 'gpt4'] } },
+      400,
+      ['councilModels'],
+    ],
+    [
+      'a malformed chairman id',
+      { body: { question: 'q', chairmanModel: 'no slash' } },
+      400,
+      ['chairmanModel'],
+    ],
     ['too few council models', { body: { question: 'q', councilModels: ['sim/a'] } }, 400, ['councilModels']],
     [
       'too many council models',
@@ -43,7 +68,12 @@ describe('bad input: 400 or 404 naming each offending field, nothing stored or e
       400,
       ['councilModels'],
     ],
-    ['a duplicated council model', { body: { question: 'q', councilModels: ['sim/a', 'sim/a'] } }, 400, ['councilModels']],
+    [
+      'a duplicated council model',
+      { body: { question: 'q', councilModels: ['sim/a', 'sim/a'] } },
+      400,
+      ['councilModels'],
+    ],
     [
       'too few models inside modeConfig',
       { body: { question: 'q', modeConfig: { councilModels: ['sim/a'] } } },
@@ -58,11 +88,22 @@ describe('bad input: 400 or 404 naming each offending field, nothing stored or e
     ],
     [
       'conflicting rosters at top level and in modeConfig',
-      { body: { question: 'q', councilModels: ['sim/a', 'sim/b'], modeConfig: { councilModels: ['sim/c', 'sim/d'] } } },
+      {
+        body: {
+          question: 'q',
+          councilModels: ['sim/a', 'sim/b'],
+          modeConfig: { councilModels: ['sim/c', 'sim/d'] },
+        },
+      },
       400,
       ['councilModels'],
     ],
-    ['a conversationId that is not a UUID', { body: { question: 'q', conversationId: 'abc' } }, 400, ['conversationId']],
+    [
+      'a conversationId that is not a UUID',
+      { body: { question: 'q', conversationId: 'abc' } },
+      400,
+      ['conversationId'],
+    ],
     [
       'several problems at once',
       { body: { question: '', mode: 'council', councilModels: ['bad'], extra: true } },
@@ -81,7 +122,11 @@ describe('bad input: 400 or 404 naming each offending field, nothing stored or e
     const before = await counts();
     const response = await stack.api<ErrorBody>('POST', '/api/deliberations', request);
     expect(response.status).toBe(status);
-    expect(response.body).toMatchObject({ statusCode: status, error: expect.any(String), message: expect.any(String) });
+    expect(response.body).toMatchObject({
+      statusCode: status,
+      error: expect.any(String),
+      message: expect.any(String),
+    });
     if (fields.length > 0) expect(Object.keys(response.body.fields ?? {}).sort()).toEqual([...fields].sort());
     for (const field of fields) expect(response.body.message).toContain(field);
     expect(await counts()).toEqual(before);
@@ -90,13 +135,22 @@ describe('bad input: 400 or 404 naming each offending field, nothing stored or e
   it('the socket deliberate ack names the fields too', async () => {
     const socket = await stack.connect();
     const ack = await socket.emitWithAck('deliberate', { question: 'q', councilModels: ['x'] });
-    expect(ack).toEqual({ error: { message: expect.stringContaining('councilModels'), fields: { councilModels: expect.any(String) } } });
+    expect(ack).toEqual({
+      error: {
+        message: expect.stringContaining('councilModels'),
+        fields: { councilModels: expect.any(String) },
+      },
+    });
   });
 
   it('unknown deliberation ids are 404, never 500', async () => {
     expect((await stack.api('GET', '/api/deliberations/not-a-uuid')).status).toBe(404);
-    expect((await stack.api('GET', '/api/deliberations/11111111-1111-4111-8111-111111111111')).status).toBe(404);
-    expect((await stack.api('GET', '/api/deliberations/11111111-1111-4111-8111-111111111111/events')).status).toBe(404);
+    expect((await stack.api('GET', '/api/deliberations/11111111-1111-4111-8111-111111111111')).status).toBe(
+      404,
+    );
+    expect(
+      (await stack.api('GET', '/api/deliberations/11111111-1111-4111-8111-111111111111/events')).status,
+    ).toBe(404);
     expect((await stack.api('GET', '/api/conversations/nope')).status).toBe(404);
   });
 

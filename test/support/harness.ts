@@ -121,11 +121,16 @@ export class TestStack {
   }
 
   async deliberate(body: unknown, token?: string): Promise<{ conversationId: string; messageId: string }> {
-    const response = await this.api<{ conversationId: string; messageId: string }>('POST', '/api/deliberations', {
-      body,
-      token,
-    });
-    if (response.status !== 202) throw new Error(`expected 202, got ${response.status}: ${JSON.stringify(response.body)}`);
+    const response = await this.api<{ conversationId: string; messageId: string }>(
+      'POST',
+      '/api/deliberations',
+      {
+        body,
+        token,
+      },
+    );
+    if (response.status !== 202)
+      throw new Error(`expected 202, got ${response.status}: ${JSON.stringify(response.body)}`);
     return response.body;
   }
 
@@ -149,7 +154,8 @@ export class TestStack {
     const events: DeliveredEvent[] = [];
     const done = new Promise<DeliveredEvent[]>((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new Error(`no terminal event after ${events.map((e) => `${e.seq}:${e.type}`).join(' ')}`)),
+        () =>
+          reject(new Error(`no terminal event after ${events.map((e) => `${e.seq}:${e.type}`).join(' ')}`)),
         options.timeoutMs ?? 30_000,
       );
       socket.onAny((name: string, event: DeliveredEvent) => {

@@ -22,7 +22,11 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        TypeOrmModule.forRoot({ ...dataSourceOptions(config.databaseUrl), retryAttempts: 3, retryDelay: 1000 }),
+        TypeOrmModule.forRoot({
+          ...dataSourceOptions(config.databaseUrl),
+          retryAttempts: 3,
+          retryDelay: 1000,
+        }),
         TerminusModule,
       ],
       controllers: [DeliberationsController, ConversationsController, ModesController, HealthController],
@@ -35,7 +39,8 @@ export class AppModule {
         {
           provide: STAGE_QUEUE,
           inject: [REDIS_PRODUCER],
-          useFactory: (redis: Redis) => new StageQueue(redis, config.redisPrefix, { attempts: config.worker.attempts }),
+          useFactory: (redis: Redis) =>
+            new StageQueue(redis, config.redisPrefix, { attempts: config.worker.attempts }),
         },
         {
           provide: 'SHUTDOWN',

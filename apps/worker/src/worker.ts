@@ -42,7 +42,10 @@ export function buildProvider(config: ConclaveConfig, overrides: WorkerOverrides
 }
 
 /** The worker process: BullMQ consumers around the deliberation engine, and nothing else. */
-export async function startWorker(config: ConclaveConfig, overrides: WorkerOverrides = {}): Promise<RunningWorker> {
+export async function startWorker(
+  config: ConclaveConfig,
+  overrides: WorkerOverrides = {},
+): Promise<RunningWorker> {
   const log = overrides.log ?? ((message: string) => console.log(`[worker] ${message}`));
   const dataSource = createDataSource(config.databaseUrl, Math.max(5, config.worker.concurrency));
   await dataSource.initialize();

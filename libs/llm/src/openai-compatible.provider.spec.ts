@@ -331,6 +331,15 @@ describe('providerFromEnv', () => {
     expect(sent.headers['x-title']).toBeUndefined();
   });
 
+  it('sends local/<name> ids to an OpenAI-compatible server as the bare name', async () => {
+    server.setScript({ byModel: { 'llama3.2': { kind: 'success', content: 'bare' } } });
+    const fromEnv = providerFromEnv({ OPENAI_BASE_URL: server.baseURL });
+    await expect(fromEnv!.complete(request('local/llama3.2'))).resolves.toMatchObject({ content: 'bare' });
+    expect(server.requests.filter((r) => r.model === 'llama3.2')).toHaveLength(1);
+    const custom = providerFromEnv({ OPENAI_BASE_URL: server.baseURL, OPENAI_MODEL_PREFIX: 'ollama' });
+    await expect(custom!.complete(request('ollama/llama3.2'))).resolves.toMatchObject({ content: 'bare' });
+  });
+
   it('applies LLM_MAX_ATTEMPTS and LLM_RETRY_BASE_MS', async () => {
     server.setScript({ byModel: { 'env-retries': { kind: 'http-error', status: 503 } } });
     const fromEnv = providerFromEnv({

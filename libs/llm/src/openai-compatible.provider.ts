@@ -7,6 +7,11 @@ export interface OpenAiCompatibleOptions {
   apiKey: string;
   name?: string;
   defaultHeaders?: Record<string, string>;
+  /**
+   * Conclave ids are `provider/name`; local servers (Ollama, vLLM, llama.cpp) know bare names.
+   * Ids under this prefix are sent without it: `local/llama3.2` goes out as `llama3.2`.
+   */
+  stripModelPrefix?: string;
 }
 
 /** The caller's signal governs deadlines; this only stops the SDK's own 10-minute default from interfering. */
@@ -19,7 +24,10 @@ export class OpenAiCompatibleProvider implements ModelProvider {
   private readonly client: OpenAI;
   private readonly apiKey: string;
 
+  private readonly stripPrefix: string | null;
+
   constructor(options: OpenAiCompatibleOptions) {
+    this.stripPrefix = options.stripModelPrefix ? `${options.stripModelPrefix}/` : null;
     this.name = options.name ?? hostOf(options.baseURL);
     this.apiKey = options.apiKey;
     this.client = new OpenAI({
@@ -44,7 +52,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     let body: unknown;
     try {
       body = await this.client.chat.completions.create(
-        { model: request.model, messages: request.messages },
+        { model: this.wireModel(request.model), messages: request.messages },
         { signal: child.signal },
       );
     } catch (err) {
@@ -53,6 +61,12 @@ export class OpenAiCompatibleProvider implements ModelProvider {
       signal.removeEventListener('abort', forward);
     }
     return this.mapResponse(body, request.model);
+  }
+
+  private wireModel(model: string): string {
+    return this.stripPrefix && model.startsWith(this.stripPrefix)
+      ? model.slice(this.stripPrefix.length)
+      : model;
   }
 
   private mapResponse(body: unknown, requestedModel: string): Completion {
@@ -219,6 +233,7 @@ export function providerFromEnv(env: NodeJS.ProcessEnv): ModelProvider | null {
     provider = new OpenAiCompatibleProvider({
       baseURL: env.OPENAI_BASE_URL,
       apiKey: env.OPENAI_API_KEY || 'not-needed',
+      stripModelPrefix: env.OPENAI_MODEL_PREFIX || 'local',
     });
   } else {
     return null;

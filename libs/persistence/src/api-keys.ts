@@ -10,7 +10,10 @@ export function generateApiKey(): string {
   return `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
 }
 
-export async function createUserWithKey(dataSource: DataSource, name: string): Promise<{ userId: string; apiKey: string }> {
+export async function createUserWithKey(
+  dataSource: DataSource,
+  name: string,
+): Promise<{ userId: string; apiKey: string }> {
   const apiKey = generateApiKey();
   return dataSource.transaction(async (manager) => {
     const [user]: { id: string }[] = await manager.query(

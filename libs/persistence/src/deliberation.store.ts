@@ -62,7 +62,12 @@ interface EventRecord {
 
 /** TypeORM's postgres driver answers UPDATE/DELETE ... RETURNING with [rows, affectedCount]. */
 export function returnedRows<T>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
+  if (
+    Array.isArray(result) &&
+    result.length === 2 &&
+    Array.isArray(result[0]) &&
+    typeof result[1] === 'number'
+  ) {
     return result[0] as T[];
   }
   return result as T[];
@@ -97,7 +102,13 @@ export function toStageRow(r: StageRowRecord): StageRow {
 
 function toOutcome(r: ModelCallRecord): CallOutcome {
   if (!r.ok) {
-    return { ok: false, key: r.call_key, model: r.model, responseTimeMs: r.response_time_ms, error: r.error ?? '' };
+    return {
+      ok: false,
+      key: r.call_key,
+      model: r.model,
+      responseTimeMs: r.response_time_ms,
+      error: r.error ?? '',
+    };
   }
   return {
     ok: true,
@@ -117,7 +128,10 @@ const STAGE_ROW_SELECT = `SELECT stage_type, stage_order, model, role, content, 
   prompt_tokens, completion_tokens, cost_usd FROM deliberation_stages WHERE message_id = $1
   ORDER BY stage_order, created_at, id`;
 
-export async function loadStageRows(manager: EntityManager | DataSource, messageId: string): Promise<StageRow[]> {
+export async function loadStageRows(
+  manager: EntityManager | DataSource,
+  messageId: string,
+): Promise<StageRow[]> {
   const records: StageRowRecord[] = await manager.query(STAGE_ROW_SELECT, [messageId]);
   return records.map(toStageRow);
 }
@@ -199,10 +213,10 @@ class LockedMessage implements MessageTransaction {
 
   async setTitleIfUnset(title: string): Promise<string> {
     const [row] = returnedRows<{ title: string }>(
-      await this.manager.query(`UPDATE conversations SET title = COALESCE(title, $2) WHERE id = $1 RETURNING title`, [
-        this.message.conversationId,
-        title,
-      ]),
+      await this.manager.query(
+        `UPDATE conversations SET title = COALESCE(title, $2) WHERE id = $1 RETURNING title`,
+        [this.message.conversationId, title],
+      ),
     );
     return row?.title ?? title;
   }
@@ -283,7 +297,10 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
     return stored ?? outcome;
   }
 
-  async withMessageLock<T>(messageId: string, work: (tx: MessageTransaction) => Promise<T>): Promise<T | null> {
+  async withMessageLock<T>(
+    messageId: string,
+    work: (tx: MessageTransaction) => Promise<T>,
+  ): Promise<T | null> {
     return this.dataSource.transaction(async (manager) => {
       const [row]: MessageRow[] = await manager.query(
         `SELECT id, conversation_id, mode, status, stage, needs_title, created_at, config, turn, last_seq

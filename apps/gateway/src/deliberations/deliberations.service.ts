@@ -155,7 +155,9 @@ export class DeliberationsService {
       error: message.error,
       createdAt: iso(message.created_at) ?? '',
       completedAt: iso(message.completed_at),
-      simulated: !this.config.realProviderConfigured || (models.length > 0 && models.every((m) => m.startsWith('sim/'))),
+      simulated:
+        !this.config.realProviderConfigured ||
+        (models.length > 0 && models.every((m) => m.startsWith('sim/'))),
       usage: await this.store.usage(message.id),
       result: definition ? definition.load(rows, message.config, title) : null,
     };
@@ -190,13 +192,18 @@ export class DeliberationsService {
   }
 
   async conversation(userId: string, conversationId: string) {
-    const [conversation]: { id: string; title: string | null; mode: ModeName; created_at: Date; updated_at: Date }[] =
-      /^[0-9a-f-]{36}$/i.test(conversationId)
-        ? await this.dataSource.query('SELECT * FROM conversations WHERE id = $1 AND user_id = $2', [
-            conversationId,
-            userId,
-          ])
-        : [];
+    const [conversation]: {
+      id: string;
+      title: string | null;
+      mode: ModeName;
+      created_at: Date;
+      updated_at: Date;
+    }[] = /^[0-9a-f-]{36}$/i.test(conversationId)
+      ? await this.dataSource.query('SELECT * FROM conversations WHERE id = $1 AND user_id = $2', [
+          conversationId,
+          userId,
+        ])
+      : [];
     if (!conversation) throw ApiError.notFound(`conversation ${conversationId}`);
     const messages: MessageRecord[] = await this.dataSource.query(
       `SELECT m.*, c.title FROM messages m JOIN conversations c ON c.id = m.conversation_id
@@ -228,10 +235,10 @@ export class DeliberationsService {
   async deleteConversation(userId: string, conversationId: string): Promise<void> {
     const rows = /^[0-9a-f-]{36}$/i.test(conversationId)
       ? returnedRows(
-          await this.dataSource.query('DELETE FROM conversations WHERE id = $1 AND user_id = $2 RETURNING id', [
-            conversationId,
-            userId,
-          ]),
+          await this.dataSource.query(
+            'DELETE FROM conversations WHERE id = $1 AND user_id = $2 RETURNING id',
+            [conversationId, userId],
+          ),
         )
       : [];
     if (rows.length === 0) throw ApiError.notFound(`conversation ${conversationId}`);

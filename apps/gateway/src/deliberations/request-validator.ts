@@ -31,7 +31,11 @@ function flatten(errors: ValidationError[], prefix: string, into: FieldErrors): 
   return into;
 }
 
-async function check(schema: new () => object, value: Record<string, unknown>, prefix: string): Promise<FieldErrors> {
+async function check(
+  schema: new () => object,
+  value: Record<string, unknown>,
+  prefix: string,
+): Promise<FieldErrors> {
   const errors = await validate(plainToInstance(schema, value), {
     whitelist: true,
     forbidNonWhitelisted: true,
@@ -46,7 +50,8 @@ export class RequestValidator {
   constructor(@Inject(CONFIG) private readonly config: ConclaveConfig) {}
 
   async validate(body: unknown): Promise<ValidationOutcome> {
-    if (!isPlainObject(body)) return { ok: false, fields: { body: 'the request body must be a JSON object' } };
+    if (!isPlainObject(body))
+      return { ok: false, fields: { body: 'the request body must be a JSON object' } };
     const fields = await check(CreateDeliberationDto, body, '');
     if (typeof body.question === 'string' && !fields.question) {
       const trimmed = body.question.trim();

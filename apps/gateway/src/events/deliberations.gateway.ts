@@ -26,7 +26,9 @@ const stateOf = (socket: Socket): SocketState => socket.data as SocketState;
 function errorAck(error: unknown): Ack {
   if (error instanceof ApiError) {
     const body = error.getResponse() as { message: string; fields?: Record<string, string> };
-    return { error: body.fields ? { message: body.message, fields: body.fields } : { message: body.message } };
+    return {
+      error: body.fields ? { message: body.message, fields: body.fields } : { message: body.message },
+    };
   }
   return { error: { message: 'Something went wrong on our side' } };
 }
@@ -77,13 +79,19 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
   @SubscribeMessage('subscribe')
   async subscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack> {
     const request = (body ?? {}) as { messageId?: unknown; afterSeq?: unknown; batchId?: unknown };
-    if (request.batchId !== undefined) return { error: { message: 'batches are not available in this version' } };
+    if (request.batchId !== undefined)
+      return { error: { message: 'batches are not available in this version' } };
     if (typeof request.messageId !== 'string') {
       return { error: { message: 'messageId is required', fields: { messageId: 'must be a string' } } };
     }
     const afterSeq = request.afterSeq ?? 0;
     if (typeof afterSeq !== 'number' || !Number.isInteger(afterSeq) || afterSeq < 0) {
-      return { error: { message: 'afterSeq must be a whole number >= 0', fields: { afterSeq: 'must be an integer >= 0' } } };
+      return {
+        error: {
+          message: 'afterSeq must be a whole number >= 0',
+          fields: { afterSeq: 'must be an integer >= 0' },
+        },
+      };
     }
     const state = stateOf(socket);
     try {

@@ -81,7 +81,10 @@ export class StageRunner {
       await this.commit(messageId, stage, loaded.question, {
         rows: [],
         events: [],
-        transition: { kind: 'fail', message: `The deliberation ran past its ${seconds} s limit and was stopped.` },
+        transition: {
+          kind: 'fail',
+          message: `The deliberation ran past its ${seconds} s limit and was stopped.`,
+        },
       });
       return;
     }
@@ -174,9 +177,9 @@ export class StageRunner {
         messages: call.messages,
         signal: AbortSignal.timeout(options.timeoutMs),
         onRetry: (notice) => {
-          void report(
-            progress('retrying', { error: notice.reason }, `:${notice.attempt}`),
-          ).catch(() => undefined);
+          void report(progress('retrying', { error: notice.reason }, `:${notice.attempt}`)).catch(
+            () => undefined,
+          );
         },
       });
       outcome = {

@@ -70,9 +70,7 @@ export interface DeliberationContext<Config> {
 }
 
 export type StageTransition =
-  | { kind: 'next'; stage: string }
-  | { kind: 'done'; content: string }
-  | { kind: 'fail'; message: string };
+  { kind: 'next'; stage: string } | { kind: 'done'; content: string } | { kind: 'fail'; message: string };
 
 export interface StageReduction {
   rows: StageRow[];

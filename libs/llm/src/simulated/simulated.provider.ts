@@ -1,4 +1,10 @@
-import { ModelCallError, type ChatMessage, type Completion, type CompletionRequest, type ModelProvider } from '../provider';
+import {
+  ModelCallError,
+  type ChatMessage,
+  type Completion,
+  type CompletionRequest,
+  type ModelProvider,
+} from '../provider';
 import { modelCallErrorFromAbort } from '../retry';
 import { delayFor, faultFor, parseSimModel } from './directives';
 import { hashString, seededRandom } from './random';

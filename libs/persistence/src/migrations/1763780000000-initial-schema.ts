@@ -54,7 +54,9 @@ export class InitialSchema1763780000000 implements MigrationInterface {
       completion_tokens int NULL,
       cost_usd numeric NULL,
       created_at timestamptz NOT NULL DEFAULT now())`);
-    await q.query(`CREATE INDEX idx_deliberation_stages_message ON deliberation_stages(message_id, stage_order)`);
+    await q.query(
+      `CREATE INDEX idx_deliberation_stages_message ON deliberation_stages(message_id, stage_order)`,
+    );
     // One row per stage and participant, however often a job runs.
     await q.query(`CREATE UNIQUE INDEX uq_deliberation_stages_once ON deliberation_stages
       (message_id, stage_type, stage_order, COALESCE(model, ''), COALESCE(role, ''))`);
@@ -87,7 +89,15 @@ export class InitialSchema1763780000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const table of ['deliberation_events', 'model_calls', 'deliberation_stages', 'messages', 'conversations', 'api_keys', 'users']) {
+    for (const table of [
+      'deliberation_events',
+      'model_calls',
+      'deliberation_stages',
+      'messages',
+      'conversations',
+      'api_keys',
+      'users',
+    ]) {
       await q.query(`DROP TABLE IF EXISTS ${table}`);
     }
   }

@@ -29,7 +29,9 @@ export function aggregateRankings(
       averageRank: Math.round((ranks.reduce((a, b) => a + b, 0) / ranks.length) * 100) / 100,
       rankingsCount: ranks.length,
     }))
-    .sort((a, b) => a.averageRank - b.averageRank || labelOrder.indexOf(a.model) - labelOrder.indexOf(b.model));
+    .sort(
+      (a, b) => a.averageRank - b.averageRank || labelOrder.indexOf(a.model) - labelOrder.indexOf(b.model),
+    );
 }
 
 export function describeAggregate(aggregate: readonly AggregateRanking[]): string {

@@ -1,5 +1,14 @@
 import type { CouncilConfig } from '@conclave/contracts';
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsInt, IsOptional, Max, Min } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsInt,
+  IsOptional,
+  Max,
+  Min,
+} from 'class-validator';
 import { IsModelId } from '../../shared/validation';
 import type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
 
@@ -36,11 +45,17 @@ export function resolveCouncilConfig(
 ): ResolvedConfig<CouncilConfig> {
   const inConfig = (request.modeConfig ?? {}) as CouncilConfigDto;
   const fields: FieldErrors = {};
-  if (request.councilModels && inConfig.councilModels && !sameList(request.councilModels, inConfig.councilModels)) {
-    fields.councilModels = 'councilModels is given both at top level and in modeConfig, with different values';
+  if (
+    request.councilModels &&
+    inConfig.councilModels &&
+    !sameList(request.councilModels, inConfig.councilModels)
+  ) {
+    fields.councilModels =
+      'councilModels is given both at top level and in modeConfig, with different values';
   }
   if (request.chairmanModel && inConfig.chairmanModel && request.chairmanModel !== inConfig.chairmanModel) {
-    fields.chairmanModel = 'chairmanModel is given both at top level and in modeConfig, with different values';
+    fields.chairmanModel =
+      'chairmanModel is given both at top level and in modeConfig, with different values';
   }
   if (Object.keys(fields).length > 0) return { ok: false, fields };
   return {

@@ -2,7 +2,11 @@ import type { CouncilConfig } from '@conclave/contracts';
 import type { CallOutcome, DeliberationContext, StageRow } from '../../engine/types';
 import { councilMode } from './council.mode';
 
-const config: CouncilConfig = { councilModels: ['p/a', 'p/b', 'p/c'], chairmanModel: 'p/chair', timeoutMs: 1000 };
+const config: CouncilConfig = {
+  councilModels: ['p/a', 'p/b', 'p/c'],
+  chairmanModel: 'p/chair',
+  timeoutMs: 1000,
+};
 
 const ok = (model: string, content: string): CallOutcome => ({
   ok: true,
@@ -45,7 +49,11 @@ describe('council mode as plain functions', () => {
   });
 
   it('stage 1 with every call failed ends the deliberation', () => {
-    const reduction = councilMode.reduce('stage1', ctx(), [failed('p/a'), failed('p/b'), failed('p/c', 'timed out')]);
+    const reduction = councilMode.reduce('stage1', ctx(), [
+      failed('p/a'),
+      failed('p/b'),
+      failed('p/c', 'timed out'),
+    ]);
     expect(reduction.rows).toEqual([]);
     expect(reduction.transition).toEqual({
       kind: 'fail',
@@ -60,7 +68,11 @@ describe('council mode as plain functions', () => {
   });
 
   it('stage 2 ranks anonymized answers and aggregates; stage 3 synthesizes from both', () => {
-    const s1 = councilMode.reduce('stage1', ctx(), [ok('p/a', 'answer a'), failed('p/b'), ok('p/c', 'answer c')]);
+    const s1 = councilMode.reduce('stage1', ctx(), [
+      ok('p/a', 'answer a'),
+      failed('p/b'),
+      ok('p/c', 'answer c'),
+    ]);
     expect(s1.transition).toEqual({ kind: 'next', stage: 'stage2' });
     const rows = s1.rows;
     const plan2 = councilMode.plan('stage2', ctx(rows));
@@ -77,7 +89,11 @@ describe('council mode as plain functions', () => {
     ]);
     expect(s2.events[0].payload).toEqual({
       data: [
-        { model: 'p/a', ranking: 'FINAL RANKING:\n1. Response B\n2. Response A', parsedRanking: ['Response B', 'Response A'] },
+        {
+          model: 'p/a',
+          ranking: 'FINAL RANKING:\n1. Response B\n2. Response A',
+          parsedRanking: ['Response B', 'Response A'],
+        },
         { model: 'p/b', ranking: 'no idea', parsedRanking: [] },
       ],
       metadata: {
@@ -109,7 +125,8 @@ describe('council mode as plain functions', () => {
     const reduction = councilMode.reduce('stage3', ctx(), [failed('p/chair', 'timed out')]);
     expect(reduction.transition).toEqual({
       kind: 'fail',
-      message: 'The chairman model p/chair failed to synthesize (timed out). The council answers and rankings are saved.',
+      message:
+        'The chairman model p/chair failed to synthesize (timed out). The council answers and rankings are saved.',
     });
   });
 });

@@ -19,7 +19,12 @@ import type {
 import { historyMessages } from '../../shared/history';
 import { buildTitlePrompt } from '../../shared/title';
 import { aggregateRankings, createLabelMap, describeAggregate } from './aggregate';
-import { COUNCIL_MAX_MODELS, COUNCIL_MIN_MODELS, CouncilConfigDto, resolveCouncilConfig } from './council.config';
+import {
+  COUNCIL_MAX_MODELS,
+  COUNCIL_MIN_MODELS,
+  CouncilConfigDto,
+  resolveCouncilConfig,
+} from './council.config';
 import { buildRankingPrompt, buildSynthesisPrompt } from './council.prompts';
 import { parseRanking } from './parse-ranking';
 
@@ -28,7 +33,11 @@ type Ctx = DeliberationContext<CouncilConfig>;
 const STAGE_ORDER = { stage1: 1, stage2_label_map: 2, stage2: 3, stage2_aggregate: 4, stage3: 5 } as const;
 const MIN_RESPONSES = 2;
 
-const event = (type: string, payload: Record<string, unknown> = {}): ModeEvent => ({ key: type, type, payload });
+const event = (type: string, payload: Record<string, unknown> = {}): ModeEvent => ({
+  key: type,
+  type,
+  payload,
+});
 
 function usageColumns(call: SuccessfulCall) {
   return {
@@ -112,7 +121,9 @@ function planStage(stage: string, ctx: Ctx): PlannedCall[] {
         stage2Responses(ctx.rows, config),
       );
       const model = config.chairmanModel;
-      return [{ key: model, participant: model, model, messages: [...history, { role: 'user', content: prompt }] }];
+      return [
+        { key: model, participant: model, model, messages: [...history, { role: 'user', content: prompt }] },
+      ];
     }
     default:
       throw new Error(`council has no stage "${stage}"`);
@@ -125,7 +136,10 @@ function reduceStage1(outcomes: CallOutcome[]): StageReduction {
     return {
       rows: [],
       events: [],
-      transition: { kind: 'fail', message: `All council models failed to answer: ${describeFailures(outcomes)}.` },
+      transition: {
+        kind: 'fail',
+        message: `All council models failed to answer: ${describeFailures(outcomes)}.`,
+      },
     };
   }
   if (answered.length < MIN_RESPONSES) {
@@ -154,7 +168,11 @@ function reduceStage1(outcomes: CallOutcome[]): StageReduction {
     response: c.content,
     responseTimeMs: c.responseTimeMs,
   }));
-  return { rows, events: [event('stage1_complete', { data })], transition: { kind: 'next', stage: 'stage2' } };
+  return {
+    rows,
+    events: [event('stage1_complete', { data })],
+    transition: { kind: 'next', stage: 'stage2' },
+  };
 }
 
 function reduceStage2(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
@@ -178,17 +196,15 @@ function reduceStage2(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
       parsedData: labelToModel,
       ...NO_USAGE,
     },
-    ...evaluations.map(
-      ({ call, parsed }): StageRow => ({
-        stageType: 'stage2',
-        stageOrder: STAGE_ORDER.stage2,
-        model: call.model,
-        role: 'evaluator',
-        content: call.content,
-        parsedData: { parsedRanking: parsed.labels, parseSuccess: parsed.labels.length > 0 },
-        ...usageColumns(call),
-      }),
-    ),
+    ...evaluations.map(({ call, parsed }): StageRow => ({
+      stageType: 'stage2',
+      stageOrder: STAGE_ORDER.stage2,
+      model: call.model,
+      role: 'evaluator',
+      content: call.content,
+      parsedData: { parsedRanking: parsed.labels, parseSuccess: parsed.labels.length > 0 },
+      ...usageColumns(call),
+    })),
     {
       stageType: 'stage2_aggregate',
       stageOrder: STAGE_ORDER.stage2_aggregate,
@@ -310,7 +326,12 @@ export const councilMode: ModeDefinition<CouncilConfig, Partial<CouncilResult>> 
         timeoutMs: defaults.timeoutMs,
       },
       options: [
-        { field: 'timeoutMs', type: 'integer', description: 'per-call timeout (1000-600000 ms)', default: defaults.timeoutMs },
+        {
+          field: 'timeoutMs',
+          type: 'integer',
+          description: 'per-call timeout (1000-600000 ms)',
+          default: defaults.timeoutMs,
+        },
       ],
     };
   },

@@ -1,6 +1,9 @@
 import type { Stage1Response, Stage2Response } from '@conclave/contracts';
 
-export function buildRankingPrompt(userQuery: string, labeled: { label: string; response: string }[]): string {
+export function buildRankingPrompt(
+  userQuery: string,
+  labeled: { label: string; response: string }[],
+): string {
   const blocks = labeled.map(({ label, response }) => `--- ${label} ---\n${response}\n`).join('\n');
   return `You are an expert evaluator. Below is a question and several responses from different sources. Your task is to evaluate each response and rank them from best to worst.
 
@@ -48,5 +51,6 @@ Synthesize the best possible answer to the original question. Consider:
 Provide a comprehensive, well-structured synthesis that represents the collective intelligence of all the models.`;
 }
 
-export const RANKING_PROMPT_MARKER = 'Your task is to evaluate each response and rank them from best to worst.';
+export const RANKING_PROMPT_MARKER =
+  'Your task is to evaluate each response and rank them from best to worst.';
 export const SYNTHESIS_PROMPT_MARKER = 'You are a chairman synthesizing the best possible answer';

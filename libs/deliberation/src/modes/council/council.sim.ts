@@ -34,7 +34,8 @@ export const councilRankingResponder: SimulatedResponder = {
       .join(' ');
     const intro = `[simulated evaluation by ${ctx.model}] ${critique}`;
     if (ctx.flags.includes('rank2')) return `${intro}\n\nFINAL RANKING: ${labels.join(', then ')}`;
-    if (ctx.flags.includes('rank3')) return `${intro}\n\nMy order:\n${labels.map((l, i) => `${i + 1}. ${l}`).join('\n')}`;
+    if (ctx.flags.includes('rank3'))
+      return `${intro}\n\nMy order:\n${labels.map((l, i) => `${i + 1}. ${l}`).join('\n')}`;
     if (ctx.flags.includes('rank4')) {
       return `[simulated evaluation by ${ctx.model}] Best is ${labels.join(', followed by ')}.`;
     }

@@ -39,10 +39,9 @@ describe('parseRanking', () => {
   });
 
   it('drops labels the evaluator was not shown, at every level', () => {
-    expect(parseRanking('FINAL RANKING:\n1. Response D\n2. Response B\n3. Response A', shown).labels).toEqual([
-      'Response B',
-      'Response A',
-    ]);
+    expect(parseRanking('FINAL RANKING:\n1. Response D\n2. Response B\n3. Response A', shown).labels).toEqual(
+      ['Response B', 'Response A'],
+    );
     expect(parseRanking('Response Z beats Response C', shown)).toEqual({ labels: ['Response C'], level: 4 });
   });
 
@@ -59,9 +58,8 @@ describe('parseRanking', () => {
   });
 
   it('removes repeated labels inside the numbered list', () => {
-    expect(parseRanking('FINAL RANKING:\n1. Response A\n2. Response A\n3. Response B', shown).labels).toEqual([
-      'Response A',
-      'Response B',
-    ]);
+    expect(parseRanking('FINAL RANKING:\n1. Response A\n2. Response A\n3. Response B', shown).labels).toEqual(
+      ['Response A', 'Response B'],
+    );
   });
 });

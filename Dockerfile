@@ -1,0 +1,35 @@
+# syntax=docker/dockerfile:1
+#
+# One image for every Conclave process. The default command starts the gateway; docker-compose.yml and
+# the manifests under k8s/ override it for the worker and the migration job:
+#   gateway:  node dist/apps/gateway/src/main.js              (HTTP + Socket.IO on $PORT, default 3000)
+#   worker:   node dist/apps/worker/src/main.js               (no port; drains active jobs on SIGTERM)
+#   migrate:  node dist/libs/persistence/src/cli/migrate.js   (creates the database if missing, applies migrations)
+#   users:    node dist/libs/persistence/src/cli/create-user.js --name alice
+#
+# There is deliberately no HEALTHCHECK here: the worker has no HTTP port. The gateway's probe
+# (GET /api/health) is declared in docker-compose.yml and in k8s/gateway.yaml.
+
+# ---- build: install everything (TypeScript, tsc-alias) and compile to dist/ ----
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+ENV SCARF_ANALYTICS=false
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY apps ./apps
+COPY libs ./libs
+RUN npm run build
+
+# ---- runtime: production dependencies and the compiled output only ----
+FROM node:20-bookworm-slim AS runtime
+WORKDIR /app
+ENV NODE_ENV=production SCARF_ANALYTICS=false
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev && npm cache clean --force
+COPY --from=build /app/dist ./dist
+# The files stay owned by root (read-only for the app); the processes run as the image's unprivileged
+# `node` user (uid 1000, which the Kubernetes manifests pin with runAsUser).
+USER node
+EXPOSE 3000
+CMD ["node", "dist/apps/gateway/src/main.js"]
