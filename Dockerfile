@@ -15,7 +15,9 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 ENV SCARF_ANALYTICS=false
 COPY package.json package-lock.json ./
-RUN npm ci
+COPY scripts/install-deps.js ./scripts/
+# the locked versions; scripts/install-deps.js says why this is not `npm ci`
+RUN node scripts/install-deps.js
 COPY tsconfig.json tsconfig.build.json ./
 COPY apps ./apps
 COPY libs ./libs
@@ -26,7 +28,8 @@ FROM node:20-bookworm-slim AS runtime
 WORKDIR /app
 ENV NODE_ENV=production SCARF_ANALYTICS=false
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev && npm cache clean --force
+COPY scripts/install-deps.js ./scripts/
+RUN node scripts/install-deps.js --omit=dev && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # The files stay owned by root (read-only for the app); the processes run as the image's unprivileged
 # `node` user (uid 1000, which the Kubernetes manifests pin with runAsUser).

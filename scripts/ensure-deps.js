@@ -6,5 +6,5 @@ const path = require('node:path');
 const root = path.resolve(__dirname, '..');
 if (!existsSync(path.join(root, 'node_modules', '.package-lock.json'))) {
   console.log('[conclave] installing dependencies from package-lock.json (first run only)…');
-  execSync('npm ci --no-audit --no-fund', { cwd: root, stdio: 'inherit' });
+  execSync(`${process.execPath} scripts/install-deps.js`, { cwd: root, stdio: 'inherit' });
 }

@@ -119,18 +119,18 @@ describe('Dockerfile', () => {
     for (const stage of dockerfile) expect(stage.image).toBe('node:20-bookworm-slim');
   });
 
-  it('installs with npm ci from the lockfile and builds in the first stage', () => {
+  it('installs the locked versions (scripts/install-deps.js) and builds in the first stage', () => {
     const all = dockerfile.flatMap(runs);
     for (const command of all) expect(command).not.toMatch(/\bnpm (install|i|add)\b/);
     const build = runs(dockerfile[0]).join(' && ');
-    expect(build).toMatch(/\bnpm ci\b/);
+    expect(build).toMatch(/\bnode scripts\/install-deps\.js\b/);
     expect(build).toMatch(/\bnpm run build\b/);
     const copied = dockerfile[0].instructions.filter((i) => i.keyword === 'COPY').map((i) => i.args);
     expect(copied.some((args) => args.includes('package-lock.json'))).toBe(true);
   });
 
   it('keeps only production dependencies and the compiled output in the runtime stage', () => {
-    expect(runs(finalStage).join(' && ')).toMatch(/\bnpm ci\b[^&]*--omit=dev\b/);
+    expect(runs(finalStage).join(' && ')).toMatch(/\binstall-deps\.js\b[^&]*--omit=dev\b/);
     expect(runs(finalStage).join(' ')).not.toMatch(/\bnpm run build\b/);
     const fromBuild = finalStage.instructions.filter(
       (i) => i.keyword === 'COPY' && i.args.startsWith(`--from=${dockerfile[0].name}`),
