@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { TestStack } from './support/harness';
 
 describe('users and API keys: everyone sees only their own', () => {
@@ -26,6 +29,26 @@ describe('users and API keys: everyone sees only their own', () => {
     await expect(stack.connect()).rejects.toThrow(/unauthorized/);
     await expect(stack.connect('ck_wrong')).rejects.toThrow(/unauthorized/);
   });
+
+  it('creates a user and a key from the command line', async () => {
+    const { stdout } = await promisify(execFile)(
+      'npm',
+      ['run', '-s', 'user:create', '--', '--name', 'carol'],
+      {
+        cwd: path.resolve(__dirname, '..'),
+        env: { ...process.env, ...stack.env },
+      },
+    );
+    const key = /api key \(shown once, store it now\): (ck_\S+)/.exec(stdout)?.[1];
+    expect(key).toBeDefined();
+    expect((await stack.api('GET', '/api/conversations', { token: key })).status).toBe(200);
+    const refused = promisify(execFile)('npm', ['run', '-s', 'user:create', '--', '--name', 'bad name!'], {
+      cwd: path.resolve(__dirname, '..'),
+      env: { ...process.env, ...stack.env },
+    });
+    await expect(refused).rejects.toMatchObject({ code: 2 });
+    await stack.db.query(`DELETE FROM users WHERE name = 'carol'`);
+  }, 30_000);
 
   it('stores only a hash of each key', async () => {
     const rows: { key_hash: string }[] = await stack.db.query('SELECT key_hash FROM api_keys');

@@ -152,6 +152,10 @@ describe('bad input: 400 or 404 naming each offending field, nothing stored or e
       (await stack.api('GET', '/api/deliberations/11111111-1111-4111-8111-111111111111/events')).status,
     ).toBe(404);
     expect((await stack.api('GET', '/api/conversations/nope')).status).toBe(404);
+    const dashes = '-'.repeat(36);
+    expect((await stack.api('GET', `/api/conversations/${dashes}`)).status).toBe(404);
+    expect((await stack.api('DELETE', `/api/conversations/${dashes}`)).status).toBe(404);
+    expect((await stack.api('GET', `/api/deliberations/${dashes}`)).status).toBe(404);
   });
 
   it('serves the OpenAPI document', async () => {

@@ -6,3 +6,7 @@ export const isModelId = (value: unknown): value is string =>
   typeof value === 'string' && value.length <= MODEL_ID_MAX_LENGTH && MODEL_ID_PATTERN.test(value);
 
 export const QUESTION_MAX_LENGTH = 20_000;
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (value: unknown): value is string =>
+  typeof value === 'string' && UUID_PATTERN.test(value);

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import {
   isModelId,
+  isUuid,
   type DeliberationAccepted,
   type DeliberationView,
   type MessageStatus,
@@ -127,8 +128,7 @@ export class DeliberationsService {
 
   /** The assistant message behind a deliberation, if it belongs to the user. */
   async ownedMessage(userId: string, messageId: string): Promise<MessageRecord> {
-    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-    if (!uuid.test(messageId)) throw ApiError.notFound(`deliberation ${messageId}`);
+    if (!isUuid(messageId)) throw ApiError.notFound(`deliberation ${messageId}`);
     const [message]: MessageRecord[] = await this.dataSource.query(
       `SELECT m.*, c.title FROM messages m JOIN conversations c ON c.id = m.conversation_id
        WHERE m.id = $1 AND m.role = 'assistant' AND c.user_id = $2`,
@@ -198,7 +198,7 @@ export class DeliberationsService {
       mode: ModeName;
       created_at: Date;
       updated_at: Date;
-    }[] = /^[0-9a-f-]{36}$/i.test(conversationId)
+    }[] = isUuid(conversationId)
       ? await this.dataSource.query('SELECT * FROM conversations WHERE id = $1 AND user_id = $2', [
           conversationId,
           userId,
@@ -233,7 +233,7 @@ export class DeliberationsService {
   }
 
   async deleteConversation(userId: string, conversationId: string): Promise<void> {
-    const rows = /^[0-9a-f-]{36}$/i.test(conversationId)
+    const rows = isUuid(conversationId)
       ? returnedRows(
           await this.dataSource.query(
             'DELETE FROM conversations WHERE id = $1 AND user_id = $2 RETURNING id',
