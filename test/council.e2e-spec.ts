@@ -1,6 +1,6 @@
 import type { CouncilResult, DeliberationView } from '@conclave/contracts';
 import { parseRanking } from '@conclave/deliberation';
-import { expectContiguous, modeEvents, TestStack } from './support/harness';
+import { COUNCIL_SEQUENCE, expectContiguous, modeEvents, TestStack } from './support/harness';
 
 describe('council mode end to end (real gateway, worker, Postgres, Redis, Socket.IO)', () => {
   const stack = new TestStack();
@@ -15,16 +15,7 @@ describe('council mode end to end (real gateway, worker, Postgres, Redis, Socket
       question: 'Is a monorepo right for a small team?',
     });
     expectContiguous(events);
-    expect(modeEvents(events).map((e) => e.type)).toEqual([
-      'stage1_start',
-      'stage1_complete',
-      'stage2_start',
-      'stage2_complete',
-      'stage3_start',
-      'stage3_complete',
-      'title_complete',
-      'complete',
-    ]);
+    expect(modeEvents(events).map((e) => e.type)).toEqual(COUNCIL_SEQUENCE);
     for (const event of events) {
       expect(event.messageId).toBe(messageId);
       expect(new Date(event.at).toISOString()).toBe(event.at);

@@ -1,5 +1,5 @@
 import type { DeliveredEvent } from '@conclave/contracts';
-import { expectContiguous, modeEvents, TestStack } from './support/harness';
+import { COUNCIL_SEQUENCE, expectContiguous, modeEvents, TestStack } from './support/harness';
 
 describe('crash safety: a worker SIGKILLed mid-stage', () => {
   const stack = new TestStack({
@@ -49,16 +49,7 @@ describe('crash safety: a worker SIGKILLed mid-stage', () => {
 
     expectContiguous(events);
     expect(new Set(events.map((e) => e.seq)).size).toBe(events.length);
-    expect(modeEvents(events).map((e) => e.type)).toEqual([
-      'stage1_start',
-      'stage1_complete',
-      'stage2_start',
-      'stage2_complete',
-      'stage3_start',
-      'stage3_complete',
-      'title_complete',
-      'complete',
-    ]);
+    expect(modeEvents(events).map((e) => e.type)).toEqual(COUNCIL_SEQUENCE);
     const stored = await stack.api<{ status: string }>('GET', `/api/deliberations/${messageId}`);
     expect(stored.body.status).toBe('complete');
 

@@ -5,7 +5,7 @@ import type { INestApplication } from '@nestjs/common';
 import { loadConfig, type ConclaveConfig } from '@conclave/config';
 import { STAGE_QUEUE, type DeliveredEvent } from '@conclave/contracts';
 import type { ModelProvider } from '@conclave/llm';
-import { createDataSource, createUserWithKey, migrate } from '@conclave/persistence';
+import { createDataSource, createUserWithKey, migrate, type StageRowRecord } from '@conclave/persistence';
 import IORedis from 'ioredis';
 import { Queue } from 'bullmq';
 import { io, type Socket } from 'socket.io-client';
@@ -182,20 +182,7 @@ export class TestStack {
       `SELECT stage_type, stage_order, model, role, content, parsed_data, response_time_ms, prompt_tokens,
          completion_tokens, cost_usd FROM deliberation_stages WHERE message_id = $1 ORDER BY stage_order, model`,
       [messageId],
-    ) as Promise<
-      {
-        stage_type: string;
-        stage_order: number;
-        model: string | null;
-        role: string | null;
-        content: string;
-        parsed_data: Record<string, unknown> | null;
-        response_time_ms: number | null;
-        prompt_tokens: number | null;
-        completion_tokens: number | null;
-        cost_usd: string | null;
-      }[]
-    >;
+    ) as Promise<StageRowRecord[]>;
   }
 
   async queueCounts(): Promise<Record<string, number>> {
@@ -225,6 +212,18 @@ export class TestStack {
     await admin.destroy();
   }
 }
+
+/** 01-council.md §C, for a new conversation. */
+export const COUNCIL_SEQUENCE = [
+  'stage1_start',
+  'stage1_complete',
+  'stage2_start',
+  'stage2_complete',
+  'stage3_start',
+  'stage3_complete',
+  'title_complete',
+  'complete',
+];
 
 /** Events without the `model_progress` ones: the mode document's sequence. */
 export const modeEvents = (events: DeliveredEvent[]) => events.filter((e) => e.type !== 'model_progress');

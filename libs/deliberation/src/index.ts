@@ -8,3 +8,4 @@ export * from './modes/council/aggregate';
 export * from './modes/council/council.prompts';
 export * from './shared/title';
 export * from './shared/history';
+export * from './engine/reductions';

@@ -25,7 +25,8 @@ interface MessageRow {
   last_seq: number;
 }
 
-interface StageRowRecord {
+/** A `deliberation_stages` row as PostgreSQL returns it. */
+export interface StageRowRecord {
   stage_type: string;
   stage_order: number;
   model: string | null;

@@ -1,6 +1,7 @@
 import type { DeliveredEvent } from '@conclave/contracts';
 import { ModelCallError, type ModelProvider } from '@conclave/llm';
 import { modeDefinition } from '../modes';
+import { failure } from './reductions';
 import { cleanTitle, fallbackTitle } from '../shared/title';
 import type {
   AnyModeDefinition,
@@ -78,14 +79,8 @@ export class StageRunner {
     const remainingMs = this.options.deliberationCapMs - (this.now() - loaded.createdAt.getTime());
     if (remainingMs <= 0) {
       const seconds = Math.round(this.options.deliberationCapMs / 1000);
-      await this.commit(messageId, stage, loaded.question, {
-        rows: [],
-        events: [],
-        transition: {
-          kind: 'fail',
-          message: `The deliberation ran past its ${seconds} s limit and was stopped.`,
-        },
-      });
+      const message = `The deliberation ran past its ${seconds} s limit and was stopped.`;
+      await this.commit(messageId, stage, loaded.question, failure(message));
       return;
     }
 

@@ -16,6 +16,7 @@ import type {
   StageRow,
   SuccessfulCall,
 } from '../../engine/types';
+import { failure } from '../../engine/reductions';
 import { historyMessages } from '../../shared/history';
 import { buildTitlePrompt } from '../../shared/title';
 import { aggregateRankings, createLabelMap, describeAggregate } from './aggregate';
@@ -133,26 +134,13 @@ function planStage(stage: string, ctx: Ctx): PlannedCall[] {
 function reduceStage1(outcomes: CallOutcome[]): StageReduction {
   const answered = outcomes.filter((o): o is SuccessfulCall => o.ok);
   if (answered.length === 0) {
-    return {
-      rows: [],
-      events: [],
-      transition: {
-        kind: 'fail',
-        message: `All council models failed to answer: ${describeFailures(outcomes)}.`,
-      },
-    };
+    return failure(`All council models failed to answer: ${describeFailures(outcomes)}.`);
   }
   if (answered.length < MIN_RESPONSES) {
-    return {
-      rows: [],
-      events: [],
-      transition: {
-        kind: 'fail',
-        message:
-          `Only ${answered[0].model} answered; the council needs at least ${MIN_RESPONSES} answers to rank. ` +
-          `Failed: ${describeFailures(outcomes)}.`,
-      },
-    };
+    return failure(
+      `Only ${answered[0].model} answered; the council needs at least ${MIN_RESPONSES} answers to rank. ` +
+        `Failed: ${describeFailures(outcomes)}.`,
+    );
   }
   const rows: StageRow[] = answered.map((call) => ({
     stageType: 'stage1',
@@ -232,16 +220,10 @@ function reduceStage3(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const chairman = outcomes[0];
   if (!chairman || !chairman.ok) {
     const reason = chairman && !chairman.ok ? chairman.error : 'no answer';
-    return {
-      rows: [],
-      events: [],
-      transition: {
-        kind: 'fail',
-        message:
-          `The chairman model ${ctx.config.chairmanModel} failed to synthesize (${reason}). ` +
-          'The council answers and rankings are saved.',
-      },
-    };
+    return failure(
+      `The chairman model ${ctx.config.chairmanModel} failed to synthesize (${reason}). ` +
+        'The council answers and rankings are saved.',
+    );
   }
   const data: Stage3Response = {
     model: chairman.model,
