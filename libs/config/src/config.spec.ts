@@ -5,18 +5,18 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config.authMode).toBe('apikey');
     expect(config.realProviderConfigured).toBe(false);
-    expect(config.defaults.councilModels.every((m) => m.startsWith('sim/'))).toBe(true);
+    expect(config.defaults.council.councilModels.every((m) => m.startsWith('sim/'))).toBe(true);
   });
 
   it('switches defaults when a real provider is configured', () => {
     const config = loadConfig({ OPENROUTER_API_KEY: 'k' });
     expect(config.realProviderConfigured).toBe(true);
-    expect(config.defaults.councilModels.some((m) => m.startsWith('sim/'))).toBe(false);
+    expect(config.defaults.council.councilModels.some((m) => m.startsWith('sim/'))).toBe(false);
   });
 
   it('reads the default roster from the environment', () => {
     const config = loadConfig({ DEFAULT_COUNCIL_MODELS: 'a/b, c/d', DEFAULT_CHAIRMAN_MODEL: 'e/f' });
-    expect(config.defaults).toMatchObject({ councilModels: ['a/b', 'c/d'], chairmanModel: 'e/f' });
+    expect(config.defaults.council).toEqual({ councilModels: ['a/b', 'c/d'], chairmanModel: 'e/f' });
   });
 
   it('refuses bad values with a message naming the variable', () => {

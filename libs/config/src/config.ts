@@ -13,11 +13,8 @@ export interface ConclaveConfig {
   authMode: AuthMode;
   /** Largest accepted request body. */
   bodyLimit: string;
-  defaults: {
-    councilModels: string[];
-    chairmanModel: string;
-    timeoutMs: number;
-  };
+  /** The operator's rosters for requests that name no models (00-shared.md §7). */
+  defaults: OperatorDefaults;
   historyTurns: number;
   deliberationCapMs: number;
   simulator: { latencyMs: number; seed: string };
@@ -30,6 +27,12 @@ export interface ConclaveConfig {
   };
   /** True when a real provider is configured (OpenRouter key or an OpenAI-compatible base URL). */
   realProviderConfigured: boolean;
+}
+
+export interface OperatorDefaults {
+  timeoutMs: number;
+  council: { councilModels: string[]; chairmanModel: string };
+  jury: { jurorModels: string[]; foremanModel: string };
 }
 
 export class ConfigError extends Error {}
@@ -54,6 +57,9 @@ const SIMULATED_ROSTER = ['sim/athena', 'sim/hermes', 'sim/apollo'];
 const SIMULATED_CHAIRMAN = 'sim/chairman';
 const HOSTED_ROSTER = ['openai/gpt-4o-mini', 'anthropic/claude-3.5-haiku', 'google/gemini-2.0-flash-001'];
 const HOSTED_CHAIRMAN = 'anthropic/claude-3.5-haiku';
+/** 03-jury.md DEFAULT_JURY_CONFIG; without a real provider these names are answered by the simulator. */
+const JURY_JURORS = ['anthropic/claude-opus-4-6', 'openai/o3', 'google/gemini-2.5-pro'];
+const JURY_FOREMAN = 'perplexity/sonar-pro';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig {
   const nodeEnv = env.NODE_ENV ?? 'development';
@@ -78,9 +84,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     authMode: authRaw,
     bodyLimit: env.BODY_LIMIT ?? '256kb',
     defaults: {
-      councilModels,
-      chairmanModel,
       timeoutMs: int(env, 'MODEL_TIMEOUT_MS', 120_000, 1),
+      council: { councilModels, chairmanModel },
+      jury: {
+        jurorModels: list(env.DEFAULT_JURY_MODELS) ?? JURY_JURORS,
+        foremanModel: env.DEFAULT_JURY_FOREMAN ?? JURY_FOREMAN,
+      },
     },
     historyTurns: int(env, 'HISTORY_TURNS', 10, 0),
     deliberationCapMs: int(env, 'DELIBERATION_CAP_MS', 600_000, 1),

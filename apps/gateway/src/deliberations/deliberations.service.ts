@@ -93,7 +93,12 @@ export class DeliberationsService {
       await manager.query(
         `INSERT INTO messages (conversation_id, role, content, status, turn, mode)
          VALUES ($1, 'user', $2, 'complete', $3, $4)`,
-        [conversationId, request.question, turn, request.mode],
+        [
+          conversationId,
+          request.definition.userContent?.(request.question, request.config) ?? request.question,
+          turn,
+          request.mode,
+        ],
       );
       const [assistant]: { id: string }[] = await manager.query(
         `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title)

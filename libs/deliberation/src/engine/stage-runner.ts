@@ -37,6 +37,20 @@ function contextOf(loaded: LoadedDeliberation): DeliberationContext<unknown> {
   };
 }
 
+function progressEvent(
+  stage: string,
+  call: PlannedCall,
+  state: 'started' | 'succeeded' | 'failed' | 'retrying',
+  extra: Record<string, unknown> = {},
+  keySuffix = '',
+): ModeEvent {
+  return {
+    key: `model_progress:${stage}:${call.key}:${state}${keySuffix}`,
+    type: 'model_progress',
+    payload: { stage, participant: call.participant, state, ...extra },
+  };
+}
+
 /** A short reason a user can act on, without stack traces or secrets. */
 export function describeCallError(error: unknown): string {
   if (error instanceof ModelCallError) {
@@ -87,6 +101,7 @@ export class StageRunner {
     await this.emit(messageId, mode.startEvents(stage, ctx), { stage, markRunning: true });
     const outcomes = await this.callAll(messageId, stage, mode.plan(stage, ctx), {
       timeoutMs: Math.min(mode.timeoutMs(ctx.config), remainingMs),
+      callEvents: mode.callEvents ? (outcome) => mode.callEvents?.(stage, ctx, outcome) ?? [] : undefined,
     });
     await this.commit(messageId, stage, loaded.question, mode.reduce(stage, ctx, outcomes));
   }
@@ -141,12 +156,26 @@ export class StageRunner {
     messageId: string,
     stage: string,
     calls: PlannedCall[],
-    options: { timeoutMs: number; silent?: boolean },
+    options: { timeoutMs: number; silent?: boolean; callEvents?: (outcome: CallOutcome) => ModeEvent[] },
   ): Promise<CallOutcome[]> {
     const stored = new Map((await this.store.loadOutcomes(messageId, stage)).map((o) => [o.key, o]));
     // allSettled semantics: callOne never rejects, one failure never cancels the others.
     return Promise.all(
-      calls.map((call) => stored.get(call.key) ?? this.callOne(messageId, stage, call, options)),
+      calls.map(async (call) => {
+        const outcome = stored.get(call.key) ?? (await this.callOne(messageId, stage, call, options));
+        if (!options.silent) {
+          // Also for a stored outcome: a worker that died right after storing it may not have
+          // delivered these events; event keys make a second delivery a no-op.
+          const settled = outcome.ok
+            ? progressEvent(stage, call, 'succeeded', { responseTimeMs: outcome.responseTimeMs })
+            : progressEvent(stage, call, 'failed', {
+                responseTimeMs: outcome.responseTimeMs,
+                error: outcome.error,
+              });
+          await this.emit(messageId, [settled, ...(options.callEvents?.(outcome) ?? [])]);
+        }
+        return outcome;
+      }),
     );
   }
 
@@ -156,14 +185,8 @@ export class StageRunner {
     call: PlannedCall,
     options: { timeoutMs: number; silent?: boolean },
   ): Promise<CallOutcome> {
-    const progress = (state: string, extra: Record<string, unknown> = {}, suffix = ''): ModeEvent => ({
-      key: `model_progress:${stage}:${call.key}:${state}${suffix}`,
-      type: 'model_progress',
-      payload: { stage, participant: call.participant, state, ...extra },
-    });
     const report = (event: ModeEvent) => (options.silent ? Promise.resolve() : this.emit(messageId, [event]));
-
-    await report(progress('started'));
+    await report(progressEvent(stage, call, 'started'));
     const started = this.now();
     let outcome: CallOutcome;
     try {
@@ -172,9 +195,14 @@ export class StageRunner {
         messages: call.messages,
         signal: AbortSignal.timeout(options.timeoutMs),
         onRetry: (notice) => {
-          void report(progress('retrying', { error: notice.reason }, `:${notice.attempt}`)).catch(
-            () => undefined,
+          const retrying = progressEvent(
+            stage,
+            call,
+            'retrying',
+            { error: notice.reason },
+            `:${notice.attempt}`,
           );
+          void report(retrying).catch(() => undefined);
         },
       });
       outcome = {
@@ -198,13 +226,7 @@ export class StageRunner {
         responseTimeMs: this.now() - started,
       };
     }
-    const saved = await this.store.saveOutcome(messageId, stage, outcome);
-    await report(
-      saved.ok
-        ? progress('succeeded', { responseTimeMs: saved.responseTimeMs })
-        : progress('failed', { responseTimeMs: saved.responseTimeMs, error: saved.error }),
-    );
-    return saved;
+    return this.store.saveOutcome(messageId, stage, outcome);
   }
 
   private async commit(

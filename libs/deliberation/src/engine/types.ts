@@ -90,10 +90,11 @@ export interface RequestEnvelope {
   chairmanModel?: string;
 }
 
+/** The operator's configured defaults, one entry per mode that has any (libs/config). */
 export interface ModeDefaults {
-  councilModels: string[];
-  chairmanModel: string;
   timeoutMs: number;
+  council: { councilModels: string[]; chairmanModel: string };
+  jury: { jurorModels: string[]; foremanModel: string };
 }
 
 export type ResolvedConfig<Config> = { ok: true; config: Config } | { ok: false; fields: FieldErrors };
@@ -109,10 +110,14 @@ export interface ModeDefinition<Config = unknown, Result = unknown> {
   /** Class-validator DTO describing `modeConfig`. */
   configSchema: new () => object;
   resolveConfig(request: RequestEnvelope, defaults: ModeDefaults): ResolvedConfig<Config>;
+  /** What the user message stores (00-shared.md §5); the question unless the mode says otherwise. */
+  userContent?(question: string, config: Config): string;
   /** Per-call timeout, from the config. */
   timeoutMs(config: Config): number;
   startEvents(stage: string, ctx: DeliberationContext<Config>): ModeEvent[];
   plan(stage: string, ctx: DeliberationContext<Config>): PlannedCall[];
+  /** Events to deliver as soon as one call settles (e.g. jury's `juror_complete`), before the stage ends. */
+  callEvents?(stage: string, ctx: DeliberationContext<Config>, outcome: CallOutcome): ModeEvent[];
   reduce(stage: string, ctx: DeliberationContext<Config>, outcomes: CallOutcome[]): StageReduction;
   /** The model that writes the conversation title, and its prompt. */
   titleCall(ctx: DeliberationContext<Config>): { model: string; messages: ChatMessage[] };

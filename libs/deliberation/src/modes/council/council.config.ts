@@ -61,8 +61,8 @@ export function resolveCouncilConfig(
   return {
     ok: true,
     config: {
-      councilModels: request.councilModels ?? inConfig.councilModels ?? defaults.councilModels,
-      chairmanModel: request.chairmanModel ?? inConfig.chairmanModel ?? defaults.chairmanModel,
+      councilModels: request.councilModels ?? inConfig.councilModels ?? defaults.council.councilModels,
+      chairmanModel: request.chairmanModel ?? inConfig.chairmanModel ?? defaults.council.chairmanModel,
       timeoutMs: inConfig.timeoutMs ?? defaults.timeoutMs,
     },
   };

@@ -303,8 +303,8 @@ export const councilMode: ModeDefinition<CouncilConfig, Partial<CouncilResult>> 
         { role: 'chairman', field: 'chairmanModel', min: 1, max: 1 },
       ],
       defaults: {
-        councilModels: defaults.councilModels,
-        chairmanModel: defaults.chairmanModel,
+        councilModels: defaults.council.councilModels,
+        chairmanModel: defaults.council.chairmanModel,
         timeoutMs: defaults.timeoutMs,
       },
       options: [
