@@ -81,6 +81,15 @@ describe('users and API keys: everyone sees only their own', () => {
     expect(alices.body.map((c) => c.id)).toEqual([conversationId]);
   });
 
+  it('accepts the key as ?access_token= on the SSE stream only, for EventSource', async () => {
+    const url = `/api/deliberations/${aliceRun.messageId}/events`;
+    const own = await fetch(`${stack.baseUrl}${url}?access_token=${alice}`);
+    expect(own.status).toBe(200);
+    await own.body?.cancel();
+    expect((await fetch(`${stack.baseUrl}${url}?access_token=${bob}`)).status).toBe(404);
+    expect((await stack.api('GET', `/api/conversations?access_token=${alice}`)).status).toBe(401);
+  });
+
   it("refuses a Socket.IO subscription to another user's message", async () => {
     const socket = await stack.connect(bob);
     const ack = await socket.emitWithAck('subscribe', { messageId: aliceRun.messageId });

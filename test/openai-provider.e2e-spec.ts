@@ -21,6 +21,7 @@ function script({ request, modelCallIndex }: ScriptContext): ChatBehaviour {
   if (model === 'local/limited' && modelCallIndex === 0) return { kind: 'rate-limit', retryAfterSeconds: 1 };
   if (model === 'local/broken') return { kind: 'http-error', status: 500 };
   if (model === 'local/refused') return { kind: 'http-error', status: 400, message: 'bad model' };
+  if (model === 'local/nul') return { kind: 'success', content: 'zero\u0000byte answer' };
   const prompt = lastUserContent(request.messages);
   const content = prompt.includes(RANKING_PROMPT_MARKER)
     ? 'Thoughts.\n\nFINAL RANKING:\n1. Response B\n2. Response A'
@@ -111,6 +112,17 @@ describe('the OpenAI-compatible provider inside a real deliberation', () => {
     expect(failures.map((e) => e.participant).sort()).toEqual(['local/broken', 'local/refused']);
     expect(String(failures.find((e) => e.participant === 'local/broken')?.error)).toMatch(/500/);
     expect(JSON.stringify(events)).not.toContain('test-key');
+  });
+
+  it('stores an answer that contains a NUL character without it', async () => {
+    const { messageId, events } = await stack.run({
+      question: 'NUL',
+      councilModels: ['local/alpha', 'local/nul'],
+      chairmanModel: 'local/chair',
+    });
+    expect(events.at(-1)?.type).toBe('complete');
+    const rows = await stack.stageRows(messageId);
+    expect(rows.find((r) => r.model === 'local/nul' && r.stage_type === 'stage1')?.content).toBe('zerobyte answer');
   });
 
   it('gives Stage 1 and Stage 3 the last 10 turns of history, and Stage 2 none', async () => {

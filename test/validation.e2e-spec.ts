@@ -99,10 +99,31 @@ describe('bad input: 400 or 404 naming each offending field, nothing stored or e
       ['councilModels'],
     ],
     [
-      'a conversationId that is not a UUID',
+      'a conversationId that is not a UUID (no such conversation)',
       { body: { question: 'q', conversationId: 'abc' } },
+      404,
+      [],
+    ],
+    [
+      'a conversationId of the wrong type',
+      { body: { question: 'q', conversationId: 7 } },
       400,
       ['conversationId'],
+    ],
+    ['a __proto__ field', { raw: '{"question":"q","__proto__":{"admin":true}}' }, 400, ['__proto__']],
+    [
+      'a constructor field in modeConfig',
+      { body: { question: 'q', modeConfig: { constructor: 1 } } },
+      400,
+      ['modeConfig.constructor'],
+    ],
+    ['a toString field', { body: { question: 'q', toString: 'x' } }, 400, ['toString']],
+    ['a NUL character in the question', { body: { question: 'a\u0000b' } }, 400, ['question']],
+    [
+      'a NUL character inside modeConfig',
+      { body: { question: 'q', modeConfig: { councilModels: ['sim/a', 'sim/b\u0000'] } } },
+      400,
+      ['modeConfig.councilModels', 'modeConfig.councilModels[1]'],
     ],
     [
       'several problems at once',
@@ -129,6 +150,17 @@ describe('bad input: 400 or 404 naming each offending field, nothing stored or e
     });
     if (fields.length > 0) expect(Object.keys(response.body.fields ?? {}).sort()).toEqual([...fields].sort());
     for (const field of fields) expect(response.body.message).toContain(field);
+    expect(await counts()).toEqual(before);
+  });
+
+  it('refuses a follow-up while the previous turn is still deliberating (409), storing nothing', async () => {
+    const first = await stack.deliberate({ question: 'First', councilModels: ['sim/a', 'sim/b'] });
+    const before = await counts();
+    const response = await stack.api<ErrorBody>('POST', '/api/deliberations', {
+      body: { question: 'Too soon', conversationId: first.conversationId },
+    });
+    expect(response.status).toBe(409);
+    expect(response.body.message).toMatch(/still deliberating/);
     expect(await counts()).toEqual(before);
   });
 

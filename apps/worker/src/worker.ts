@@ -17,6 +17,9 @@ import {
 } from '@conclave/persistence';
 import { Worker, type Job } from 'bullmq';
 
+/** Earlier turns loaded for a follow-up; each mode truncates further (council: 10). */
+const HISTORY_LOAD_LIMIT = 50;
+
 export interface RunningWorker {
   close(): Promise<void>;
 }
@@ -57,7 +60,7 @@ export async function startWorker(
     buildProvider(config, overrides),
     new RedisEventPublisher(producer, config.redisPrefix),
     scheduler,
-    { historyTurns: config.historyTurns, deliberationCapMs: config.deliberationCapMs },
+    { historyTurns: HISTORY_LOAD_LIMIT, deliberationCapMs: config.deliberationCapMs, log },
   );
 
   const worker = new Worker(
@@ -98,10 +101,18 @@ export async function startWorker(
   });
   worker.on('error', (error) => log(`worker error: ${error.message}`));
   await worker.waitUntilReady();
+  const reconciler = setInterval(() => {
+    runner
+      .reconcile(config.worker.reconcileIdleMs)
+      .then((n) => n > 0 && log(`rescheduled or closed ${n} deliberation(s) that had stopped moving`))
+      .catch((error: unknown) => log(`reconcile failed: ${String(error)}`));
+  }, config.worker.reconcileIntervalMs);
+  reconciler.unref();
   log(`consuming ${config.redisPrefix}:${STAGE_QUEUE} with concurrency ${config.worker.concurrency}`);
 
   return {
     async close() {
+      clearInterval(reconciler);
       await worker.close();
       await scheduler.close();
       producer.disconnect();

@@ -15,7 +15,6 @@ export interface ConclaveConfig {
   bodyLimit: string;
   /** The operator's rosters for requests that name no models (00-shared.md §7). */
   defaults: OperatorDefaults;
-  historyTurns: number;
   deliberationCapMs: number;
   simulator: { latencyMs: number; seed: string };
   worker: {
@@ -24,6 +23,9 @@ export interface ConclaveConfig {
     stalledIntervalMs: number;
     maxStalledCount: number;
     attempts: number;
+    /** How often a worker looks for deliberations that stopped moving, and how idle they must be. */
+    reconcileIntervalMs: number;
+    reconcileIdleMs: number;
   };
   /** True when a real provider is configured (OpenRouter key or an OpenAI-compatible base URL). */
   realProviderConfigured: boolean;
@@ -91,7 +93,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
         foremanModel: env.DEFAULT_JURY_FOREMAN ?? JURY_FOREMAN,
       },
     },
-    historyTurns: int(env, 'HISTORY_TURNS', 10, 0),
     deliberationCapMs: int(env, 'DELIBERATION_CAP_MS', 600_000, 1),
     simulator: { latencyMs: int(env, 'SIM_LATENCY_MS', 600), seed: env.SIM_SEED ?? 'conclave' },
     worker: {
@@ -100,6 +101,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
       stalledIntervalMs: int(env, 'WORKER_STALLED_INTERVAL_MS', 30_000, 500),
       maxStalledCount: int(env, 'WORKER_MAX_STALLED', 5, 1),
       attempts: int(env, 'STAGE_ATTEMPTS', 3, 1),
+      reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 30_000, 100),
+      reconcileIdleMs: int(env, 'RECONCILE_IDLE_MS', 30_000, 0),
     },
     realProviderConfigured,
   };

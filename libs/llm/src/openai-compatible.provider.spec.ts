@@ -122,7 +122,9 @@ describe('OpenAiCompatibleProvider against a local chat-completions server', () 
     const { sleep, delays } = recordingSleep({ wait: false });
     const notices: RetryNotice[] = [];
 
-    const result = await provider(sleep).complete(request('rl-seconds', { onRetry: (n) => notices.push(n) }));
+    const result = await provider(sleep).complete(
+      request('rl-seconds', { onRetry: (n) => void notices.push(n) }),
+    );
 
     expect(result.content).toBe('ok');
     expect(attemptsFor('rl-seconds')).toBe(2);

@@ -163,7 +163,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 429 || (status >= 500 && status <= 599);
+  return status === 429 || (status >= 500 && status <= 599);
 }
 
 function numericCode(code: unknown): number | undefined {

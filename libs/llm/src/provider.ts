@@ -15,7 +15,8 @@ export interface CompletionRequest {
   messages: ChatMessage[];
   /** Aborts the call (timeout or shutdown); a provider must stop waiting as soon as it fires. */
   signal: AbortSignal;
-  onRetry?: (notice: RetryNotice) => void;
+  /** Awaited before the wait, so a progress report lands before the retry's outcome. */
+  onRetry?: (notice: RetryNotice) => void | Promise<void>;
 }
 
 export interface TokenUsage {

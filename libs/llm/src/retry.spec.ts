@@ -40,14 +40,14 @@ function request(
     model: 'm',
     messages: [{ role: 'user', content: 'q' }],
     signal,
-    onRetry: notices ? (n) => notices.push(n) : undefined,
+    onRetry: notices ? (n) => void notices.push(n) : undefined,
   };
 }
 
 describe('RetryingProvider', () => {
   it('uses the default policy and the inner name', () => {
     const provider = new RetryingProvider(new ScriptedProvider([OK]));
-    expect(provider.policy).toEqual({ maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 20_000 });
+    expect(provider.policy).toEqual({ maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 60_000 });
     expect(provider.policy).toEqual(DEFAULT_RETRY_POLICY);
     expect(provider.name).toBe('scripted');
   });
@@ -89,12 +89,21 @@ describe('RetryingProvider', () => {
     expect(delays).toEqual([999, 1998, 2997, 2997, 2997]);
   });
 
-  it('prefers retryAfterMs over backoff, capped at maxDelayMs', async () => {
-    const inner = new ScriptedProvider([http(429, 1500), http(429, 60_000), OK]);
+  it('prefers retryAfterMs over backoff', async () => {
+    const inner = new ScriptedProvider([http(429, 1500), http(429, 4000), OK]);
     const { sleep, delays } = recordingSleep();
     const provider = new RetryingProvider(inner, { sleep, random: () => 0, policy: { maxDelayMs: 5000 } });
     await expect(provider.complete(request())).resolves.toBe(OK);
-    expect(delays).toEqual([1500, 5000]);
+    expect(delays).toEqual([1500, 4000]);
+  });
+
+  it('fails instead of retrying early when Retry-After is longer than it may wait', async () => {
+    const inner = new ScriptedProvider([http(429, 60_000), OK]);
+    const { sleep, delays } = recordingSleep();
+    const provider = new RetryingProvider(inner, { sleep, policy: { maxDelayMs: 5000 } });
+    await expect(provider.complete(request())).rejects.toMatchObject({ status: 429 });
+    expect(delays).toEqual([]);
+    expect(inner.calls).toBe(1);
   });
 
   it('gives up after maxAttempts with the last error', async () => {

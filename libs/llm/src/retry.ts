@@ -10,7 +10,7 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
   maxAttempts: 4,
   baseDelayMs: 500,
-  maxDelayMs: 20_000,
+  maxDelayMs: 60_000,
 });
 
 /** Waits `ms`, rejecting with a ModelCallError as soon as `signal` aborts. */
@@ -87,8 +87,10 @@ export class RetryingProvider implements ModelProvider {
         // A transient error raced with the abort: the abort is the real story.
         if (signal.aborted) throw modelCallErrorFromAbort(signal);
         if (attempt >= this.policy.maxAttempts) throw err;
+        // Retrying before the provider's Retry-After would only be refused again.
+        if (err.retryAfterMs !== undefined && err.retryAfterMs > this.policy.maxDelayMs) throw err;
         const delayMs = this.delayFor(err, attempt);
-        request.onRetry?.({ attempt, delayMs, reason: err.message });
+        await request.onRetry?.({ attempt, delayMs, reason: err.message });
         await this.sleep(delayMs, signal);
       }
     }
@@ -98,7 +100,7 @@ export class RetryingProvider implements ModelProvider {
   delayFor(err: ModelCallError, attempt: number): number {
     const { baseDelayMs, maxDelayMs } = this.policy;
     if (err.retryAfterMs !== undefined && Number.isFinite(err.retryAfterMs)) {
-      return Math.round(Math.min(Math.max(err.retryAfterMs, 0), maxDelayMs));
+      return Math.round(Math.max(err.retryAfterMs, 0));
     }
     const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
     return Math.round(this.random() * ceiling);

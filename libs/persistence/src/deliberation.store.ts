@@ -9,6 +9,7 @@ import type {
   MessageUpdate,
   ModeEvent,
   StageRow,
+  UnfinishedMessage,
 } from '@conclave/deliberation';
 import type { DataSource, EntityManager } from 'typeorm';
 
@@ -156,8 +157,10 @@ class LockedMessage implements MessageTransaction {
     for (const event of fresh) {
       this.lastSeq += 1;
       const [record]: EventRecord[] = await this.manager.query(
-        `INSERT INTO deliberation_events (message_id, seq, event_key, type, payload)
-         VALUES ($1, $2, $3, $4, $5) RETURNING message_id, seq, type, payload, created_at`,
+        // clock_timestamp(), not now(): a transaction that waited for the lock must not stamp
+        // a later seq with an earlier time.
+        `INSERT INTO deliberation_events (message_id, seq, event_key, type, payload, created_at)
+         VALUES ($1, $2, $3, $4, $5, clock_timestamp()) RETURNING message_id, seq, type, payload, created_at`,
         [this.message.messageId, this.lastSeq, event.key, event.type, event.payload],
       );
       delivered.push(toDeliveredEvent(record));
@@ -329,6 +332,16 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       [messageId, afterSeq],
     );
     return records.map(toDeliveredEvent);
+  }
+
+  async unfinishedMessages(idleMs: number): Promise<UnfinishedMessage[]> {
+    const rows: { id: string; stage: string }[] = await this.dataSource.query(
+      `SELECT id, stage FROM messages WHERE role = 'assistant' AND status IN ('queued', 'running')
+         AND stage IS NOT NULL AND updated_at < now() - make_interval(secs => $1::float / 1000)
+       ORDER BY updated_at LIMIT 500`,
+      [idleMs],
+    );
+    return rows.map((r) => ({ messageId: r.id, stage: r.stage }));
   }
 
   async usage(messageId: string): Promise<Usage> {

@@ -8,7 +8,7 @@ import {
   type StageJobData,
   type TitleJobData,
 } from '@conclave/contracts';
-import type { EventPublisher, StageScheduler } from '@conclave/deliberation';
+import type { EventPublisher, StageJobState, StageScheduler } from '@conclave/deliberation';
 import { Queue, type JobsOptions } from 'bullmq';
 import IORedis, { type Redis, type RedisOptions } from 'ioredis';
 
@@ -54,6 +54,23 @@ export class StageQueue implements StageScheduler {
   async enqueueStage(messageId: string, stage: string): Promise<void> {
     const data: StageJobData = { messageId, stage };
     await this.queue.add(JOB_NAMES.stage, data, this.jobOptions(stageJobId(messageId, stage)));
+  }
+
+  async stageJobState(messageId: string, stage: string): Promise<StageJobState> {
+    const job = await this.queue.getJob(stageJobId(messageId, stage));
+    if (!job) return 'missing';
+    const state = await job.getState();
+    if (state === 'completed') return 'completed';
+    if (state === 'failed') return 'failed';
+    if (state === 'unknown') return 'missing';
+    return 'pending';
+  }
+
+  async rescheduleStage(messageId: string, stage: string): Promise<void> {
+    const state = await this.stageJobState(messageId, stage);
+    if (state === 'pending') return;
+    if (state !== 'missing') await this.queue.remove(stageJobId(messageId, stage));
+    await this.enqueueStage(messageId, stage);
   }
 
   async enqueueTitle(messageId: string): Promise<void> {

@@ -11,7 +11,14 @@ export class ApiKeyGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const userId = await this.auth.userFor(AuthService.bearer(request.headers.authorization));
+    // EventSource cannot send headers, so the SSE stream also takes the key as ?access_token=.
+    const queryToken =
+      request.method === 'GET' &&
+      request.path.endsWith('/events') &&
+      typeof request.query.access_token === 'string'
+        ? request.query.access_token
+        : undefined;
+    const userId = await this.auth.userFor(AuthService.bearer(request.headers.authorization) ?? queryToken);
     if (!userId) {
       throw new ApiError(401, 'Missing or invalid API key: send "Authorization: Bearer <key>"');
     }

@@ -1,6 +1,6 @@
 import { MODE_NAMES, QUESTION_MAX_LENGTH, type ModeName } from '@conclave/contracts';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Allow, IsIn, IsObject, IsOptional, IsString, IsUUID } from 'class-validator';
+import { Allow, IsIn, IsObject, IsOptional, IsString } from 'class-validator';
 
 /** The request envelope of every mode (00-shared.md §1); `modeConfig` is checked by the mode. */
 export class CreateDeliberationDto {
@@ -15,7 +15,7 @@ export class CreateDeliberationDto {
 
   @ApiPropertyOptional({ format: 'uuid', description: 'continue this conversation (council only)' })
   @IsOptional()
-  @IsUUID('all', { message: 'conversationId must be a UUID' })
+  @IsString()
   conversationId?: string;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: "the mode's own options" })

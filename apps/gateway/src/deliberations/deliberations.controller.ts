@@ -42,9 +42,15 @@ export class DeliberationsController {
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
-    await this.deliberations.ownedMessage(userId, messageId);
+    const message = await this.deliberations.ownedMessage(userId, messageId);
     const lastEventId = request.headers['last-event-id'] ?? request.query.lastEventId;
-    const afterSeq = Number.parseInt(String(lastEventId ?? '0'), 10);
+    const parsed = Number.parseInt(String(lastEventId ?? '0'), 10);
+    const afterSeq = Number.isInteger(parsed) && parsed > 0 ? parsed : 0;
+    if (['complete', 'failed', 'cancelled'].includes(message.status) && afterSeq >= message.last_seq) {
+      // Nothing more will come; 204 tells EventSource to stop reconnecting.
+      response.status(204).end();
+      return;
+    }
     response.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
@@ -55,7 +61,7 @@ export class DeliberationsController {
     const heartbeat = setInterval(() => response.write(': ping\n\n'), HEARTBEAT_MS);
     const delivery = this.hub.subscribe(
       messageId,
-      Number.isInteger(afterSeq) && afterSeq > 0 ? afterSeq : 0,
+      afterSeq,
       (event) => response.write(`event: ${event.type}\nid: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`),
       () => {
         clearInterval(heartbeat);

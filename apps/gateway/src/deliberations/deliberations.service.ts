@@ -9,13 +9,20 @@ import {
   type ModeName,
 } from '@conclave/contracts';
 import { modeDefinition } from '@conclave/deliberation';
-import { loadStageRows, returnedRows, StageQueue, TypeOrmDeliberationStore } from '@conclave/persistence';
+import {
+  loadStageRows,
+  RedisEventPublisher,
+  returnedRows,
+  StageQueue,
+  TypeOrmDeliberationStore,
+} from '@conclave/persistence';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
-import { CONFIG, STAGE_QUEUE } from '../tokens';
+import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '../tokens';
+import type { Redis } from 'ioredis';
 import { RequestValidator } from './request-validator';
 
-interface MessageRecord {
+export interface MessageRecord {
   id: string;
   conversation_id: string;
   role: 'user' | 'assistant';
@@ -26,6 +33,7 @@ interface MessageRecord {
   mode: ModeName;
   config: Record<string, unknown> | null;
   needs_title: boolean;
+  last_seq: number;
   created_at: Date;
   completed_at: Date | null;
   title: string | null;
@@ -44,14 +52,17 @@ function modelsIn(value: unknown): string[] {
 export class DeliberationsService {
   private readonly logger = new Logger('deliberations');
   private readonly store: TypeOrmDeliberationStore;
+  private readonly publisher: RedisEventPublisher;
 
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
     private readonly dataSource: DataSource,
     private readonly validator: RequestValidator,
     @Inject(STAGE_QUEUE) private readonly queue: StageQueue,
+    @Inject(REDIS_PRODUCER) redis: Redis,
   ) {
     this.store = new TypeOrmDeliberationStore(dataSource);
+    this.publisher = new RedisEventPublisher(redis, config.redisPrefix);
   }
 
   async start(userId: string, body: unknown): Promise<DeliberationAccepted> {
@@ -63,13 +74,17 @@ export class DeliberationsService {
       let conversationId = request.conversationId;
       let turn = 1;
       if (conversationId) {
-        const [conversation]: { id: string; mode: ModeName }[] = await manager.query(
-          'SELECT id, mode FROM conversations WHERE id = $1 AND user_id = $2 FOR UPDATE',
-          [conversationId, userId],
-        );
+        const [conversation]: { id: string; mode: ModeName }[] = isUuid(conversationId)
+          ? await manager.query(
+              'SELECT id, mode FROM conversations WHERE id = $1 AND user_id = $2 FOR UPDATE',
+              [conversationId, userId],
+            )
+          : [];
         if (!conversation) throw ApiError.notFound(`conversation ${conversationId}`);
-        const [{ last }]: { last: number | null }[] = await manager.query(
-          'SELECT MAX(turn) AS last FROM messages WHERE conversation_id = $1',
+        const [{ last, pending }]: { last: number | null; pending: number }[] = await manager.query(
+          `SELECT MAX(turn) AS last,
+             COUNT(*) FILTER (WHERE role = 'assistant' AND status IN ('queued', 'running'))::int AS pending
+           FROM messages WHERE conversation_id = $1`,
           [conversationId],
         );
         if (conversation.mode !== request.mode) {
@@ -81,6 +96,12 @@ export class DeliberationsService {
           throw ApiError.invalid({
             conversationId: `${request.mode} is single-turn: conversation ${conversationId} already has messages`,
           });
+        }
+        if (pending > 0) {
+          throw new ApiError(
+            409,
+            `conversation ${conversationId} is still deliberating; send the follow-up once it has finished`,
+          );
         }
         turn = (last ?? 0) + 1;
       } else {
@@ -238,6 +259,13 @@ export class DeliberationsService {
   }
 
   async deleteConversation(userId: string, conversationId: string): Promise<void> {
+    const unfinished: { id: string; last_seq: number }[] = isUuid(conversationId)
+      ? await this.dataSource.query(
+          `SELECT m.id, m.last_seq FROM messages m JOIN conversations c ON c.id = m.conversation_id
+           WHERE c.id = $1 AND c.user_id = $2 AND m.role = 'assistant' AND m.status IN ('queued', 'running')`,
+          [conversationId, userId],
+        )
+      : [];
     const rows = isUuid(conversationId)
       ? returnedRows(
           await this.dataSource.query(
@@ -247,6 +275,29 @@ export class DeliberationsService {
         )
       : [];
     if (rows.length === 0) throw ApiError.notFound(`conversation ${conversationId}`);
+    // Live subscribers of a running deliberation get a last event; nothing is stored any more.
+    const at = new Date().toISOString();
+    await this.publisher
+      .publish(
+        unfinished.map((m) => ({
+          type: 'error',
+          messageId: m.id,
+          seq: m.last_seq + 1,
+          at,
+          message: 'The conversation was deleted.',
+        })),
+      )
+      .catch((error: unknown) =>
+        this.logger.warn(`could not notify subscribers of a deletion: ${String(error)}`),
+      );
+  }
+
+  async isFinished(messageId: string): Promise<boolean> {
+    const [row]: { status: MessageStatus }[] = await this.dataSource.query(
+      'SELECT status FROM messages WHERE id = $1',
+      [messageId],
+    );
+    return !row || ['complete', 'failed', 'cancelled'].includes(row.status);
   }
 
   eventsAfter(messageId: string, afterSeq: number) {

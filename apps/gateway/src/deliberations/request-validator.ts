@@ -2,8 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { QUESTION_MAX_LENGTH, type ModeName } from '@conclave/contracts';
 import { modeDefinition, type AnyModeDefinition, type FieldErrors } from '@conclave/deliberation';
-import { plainToInstance } from 'class-transformer';
-import { validate, type ValidationError } from 'class-validator';
+import { getMetadataStorage, validate, type ValidationError } from 'class-validator';
 import { CONFIG } from '../tokens';
 import { CreateDeliberationDto } from './create-deliberation.dto';
 
@@ -31,17 +30,56 @@ function flatten(errors: ValidationError[], prefix: string, into: FieldErrors): 
   return into;
 }
 
+/** Field errors as own properties, even for a key such as `__proto__`. */
+const fieldErrors = (entries: [string, string][]): FieldErrors => Object.fromEntries(entries);
+
+const knownProperties = (schema: new () => object): Set<string> =>
+  new Set(
+    getMetadataStorage()
+      .getTargetValidationMetadatas(schema, '', true, false)
+      .map((m) => m.propertyName),
+  );
+
+const join = (prefix: string, key: string) => (prefix ? `${prefix}.${key}` : key);
+
+/**
+ * Unknown keys are refused before class-transformer sees them: keys such as `constructor` or
+ * `__proto__` would otherwise be copied onto the DTO instance and slip past the whitelist.
+ */
 async function check(
   schema: new () => object,
   value: Record<string, unknown>,
   prefix: string,
 ): Promise<FieldErrors> {
-  const errors = await validate(plainToInstance(schema, value), {
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    forbidUnknownValues: true,
-  });
-  return flatten(errors, prefix, {});
+  const known = knownProperties(schema);
+  const unknown = Object.keys(value).filter((key) => !known.has(key));
+  // Only known keys are copied, onto a fresh instance: no transformation that could call into
+  // the payload (class-transformer would run `new value.constructor()` on nested objects).
+  const instance = Object.assign(
+    new schema(),
+    Object.fromEntries([...known].filter((k) => k in value).map((k) => [k, value[k]])),
+  );
+  const errors = await validate(instance, { forbidUnknownValues: true });
+  return fieldErrors([
+    ...unknown.map((key): [string, string] => [join(prefix, key), `property ${key} should not exist`]),
+    ...Object.entries(flatten(errors, prefix, {})),
+  ]);
+}
+
+/** PostgreSQL text and jsonb cannot hold NUL characters: name every string that has one. */
+function nulCharacters(value: unknown, at: string): [string, string][] {
+  if (typeof value === 'string') {
+    return value.includes('\u0000')
+      ? [[at || 'body', `${at || 'body'} must not contain NUL characters`]]
+      : [];
+  }
+  if (Array.isArray(value)) return value.flatMap((item, i) => nulCharacters(item, `${at}[${i}]`));
+  if (value && typeof value === 'object') {
+    return Object.keys(value).flatMap((key) =>
+      nulCharacters((value as Record<string, unknown>)[key], join(at, key)),
+    );
+  }
+  return [];
 }
 
 /** The whole of 00-shared.md §1 and the mode's section D: every offending field, named. */
@@ -50,35 +88,43 @@ export class RequestValidator {
   constructor(@Inject(CONFIG) private readonly config: ConclaveConfig) {}
 
   async validate(body: unknown): Promise<ValidationOutcome> {
-    if (!isPlainObject(body))
+    if (!isPlainObject(body)) {
       return { ok: false, fields: { body: 'the request body must be a JSON object' } };
-    const fields = await check(CreateDeliberationDto, body, '');
-    if (typeof body.question === 'string' && !fields.question) {
+    }
+    // A Map, so that a field named `__proto__` is reported like any other.
+    const fields = new Map(Object.entries(await check(CreateDeliberationDto, body, '')));
+    if (body.question === undefined || body.question === null) fields.set('question', 'Question is required');
+    else if (typeof body.question === 'string' && !fields.has('question')) {
       const trimmed = body.question.trim();
-      if (trimmed.length === 0) fields.question = 'Question is required';
+      if (trimmed.length === 0) fields.set('question', 'Question is required');
       else if (trimmed.length > QUESTION_MAX_LENGTH) {
-        fields.question = `question must be at most ${QUESTION_MAX_LENGTH} characters (got ${trimmed.length})`;
+        fields.set(
+          'question',
+          `question must be at most ${QUESTION_MAX_LENGTH} characters (got ${trimmed.length})`,
+        );
       }
     }
     const mode = (body.mode ?? 'council') as ModeName;
-    const definition = fields.mode ? undefined : modeDefinition(mode);
-    if (!fields.mode && !definition) fields.mode = `mode "${mode}" is not available in this version`;
+    const definition = fields.has('mode') ? undefined : modeDefinition(mode);
+    if (!fields.has('mode') && !definition)
+      fields.set('mode', `mode "${mode}" is not available in this version`);
+    const add = (errors: FieldErrors) => Object.entries(errors).forEach(([k, v]) => fields.set(k, v));
     if (definition) {
-      if (isPlainObject(body.modeConfig)) {
-        Object.assign(fields, await check(definition.configSchema, body.modeConfig, 'modeConfig'));
-      }
+      if (isPlainObject(body.modeConfig))
+        add(await check(definition.configSchema, body.modeConfig, 'modeConfig'));
       const topLevel = Object.fromEntries(
         TOP_LEVEL_COUNCIL_FIELDS.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]),
       );
       if (mode === 'council') {
-        Object.assign(fields, await check(definition.configSchema, topLevel, ''));
+        add(await check(definition.configSchema, topLevel, ''));
       } else {
         for (const field of Object.keys(topLevel)) {
-          fields[field] = `${field} at top level is for council only; give ${mode}'s roster in modeConfig`;
+          fields.set(field, `${field} at top level is for council only; give ${mode}'s roster in modeConfig`);
         }
       }
     }
-    if (Object.keys(fields).length > 0 || !definition) return { ok: false, fields };
+    for (const [field, message] of nulCharacters(body, '')) fields.set(field, message);
+    if (fields.size > 0 || !definition) return { ok: false, fields: fieldErrors([...fields]) };
 
     const resolved = definition.resolveConfig(
       {

@@ -9,6 +9,8 @@ import { OrderedDelivery } from './ordered-delivery';
 
 type Listener = (event: DeliveredEvent) => void;
 
+const RESYNC_INTERVAL_MS = 15_000;
+
 /**
  * Every gateway replica hears every event on one Redis channel and hands each to the local
  * subscribers of its message; replay and gap-filling come from Postgres.
@@ -17,7 +19,9 @@ type Listener = (event: DeliveredEvent) => void;
 export class EventHub implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('events');
   private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly deliveries = new Set<OrderedDelivery>();
   private subscriber: Redis | null = null;
+  private resyncTimer: NodeJS.Timeout | null = null;
 
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
@@ -28,11 +32,21 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
     this.subscriber = createRedis(this.config.redisUrl, 'subscriber');
     this.subscriber.on('error', (error) => this.logger.warn(`redis subscriber: ${error.message}`));
     this.subscriber.on('message', (_channel: string, raw: string) => this.dispatch(raw));
+    // Publishes made while we were disconnected are gone: catch up from the store.
+    this.subscriber.on('ready', () => this.resyncAll());
     await this.subscriber.subscribe(eventsChannel(this.config.redisPrefix));
+    this.resyncTimer = setInterval(() => this.resyncAll(), RESYNC_INTERVAL_MS);
+    this.resyncTimer.unref();
   }
 
   async onModuleDestroy(): Promise<void> {
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    for (const delivery of this.deliveries) delivery.close();
     this.subscriber?.disconnect();
+  }
+
+  private resyncAll(): void {
+    for (const delivery of this.deliveries) delivery.resync();
   }
 
   private dispatch(raw: string): void {
@@ -62,9 +76,12 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
       send,
       (reason) => {
         this.removeListener(messageId, listener);
+        this.deliveries.delete(delivery);
         onEnd?.(reason);
       },
+      () => this.deliberations.isFinished(messageId),
     );
+    this.deliveries.add(delivery);
     listener = (event) => delivery.offer(event);
     const set = this.listeners.get(messageId) ?? new Set<Listener>();
     set.add(listener);

@@ -96,6 +96,46 @@ describe('OrderedDelivery', () => {
     expect(t.ended()).toBe('terminal');
   });
 
+  it('ends a subscriber already past the last event of a finished deliberation', async () => {
+    const sent: number[] = [];
+    let ended: string | null = null;
+    const stored = [event(1), event(2, 'complete')];
+    const delivery = new OrderedDelivery(
+      2,
+      async (after) => stored.filter((e) => e.seq > after),
+      (e) => sent.push(e.seq),
+      (reason) => (ended = reason),
+      async () => true,
+    );
+    await delivery.start();
+    expect(sent).toEqual([]);
+    expect(ended).toBe('terminal');
+  });
+
+  it('keeps a subscriber of a running deliberation open when it has seen everything so far', async () => {
+    const delivery = new OrderedDelivery(
+      1,
+      async () => [],
+      () => undefined,
+      () => undefined,
+      async () => false,
+    );
+    await delivery.start();
+    expect(delivery.isEnded).toBe(false);
+  });
+
+  it('resync fetches events whose publish was lost, without a later live event', async () => {
+    const stored = [event(1)];
+    const t = setup(stored);
+    await t.delivery.start();
+    stored.push(event(2), event(3, 'complete'));
+    t.delivery.resync();
+    await flush();
+    await flush();
+    expect(t.sent).toEqual([1, 2, 3]);
+    expect(t.ended()).toBe('terminal');
+  });
+
   it('ends when the store cannot be read', async () => {
     const delivery = new OrderedDelivery(
       0,

@@ -18,6 +18,8 @@ export class OrderedDelivery {
     private readonly fetchAfter: FetchAfter,
     private readonly send: (event: DeliveredEvent) => void,
     private readonly onEnd: (reason: 'terminal' | 'closed' | 'failed') => void = () => undefined,
+    /** Whether the deliberation has ended; a subscriber already past its last event is then done. */
+    private readonly finished: () => Promise<boolean> = async () => false,
   ) {
     this.lastSeq = afterSeq;
   }
@@ -32,7 +34,19 @@ export class OrderedDelivery {
 
   /** Replays what is stored; call after the live listener is registered so nothing falls between. */
   start(): Promise<void> {
-    return this.enqueue(() => this.catchUp());
+    return this.enqueue(async () => {
+      await this.catchUp();
+      if (!this.ended && (await this.finished())) {
+        // The terminal event is stored with the final status, so it was replayed if it was due.
+        await this.catchUp();
+        this.end('terminal');
+      }
+    });
+  }
+
+  /** Looks for stored events this subscriber has not had (a lost publish, a Redis reconnect). */
+  resync(): void {
+    void this.enqueue(() => this.catchUp());
   }
 
   offer(event: DeliveredEvent): void {

@@ -21,7 +21,10 @@ export interface StageRunnerOptions {
   /** The whole deliberation is cut off after this long (00-shared.md §2). */
   deliberationCapMs: number;
   titleTimeoutMs?: number;
+  /** How long a finished pipeline waits for a title call still in flight before using the fallback. */
+  titleGraceMs?: number;
   now?: () => number;
+  log?: (message: string) => void;
 }
 
 const TERMINAL = new Set(['complete', 'failed', 'cancelled']);
@@ -85,16 +88,18 @@ export class StageRunner {
       // This stage was committed by an earlier attempt that died before it scheduled the next one
       // or published its events: do both again (both are idempotent).
       if (loaded.stage) await this.scheduler.enqueueStage(messageId, loaded.stage);
-      await this.publisher.publish(await this.store.eventsAfter(messageId, 0));
+      await this.publish(await this.store.eventsAfter(messageId, 0));
       return;
     }
     const mode = this.mode(loaded);
     const ctx = contextOf(loaded);
-    const remainingMs = this.options.deliberationCapMs - (this.now() - loaded.createdAt.getTime());
+    const remainingMs = mode.enforcesDeliberationCap
+      ? this.options.deliberationCapMs - (this.now() - loaded.createdAt.getTime())
+      : Number.POSITIVE_INFINITY;
     if (remainingMs <= 0) {
       const seconds = Math.round(this.options.deliberationCapMs / 1000);
       const message = `The deliberation ran past its ${seconds} s limit and was stopped.`;
-      await this.commit(messageId, stage, loaded.question, failure(message));
+      await this.commit(loaded, stage, failure(message));
       return;
     }
 
@@ -103,7 +108,7 @@ export class StageRunner {
       timeoutMs: Math.min(mode.timeoutMs(ctx.config), remainingMs),
       callEvents: mode.callEvents ? (outcome) => mode.callEvents?.(stage, ctx, outcome) ?? [] : undefined,
     });
-    await this.commit(messageId, stage, loaded.question, mode.reduce(stage, ctx, outcomes));
+    await this.commit(loaded, stage, mode.reduce(stage, ctx, outcomes));
   }
 
   /** Runs beside the first stage; whichever of title and pipeline finishes last does not wait. */
@@ -122,6 +127,28 @@ export class StageRunner {
     await this.store.withMessageLock(messageId, (tx) => tx.setTitleIfUnset(title));
   }
 
+  /**
+   * Finds deliberations that stopped moving: a gateway that died between storing a request and
+   * enqueueing it, a job lost with Redis, a final-failure hook that never ran. Safe on every worker.
+   */
+  async reconcile(idleMs: number): Promise<number> {
+    let repaired = 0;
+    for (const { messageId, stage } of await this.store.unfinishedMessages(idleMs)) {
+      const state = await this.scheduler.stageJobState(messageId, stage);
+      if (state === 'pending') continue;
+      repaired += 1;
+      if (state === 'failed') {
+        await this.failPermanently(
+          messageId,
+          `The deliberation stopped because of an internal error during ${stage}. Please try again.`,
+        );
+      } else {
+        await this.scheduler.rescheduleStage(messageId, stage);
+      }
+    }
+    return repaired;
+  }
+
   /** The last word on a deliberation whose job failed for good (retries spent, or stalled out). */
   async failPermanently(messageId: string, reason: string): Promise<void> {
     const events = await this.store.withMessageLock(messageId, async (tx) => {
@@ -129,7 +156,32 @@ export class StageRunner {
       await tx.update({ status: 'failed', stage: null, error: reason, completed: true });
       return tx.appendEvents([{ key: 'error', type: 'error', payload: { message: reason } }]);
     });
-    if (events) await this.publisher.publish(events);
+    if (events) await this.publish(events);
+  }
+
+  /**
+   * Events are stored before they are published, and subscribers catch up from the store, so a
+   * failed publish delays delivery but loses nothing: it must not fail the stage.
+   */
+  private async publish(events: DeliveredEvent[]): Promise<void> {
+    try {
+      await this.publisher.publish(events);
+    } catch (error) {
+      this.options.log?.(`could not publish ${events.length} event(s): ${String(error)}`);
+    }
+  }
+
+  /** The title call runs beside the pipeline; give one still in flight a short grace period. */
+  private async awaitTitle(messageId: string): Promise<void> {
+    const deadline = this.now() + (this.options.titleGraceMs ?? 5000);
+    while (this.now() < deadline) {
+      if ((await this.store.loadOutcomes(messageId, 'title')).length > 0) {
+        // the title job stores its outcome, then the title, in two steps
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   private mode(loaded: LoadedDeliberation): AnyModeDefinition {
@@ -149,7 +201,7 @@ export class StageRunner {
       if (guard?.markRunning && tx.message.status === 'queued') await tx.update({ status: 'running' });
       return tx.appendEvents(events);
     });
-    if (delivered && delivered.length > 0) await this.publisher.publish(delivered);
+    if (delivered && delivered.length > 0) await this.publish(delivered);
   }
 
   private async callAll(
@@ -209,7 +261,8 @@ export class StageRunner {
         ok: true,
         key: call.key,
         model: call.model,
-        content: completion.content,
+        // PostgreSQL text cannot hold NUL; a model that emits one must not fail the stage.
+        content: completion.content.replaceAll('\u0000', ''),
         servedModel: completion.servedModel,
         responseTimeMs: this.now() - started,
         promptTokens: completion.usage?.promptTokens ?? null,
@@ -229,13 +282,10 @@ export class StageRunner {
     return this.store.saveOutcome(messageId, stage, outcome);
   }
 
-  private async commit(
-    messageId: string,
-    stage: string,
-    question: string,
-    reduction: StageReduction,
-  ): Promise<void> {
+  private async commit(loaded: LoadedDeliberation, stage: string, reduction: StageReduction): Promise<void> {
+    const { messageId, question } = loaded;
     const { transition } = reduction;
+    if (transition.kind === 'done' && loaded.needsTitle) await this.awaitTitle(messageId);
     const delivered: DeliveredEvent[] | null = await this.store.withMessageLock(messageId, async (tx) => {
       if (TERMINAL.has(tx.message.status) || tx.message.stage !== stage) return [];
       await tx.insertRows(reduction.rows);
@@ -255,7 +305,7 @@ export class StageRunner {
       }
       return tx.appendEvents(events);
     });
-    if (delivered && delivered.length > 0) await this.publisher.publish(delivered);
+    if (delivered && delivered.length > 0) await this.publish(delivered);
     if (transition.kind === 'next') await this.scheduler.enqueueStage(messageId, transition.stage);
   }
 }

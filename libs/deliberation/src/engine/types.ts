@@ -106,6 +106,8 @@ export type ResolvedConfig<Config> = { ok: true; config: Config } | { ok: false;
 export interface ModeDefinition<Config = unknown, Result = unknown> {
   mode: ModeName;
   multiTurn: boolean;
+  /** Whether the 600 s whole-deliberation cap of 00-shared.md §2 applies (01-council.md §F: not for council). */
+  enforcesDeliberationCap: boolean;
   firstStage: string;
   /** Class-validator DTO describing `modeConfig`. */
   configSchema: new () => object;
@@ -171,6 +173,8 @@ export interface DeliberationStore {
   saveOutcome(messageId: string, stage: string, outcome: CallOutcome): Promise<CallOutcome>;
   withMessageLock<T>(messageId: string, work: (tx: MessageTransaction) => Promise<T>): Promise<T | null>;
   eventsAfter(messageId: string, afterSeq: number): Promise<DeliveredEvent[]>;
+  /** Queued or running messages whose row has not changed for `idleMs`. */
+  unfinishedMessages(idleMs: number): Promise<UnfinishedMessage[]>;
   usage(messageId: string): Promise<Usage>;
 }
 
@@ -178,6 +182,16 @@ export interface EventPublisher {
   publish(events: DeliveredEvent[]): Promise<void>;
 }
 
+export type StageJobState = 'pending' | 'missing' | 'completed' | 'failed';
+
 export interface StageScheduler {
   enqueueStage(messageId: string, stage: string): Promise<void>;
+  stageJobState(messageId: string, stage: string): Promise<StageJobState>;
+  /** Enqueues the stage again even if a finished job with the same id is still kept. */
+  rescheduleStage(messageId: string, stage: string): Promise<void>;
+}
+
+export interface UnfinishedMessage {
+  messageId: string;
+  stage: string;
 }

@@ -59,7 +59,7 @@ export const titleResponder: SimulatedResponder = {
       .filter((w) => w.length > 3)
       .slice(0, 4);
     const title = words.map((w) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase()).join(' ');
-    return title || 'Simulated Conversation';
+    return `Simulated: ${title || 'Conversation'}`;
   },
 };
 

@@ -250,6 +250,7 @@ function reduceStage3(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
 export const councilMode: ModeDefinition<CouncilConfig, Partial<CouncilResult>> = {
   mode: 'council',
   multiTurn: true,
+  enforcesDeliberationCap: false,
   firstStage: 'stage1',
   configSchema: CouncilConfigDto,
   resolveConfig: resolveCouncilConfig,

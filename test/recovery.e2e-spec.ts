@@ -1,0 +1,127 @@
+import type { DeliveredEvent } from '@conclave/contracts';
+import { fallbackTitle } from '@conclave/deliberation';
+import { StageQueue, TypeOrmDeliberationStore, createRedis } from '@conclave/persistence';
+import { expectContiguous, modeEvents, TestStack } from './support/harness';
+
+describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
+  const stack = new TestStack({
+    STAGE_ATTEMPTS: '1',
+    RECONCILE_INTERVAL_MS: '300',
+    RECONCILE_IDLE_MS: '0',
+  });
+  beforeAll(() => stack.start({ worker: false }), 60_000);
+  afterAll(() => stack.stop());
+
+  const withQueue = async <T>(work: (queue: StageQueue) => Promise<T>): Promise<T> => {
+    const redis = createRedis(stack.config.redisUrl, 'worker');
+    const queue = new StageQueue(redis, stack.config.redisPrefix, { attempts: 1 });
+    try {
+      return await work(queue);
+    } finally {
+      await queue.close();
+      redis.disconnect();
+    }
+  };
+
+  it('stores each row, event and model outcome once, however often it is written', async () => {
+    const { messageId } = await stack.deliberate({ question: 'Once', councilModels: ['sim/a', 'sim/b'] });
+    const store = new TypeOrmDeliberationStore(stack.db);
+    const row = {
+      stageType: 'stage1',
+      stageOrder: 1,
+      model: 'sim/a',
+      role: 'respondent',
+      content: 'first',
+      parsedData: {},
+      responseTimeMs: 1,
+      promptTokens: null,
+      completionTokens: null,
+      costUsd: null,
+    };
+    const event = { key: 'stage1_start', type: 'stage1_start', payload: {} };
+    const first = await store.withMessageLock(messageId, async (tx) => {
+      await tx.insertRows([row]);
+      return tx.appendEvents([event, event]);
+    });
+    const second = await store.withMessageLock(messageId, async (tx) => {
+      await tx.insertRows([{ ...row, content: 'second' }]);
+      return tx.appendEvents([event]);
+    });
+    expect(first?.map((e) => e.seq)).toEqual([1]);
+    expect(second).toEqual([]);
+    expect((await stack.stageRows(messageId)).map((r) => r.content)).toEqual(['first']);
+
+    const outcome = { ok: false as const, key: 'sim/a', model: 'sim/a', error: 'first', responseTimeMs: 1 };
+    await store.saveOutcome(messageId, 'stage1', outcome);
+    const kept = await store.saveOutcome(messageId, 'stage1', { ...outcome, error: 'second' });
+    expect(kept).toMatchObject({ error: 'first' });
+    expect(await store.loadOutcomes(messageId, 'stage1')).toHaveLength(1);
+  });
+
+  it('a stage job that keeps failing ends the deliberation with an error event', async () => {
+    const { messageId } = await stack.deliberate({ question: 'Broken', councilModels: ['sim/a', 'sim/b'] });
+    // a config the council cannot plan with: the stage job throws
+    await stack.db.query(`UPDATE messages SET config = '{"councilModels": 5}' WHERE id = $1`, [messageId]);
+    const following = stack.follow(messageId);
+    await stack.startWorker();
+    const events = await following;
+    expect(events.at(-1)).toMatchObject({
+      type: 'error',
+      message: 'The deliberation stopped because of an internal error during stage1. Please try again.',
+    });
+    const [message] = await stack.db.query('SELECT status, error FROM messages WHERE id = $1', [messageId]);
+    expect(message.status).toBe('failed');
+  });
+
+  it('a deliberation stored but never enqueued is found and finished', async () => {
+    // as if the gateway died between committing the request and enqueueing its first job
+    const [user] = await stack.db.query(`SELECT id FROM users WHERE name = 'local'`);
+    const [conversation] = await stack.db.query(
+      `INSERT INTO conversations (user_id, mode) VALUES ($1, 'council') RETURNING id`,
+      [user.id],
+    );
+    await stack.db.query(
+      `INSERT INTO messages (conversation_id, role, content, status, turn, mode) VALUES ($1, 'user', 'Orphan?', 'complete', 1, 'council')`,
+      [conversation.id],
+    );
+    const [message] = await stack.db.query(
+      `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title)
+       VALUES ($1, 'assistant', '', 'queued', 1, 'council', $2, 'stage1', false) RETURNING id`,
+      [conversation.id, { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c', timeoutMs: 5000 }],
+    );
+    expect(await withQueue((queue) => queue.stageJobState(message.id, 'stage1'))).toBe('missing');
+    const events = await stack.follow(message.id, { timeoutMs: 20_000 });
+    expectContiguous(events);
+    expect(events.at(-1)?.type).toBe('complete');
+  });
+
+  it('falls back to the first words of the question when the title call fails', async () => {
+    const question = 'What makes a good code review in a small team of engineers?';
+    const { events } = await stack.run({
+      question,
+      councilModels: ['sim/a', 'sim/b'],
+      chairmanModel: 'sim/c:fail@title',
+    });
+    const title = modeEvents(events).find((e) => e.type === 'title_complete') as DeliveredEvent & {
+      data: { title: string };
+    };
+    expect(title.data.title).toBe(fallbackTitle(question));
+    expect(events.at(-1)?.type).toBe('complete');
+  });
+
+  it('waits briefly for a title call still in flight instead of discarding it', async () => {
+    const { events, conversationId } = await stack.run({
+      question: 'Why do cats purr at night?',
+      councilModels: ['sim/a', 'sim/b'],
+      chairmanModel: 'sim/c:delay1500@title',
+    });
+    const title = modeEvents(events).find((e) => e.type === 'title_complete') as DeliveredEvent & {
+      data: { title: string };
+    };
+    expect(title.data.title).toBe('Simulated: Cats Purr Night');
+    const [conversation] = await stack.db.query('SELECT title FROM conversations WHERE id = $1', [
+      conversationId,
+    ]);
+    expect(conversation.title).toBe(title.data.title);
+  });
+});
