@@ -122,7 +122,9 @@ describe('the OpenAI-compatible provider inside a real deliberation', () => {
     });
     expect(events.at(-1)?.type).toBe('complete');
     const rows = await stack.stageRows(messageId);
-    expect(rows.find((r) => r.model === 'local/nul' && r.stage_type === 'stage1')?.content).toBe('zerobyte answer');
+    expect(rows.find((r) => r.model === 'local/nul' && r.stage_type === 'stage1')?.content).toBe(
+      'zerobyte answer',
+    );
   });
 
   it('gives Stage 1 and Stage 3 the last 10 turns of history, and Stage 2 none', async () => {
