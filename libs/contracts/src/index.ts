@@ -3,3 +3,4 @@ export * from './council';
 export * from './events';
 export * from './jobs';
 export * from './model-id';
+export * from './jury';

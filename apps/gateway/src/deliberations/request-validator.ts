@@ -59,7 +59,7 @@ async function check(
     new schema(),
     Object.fromEntries([...known].filter((k) => k in value).map((k) => [k, value[k]])),
   );
-  const errors = await validate(instance, { forbidUnknownValues: true });
+  const errors = await validate(instance, { forbidUnknownValues: true, stopAtFirstError: true });
   return fieldErrors([
     ...unknown.map((key): [string, string] => [join(prefix, key), `property ${key} should not exist`]),
     ...Object.entries(flatten(errors, prefix, {})),
@@ -110,8 +110,10 @@ export class RequestValidator {
       fields.set('mode', `mode "${mode}" is not available in this version`);
     const add = (errors: FieldErrors) => Object.entries(errors).forEach(([k, v]) => fields.set(k, v));
     if (definition) {
-      if (isPlainObject(body.modeConfig))
-        add(await check(definition.configSchema, body.modeConfig, 'modeConfig'));
+      // An absent modeConfig is checked as {}, so a mode's required options are named too.
+      if (body.modeConfig === undefined || isPlainObject(body.modeConfig)) {
+        add(await check(definition.configSchema, body.modeConfig ?? {}, 'modeConfig'));
+      }
       const topLevel = Object.fromEntries(
         TOP_LEVEL_COUNCIL_FIELDS.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]),
       );

@@ -4,13 +4,20 @@ import type { AnyModeDefinition } from '../engine/types';
 import { answerResponder, titleResponder } from '../shared/simulation';
 import { councilMode } from './council/council.mode';
 import { councilResponders } from './council/council.sim';
+import { juryMode } from './jury/jury.mode';
+import { juryResponders } from './jury/jury.sim';
 
 /** Every mode the product runs. Adding a mode: its folder, one line here, one line below. */
 export const MODES: Partial<Record<ModeName, AnyModeDefinition>> = {
   council: councilMode,
+  jury: juryMode,
 };
 
-export const SIMULATED_RESPONDERS: SimulatedResponder[] = [titleResponder, ...councilResponders];
+export const SIMULATED_RESPONDERS: SimulatedResponder[] = [
+  titleResponder,
+  ...councilResponders,
+  ...juryResponders,
+];
 export const SIMULATED_FALLBACK = answerResponder;
 
 export function modeDefinition(mode: ModeName): AnyModeDefinition | undefined {

@@ -17,22 +17,23 @@ export const COUNCIL_MAX_MODELS = 6;
 
 /** `modeConfig` of a council request (and the top-level `councilModels` / `chairmanModel`). */
 export class CouncilConfigDto {
-  @IsOptional()
-  @IsArray()
-  @ArrayMinSize(COUNCIL_MIN_MODELS)
-  @ArrayMaxSize(COUNCIL_MAX_MODELS)
-  @ArrayUnique({ message: 'councilModels must not name the same model twice' })
+  // Validators run bottom-up and stop at the first failure: the type check comes last.
   @IsModelId({ each: true })
+  @ArrayUnique({ message: 'councilModels must not name the same model twice' })
+  @ArrayMaxSize(COUNCIL_MAX_MODELS)
+  @ArrayMinSize(COUNCIL_MIN_MODELS)
+  @IsArray()
+  @IsOptional()
   councilModels?: string[];
 
-  @IsOptional()
   @IsModelId()
+  @IsOptional()
   chairmanModel?: string;
 
-  @IsOptional()
-  @IsInt()
-  @Min(1000)
   @Max(600_000)
+  @Min(1000)
+  @IsInt()
+  @IsOptional()
   timeoutMs?: number;
 }
 

@@ -1,0 +1,82 @@
+import type { JuryConfig } from '@conclave/contracts';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsInt,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+} from 'class-validator';
+import type { ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
+import { IsModelId } from '../../shared/validation';
+
+export const JURY_MIN_JURORS = 3;
+export const JURY_MAX_JURORS = 6;
+export const JURY_CONTENT_MAX_LENGTH = 200_000;
+
+/** `modeConfig` of a jury request (03-jury.md §D). */
+export class JuryConfigDto {
+  // Validators run bottom-up and stop at the first failure: the type check comes last.
+  @MaxLength(JURY_CONTENT_MAX_LENGTH)
+  @MinLength(1, { message: 'Content to evaluate is required' })
+  @IsString({ message: 'Content to evaluate is required' })
+  content: string;
+
+  @MaxLength(20_000)
+  @IsString()
+  @IsOptional()
+  originalQuestion?: string;
+
+  @IsModelId({ each: true })
+  @ArrayUnique({ message: 'jurorModels must not name the same model twice' })
+  @ArrayMaxSize(JURY_MAX_JURORS, { message: 'Maximum 6 juror models allowed' })
+  @ArrayMinSize(JURY_MIN_JURORS, { message: 'Jury mode requires at least 3 juror models' })
+  @IsArray()
+  @IsOptional()
+  jurorModels?: string[];
+
+  @IsModelId()
+  @IsOptional()
+  foremanModel?: string;
+
+  @Max(300_000)
+  @Min(10_000)
+  @IsInt()
+  @IsOptional()
+  timeoutMs?: number;
+}
+
+export const DEFAULT_JURY_TIMEOUT_MS = 120_000;
+
+export function resolveJuryConfig(
+  request: RequestEnvelope,
+  defaults: ModeDefaults,
+): ResolvedConfig<JuryConfig> {
+  const given = (request.modeConfig ?? {}) as Partial<JuryConfigDto>;
+  if (typeof given.content !== 'string' || given.content.trim().length === 0) {
+    return { ok: false, fields: { 'modeConfig.content': 'Content to evaluate is required' } };
+  }
+  const jurorModels = given.jurorModels ?? defaults.jury.jurorModels;
+  const foremanModel = given.foremanModel ?? defaults.jury.foremanModel;
+  if (jurorModels.includes(foremanModel)) {
+    return {
+      ok: false,
+      fields: { 'modeConfig.foremanModel': 'Foreman model must not be one of the juror models' },
+    };
+  }
+  return {
+    ok: true,
+    config: {
+      content: given.content,
+      ...(given.originalQuestion ? { originalQuestion: given.originalQuestion } : {}),
+      jurorModels,
+      foremanModel,
+      timeoutMs: given.timeoutMs ?? DEFAULT_JURY_TIMEOUT_MS,
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import {
+  DIMENSIONS,
+  type DimensionAnalysisRow,
+  type ForemanReport,
+  type JurorSummary,
+  type Verdict,
+} from '@conclave/contracts';
+import { listItems, parseVerdict, section, stripEchoedContent } from './jury.parse';
+
+const FINAL_VERDICT =
+  /Final Verdict[ \t]*\**[ \t]*:?[ \t]*\**[ \t]*\n?[ \t]*\**[ \t]*(APPROVE|REVISE|REJECT)\b/i;
+
+const title = (dimension: string) => dimension.charAt(0).toUpperCase() + dimension.slice(1);
+
+/** The foreman's Consensus column, by dimension, from its analysis table if it wrote one. */
+export function consensusNotes(text: string): Record<string, string> {
+  const notes: Record<string, string> = {};
+  for (const dimension of DIMENSIONS) {
+    const row = new RegExp(
+      String.raw`^[ \t]*\|?[ \t]*\**[ \t]*${dimension}[ \t]*\**[ \t]*\|(.*)$`,
+      'im',
+    ).exec(text);
+    if (!row) continue;
+    const cells = row[1]
+      .split('|')
+      .map((c) => c.trim())
+      .filter((c, i, all) => !(i === all.length - 1 && c === ''));
+    const note = cells[3]?.replace(/\*\*/g, '').trim();
+    if (note) notes[title(dimension)] = note;
+  }
+  return notes;
+}
+
+/** When the foreman gave no note: how far apart the jurors' scores are. */
+export function consensusFromRange(min: number, max: number): string {
+  const spread = max - min;
+  if (spread <= 1) return 'Strong agreement';
+  if (spread <= 2) return 'Mixed';
+  return 'Disagreement';
+}
+
+function items(text: string, heading: RegExp): string[] {
+  const lines = section(text, heading);
+  if (!lines) return [];
+  const list = listItems(lines);
+  if (list.length > 0) return list;
+  const paragraph = lines.join(' ').replace(/\s+/g, ' ').trim();
+  return paragraph ? [paragraph] : [];
+}
+
+/**
+ * The foreman's report as `ForemanReport`. The figures of the dimension analysis come from the
+ * server's aggregation of the juror scores, never from the foreman's arithmetic; only the
+ * consensus wording is the foreman's.
+ */
+export function parseForemanReport(input: {
+  model: string;
+  text: string;
+  content: string;
+  summary: JurorSummary;
+  responseTimeMs: number;
+}): ForemanReport {
+  const own = stripEchoedContent(input.text, input.content);
+  const notes = consensusNotes(own);
+  const dimensionAnalysis: DimensionAnalysisRow[] = [];
+  for (const dimension of DIMENSIONS) {
+    const avg = input.summary.dimensionAverages[dimension];
+    const { min, max } = input.summary.dimensionRanges[dimension];
+    if (avg === null || min === null || max === null) continue;
+    dimensionAnalysis.push({
+      dimension: title(dimension),
+      avgScore: avg,
+      minScore: min,
+      maxScore: max,
+      consensus: notes[title(dimension)] ?? consensusFromRange(min, max),
+    });
+  }
+  const dissent = items(own, /dissent/i);
+  const verdict = (FINAL_VERDICT.exec(own)?.[1]?.toUpperCase() as Verdict | undefined) ?? parseVerdict(own);
+  return {
+    model: input.model,
+    reportText: input.text,
+    finalVerdict: verdict ?? input.summary.majorityVerdict,
+    dimensionAnalysis,
+    keyStrengths: items(own, /strength/i),
+    keyWeaknesses: items(own, /weakness/i),
+    recommendations: items(own, /recommendation/i),
+    dissentingOpinions: dissent.length === 1 && /\bunanimous\b/i.test(dissent[0]) ? [] : dissent,
+    responseTimeMs: input.responseTimeMs,
+  };
+}

@@ -1,0 +1,321 @@
+import {
+  type ForemanReport,
+  type JurorAssessment,
+  type JurorSummary,
+  type JuryConfig,
+  type JuryResult,
+} from '@conclave/contracts';
+import { failure } from '../../engine/reductions';
+import type {
+  CallOutcome,
+  DeliberationContext,
+  ModeDefinition,
+  ModeEvent,
+  PlannedCall,
+  StageReduction,
+  StageRow,
+  SuccessfulCall,
+} from '../../engine/types';
+import { JURY_MAX_JURORS, JURY_MIN_JURORS, JuryConfigDto, resolveJuryConfig } from './jury.config';
+import { parseForemanReport } from './jury.foreman';
+import { parseJurorOutput } from './jury.parse';
+import { buildEvaluationPrompt, buildForemanPrompt, buildJuryTitlePrompt } from './jury.prompts';
+import { summarizeJurors } from './jury.verdict';
+
+type Ctx = DeliberationContext<JuryConfig>;
+
+const ORDER = { present: 1, deliberation: 2, juror_summary: 3, verdict: 4 } as const;
+const MIN_SUCCESSFUL_JURORS = 2;
+
+const event = (type: string, payload: Record<string, unknown> = {}, key = type): ModeEvent => ({
+  key,
+  type,
+  payload,
+});
+
+function usage(call: SuccessfulCall) {
+  return {
+    responseTimeMs: call.responseTimeMs,
+    promptTokens: call.promptTokens,
+    completionTokens: call.completionTokens,
+    costUsd: call.costUsd,
+  };
+}
+
+const NO_USAGE = { responseTimeMs: null, promptTokens: null, completionTokens: null, costUsd: null };
+
+export function assessJuror(call: SuccessfulCall, content: string): JurorAssessment {
+  const parsed = parseJurorOutput(call.content, content);
+  return {
+    model: call.model,
+    assessmentText: call.content,
+    scores: parsed.scores,
+    average: parsed.average,
+    verdict: parsed.verdict,
+    recommendations: parsed.recommendations,
+    responseTimeMs: call.responseTimeMs,
+    parseSuccess: parsed.parseSuccess,
+  };
+}
+
+type JurorParsedData = Omit<JurorAssessment, 'model' | 'assessmentText' | 'responseTimeMs'>;
+
+function jurorsFromRows(rows: readonly StageRow[], config: JuryConfig): JurorAssessment[] {
+  return rows
+    .filter((r) => r.stageType === 'deliberation')
+    .sort((a, b) => config.jurorModels.indexOf(a.model ?? '') - config.jurorModels.indexOf(b.model ?? ''))
+    .map((r) => {
+      const data = (r.parsedData ?? {}) as unknown as JurorParsedData;
+      return {
+        model: r.model ?? '',
+        assessmentText: r.content,
+        scores: data.scores,
+        average: data.average,
+        verdict: data.verdict,
+        recommendations: data.recommendations ?? [],
+        responseTimeMs: r.responseTimeMs ?? 0,
+        parseSuccess: data.parseSuccess,
+      };
+    });
+}
+
+const summaryFromRows = (rows: readonly StageRow[]): JurorSummary | undefined =>
+  rows.find((r) => r.stageType === 'juror_summary')?.parsedData as JurorSummary | undefined;
+
+function reducePresent(ctx: Ctx): StageReduction {
+  const { content, originalQuestion } = ctx.config;
+  return {
+    rows: [
+      {
+        stageType: 'present',
+        stageOrder: ORDER.present,
+        model: null,
+        role: null,
+        content,
+        parsedData: originalQuestion ? { originalQuestion } : {},
+        ...NO_USAGE,
+      },
+    ],
+    events: [
+      event('present_complete', { data: originalQuestion ? { content, originalQuestion } : { content } }),
+    ],
+    transition: { kind: 'next', stage: 'deliberation' },
+  };
+}
+
+function reduceDeliberation(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
+  const succeeded = outcomes.filter((o): o is SuccessfulCall => o.ok);
+  const failedJurors = outcomes.flatMap((o) => (o.ok ? [] : [{ model: o.model, reason: o.error }]));
+  if (succeeded.length === 0) return failure('All juror evaluations failed.');
+  if (succeeded.length < MIN_SUCCESSFUL_JURORS) {
+    return failure(
+      `Only ${succeeded.length} juror evaluation succeeded (${succeeded[0].model}); ` +
+        `at least ${MIN_SUCCESSFUL_JURORS} are needed for a verdict. Failed: ` +
+        failedJurors.map((f) => `${f.model} (${f.reason})`).join(', ') +
+        '.',
+    );
+  }
+  const jurors = succeeded.map((call) => assessJuror(call, ctx.config.content));
+  const summary = summarizeJurors(jurors, failedJurors);
+  const rows: StageRow[] = [
+    ...succeeded.map((call, i): StageRow => {
+      const { scores, average, verdict, recommendations, parseSuccess } = jurors[i];
+      return {
+        stageType: 'deliberation',
+        stageOrder: ORDER.deliberation,
+        model: call.model,
+        role: 'juror',
+        content: call.content,
+        parsedData: { scores, average, verdict, recommendations, parseSuccess },
+        ...usage(call),
+      };
+    }),
+    {
+      stageType: 'juror_summary',
+      stageOrder: ORDER.juror_summary,
+      model: null,
+      role: null,
+      content: JSON.stringify({ majorityVerdict: summary.majorityVerdict, voteTally: summary.voteTally }),
+      parsedData: summary as unknown as Record<string, unknown>,
+      ...NO_USAGE,
+    },
+  ];
+  return {
+    rows,
+    events: [event('all_jurors_complete', { data: summary })],
+    transition: { kind: 'next', stage: 'verdict' },
+  };
+}
+
+function reduceVerdict(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
+  const foreman = outcomes[0];
+  if (!foreman?.ok) {
+    const reason = foreman && !foreman.ok ? foreman.error : 'no answer';
+    return failure(
+      `The foreman model ${ctx.config.foremanModel} failed to deliver the verdict report (${reason}). ` +
+        'The juror assessments and their summary are saved.',
+    );
+  }
+  const summary = summaryFromRows(ctx.rows);
+  if (!summary) throw new Error('verdict stage reached without a juror summary');
+  const report = parseForemanReport({
+    model: foreman.model,
+    text: foreman.content,
+    content: ctx.config.content,
+    summary,
+    responseTimeMs: foreman.responseTimeMs,
+  });
+  const { model: _model, reportText: _text, responseTimeMs: _time, ...parsedData } = report;
+  return {
+    rows: [
+      {
+        stageType: 'verdict',
+        stageOrder: ORDER.verdict,
+        model: foreman.model,
+        role: 'foreman',
+        content: foreman.content,
+        parsedData,
+        ...usage(foreman),
+      },
+    ],
+    events: [event('verdict_complete', { data: report })],
+    transition: { kind: 'done', content: foreman.content },
+  };
+}
+
+function plan(stage: string, ctx: Ctx): PlannedCall[] {
+  const { config } = ctx;
+  if (stage === 'present') return [];
+  if (stage === 'deliberation') {
+    const prompt = buildEvaluationPrompt(config.content, config.originalQuestion);
+    return config.jurorModels.map((model) => ({
+      key: model,
+      participant: model,
+      model,
+      messages: [{ role: 'user', content: prompt }],
+    }));
+  }
+  if (stage === 'verdict') {
+    const jurors = jurorsFromRows(ctx.rows, config);
+    const summary = summaryFromRows(ctx.rows);
+    if (!summary) throw new Error('verdict stage reached without a juror summary');
+    const prompt = buildForemanPrompt({
+      content: config.content,
+      originalQuestion: config.originalQuestion,
+      assessments: jurors.map((j) => ({ model: j.model, assessment: j.assessmentText })),
+      tally: summary.voteTally,
+      majorityVerdict: summary.majorityVerdict,
+    });
+    const model = config.foremanModel;
+    return [{ key: model, participant: model, model, messages: [{ role: 'user', content: prompt }] }];
+  }
+  throw new Error(`jury has no stage "${stage}"`);
+}
+
+export const juryMode: ModeDefinition<JuryConfig, Partial<JuryResult>> = {
+  mode: 'jury',
+  multiTurn: false,
+  enforcesDeliberationCap: true,
+  firstStage: 'present',
+  configSchema: JuryConfigDto,
+  resolveConfig: resolveJuryConfig,
+  userContent: (_question, config) => config.content,
+  timeoutMs: (config) => config.timeoutMs,
+
+  startEvents(stage, ctx) {
+    if (stage === 'present') {
+      return [
+        event('jury_start', { conversationId: ctx.conversationId, messageId: ctx.messageId, mode: 'jury' }),
+        event('present_start'),
+      ];
+    }
+    return [event(`${stage}_start`)];
+  },
+
+  plan,
+
+  callEvents(stage, ctx, outcome) {
+    if (stage !== 'deliberation' || !outcome.ok) return [];
+    return [
+      event(
+        'juror_complete',
+        { data: assessJuror(outcome, ctx.config.content) },
+        `juror_complete:${outcome.key}`,
+      ),
+    ];
+  },
+
+  reduce(stage, ctx, outcomes) {
+    if (stage === 'present') return reducePresent(ctx);
+    if (stage === 'deliberation') return reduceDeliberation(ctx, outcomes);
+    if (stage === 'verdict') return reduceVerdict(ctx, outcomes);
+    throw new Error(`jury has no stage "${stage}"`);
+  },
+
+  titleCall: (ctx) => ({
+    model: ctx.config.foremanModel,
+    messages: buildJuryTitlePrompt(ctx.config.content),
+  }),
+
+  load(rows, config, title) {
+    const result: Partial<JuryResult> = {};
+    const present = rows.find((r) => r.stageType === 'present');
+    if (present) {
+      const originalQuestion = (present.parsedData as { originalQuestion?: string } | null)?.originalQuestion;
+      result.presentation = originalQuestion
+        ? { content: present.content, originalQuestion }
+        : { content: present.content };
+    }
+    const jurors = jurorsFromRows(rows, config);
+    if (jurors.length > 0) result.jurors = jurors;
+    const summary = summaryFromRows(rows);
+    if (summary) {
+      result.jurorSummary = summary;
+      result.majorityVerdict = summary.majorityVerdict;
+      result.voteTally = summary.voteTally;
+      result.dimensionAverages = summary.dimensionAverages;
+    }
+    const verdict = rows.find((r) => r.stageType === 'verdict');
+    if (verdict) {
+      const data = verdict.parsedData as unknown as Omit<
+        ForemanReport,
+        'model' | 'reportText' | 'responseTimeMs'
+      >;
+      result.foreman = {
+        model: verdict.model ?? '',
+        reportText: verdict.content,
+        ...data,
+        responseTimeMs: verdict.responseTimeMs ?? 0,
+      };
+    }
+    if (title) result.title = title;
+    return result;
+  },
+
+  describe(defaults) {
+    return {
+      mode: 'jury',
+      available: true,
+      multiTurn: false,
+      roster: [
+        { role: 'juror', field: 'modeConfig.jurorModels', min: JURY_MIN_JURORS, max: JURY_MAX_JURORS },
+        { role: 'foreman', field: 'modeConfig.foremanModel', min: 1, max: 1 },
+      ],
+      defaults: {
+        jurorModels: defaults.jury.jurorModels,
+        foremanModel: defaults.jury.foremanModel,
+        timeoutMs: 120_000,
+      },
+      options: [
+        { field: 'content', type: 'string', description: 'the content under evaluation (required)' },
+        { field: 'originalQuestion', type: 'string', description: 'the question the content was answering' },
+        {
+          field: 'timeoutMs',
+          type: 'integer',
+          description: 'per-call timeout (10000-300000 ms)',
+          default: 120_000,
+        },
+      ],
+    };
+  },
+};
