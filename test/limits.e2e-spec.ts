@@ -16,4 +16,35 @@ describe('the whole-deliberation cap (DELIBERATION_CAP_MS)', () => {
     expect(modeEvents(events).map((e) => e.type)).toEqual(COUNCIL_SEQUENCE);
     expect(events.filter((e) => e.type === 'model_progress' && e.state === 'failed')).toEqual([]);
   });
+
+  it('stops a jury deliberation at the cap, bounding its calls by the time left (00-shared.md §2)', async () => {
+    const started = Date.now();
+    const { events } = await stack.run({
+      question: 'Evaluate slowly',
+      mode: 'jury',
+      modeConfig: {
+        content: 'Some content to judge.',
+        jurorModels: [
+          'sim/a:delay300@evaluation',
+          'sim/b:delay300@evaluation',
+          'sim/c:delay20000@evaluation',
+        ],
+        foremanModel: 'sim/f',
+      },
+    });
+    expect(Date.now() - started).toBeLessThan(8000);
+    const slow = events.find(
+      (e) =>
+        e.type === 'model_progress' &&
+        e.participant === 'sim/c:delay20000@evaluation' &&
+        e.state === 'failed',
+    );
+    expect(slow).toMatchObject({ error: 'timed out' });
+    expect(
+      modeEvents(events)
+        .map((e) => e.type)
+        .slice(-2),
+    ).toEqual(['all_jurors_complete', 'error']);
+    expect(events.at(-1)?.message).toBe('The deliberation ran past its 1 s limit and was stopped.');
+  });
 });
