@@ -12,20 +12,25 @@ const FINAL_VERDICT =
 
 const title = (dimension: string) => dimension.charAt(0).toUpperCase() + dimension.slice(1);
 
+const cellsOf = (line: string): string[] => {
+  const cells = line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|');
+  return cells.map((c) => c.replace(/\*\*/g, '').trim());
+};
+
 /** The foreman's Consensus column, by dimension, from its analysis table if it wrote one. */
 export function consensusNotes(text: string): Record<string, string> {
+  const lines = text.split('\n');
+  const header = lines.find((line) => line.includes('|') && /\bconsensus\b/i.test(line));
+  const column = header ? cellsOf(header).findIndex((c) => /^consensus$/i.test(c)) : -1;
   const notes: Record<string, string> = {};
+  if (column <= 0) return notes;
   for (const dimension of DIMENSIONS) {
-    const row = new RegExp(
-      String.raw`^[ \t]*\|?[ \t]*\**[ \t]*${dimension}[ \t]*\**[ \t]*\|(.*)$`,
-      'im',
-    ).exec(text);
+    const row = lines.find((line) =>
+      new RegExp(String.raw`^[ \t]*\|?[ \t]*\**[ \t]*${dimension}[ \t]*\**[ \t]*\|`, 'i').test(line),
+    );
     if (!row) continue;
-    const cells = row[1]
-      .split('|')
-      .map((c) => c.trim())
-      .filter((c, i, all) => !(i === all.length - 1 && c === ''));
-    const note = cells[3]?.replace(/\*\*/g, '').trim();
+    const cells = cellsOf(row);
+    const note = cells[column];
     if (note) notes[title(dimension)] = note;
   }
   return notes;
