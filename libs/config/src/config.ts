@@ -35,6 +35,7 @@ export interface OperatorDefaults {
   timeoutMs: number;
   council: { councilModels: string[]; chairmanModel: string };
   jury: { jurorModels: string[]; foremanModel: string };
+  debate: { models: string[] };
 }
 
 export class ConfigError extends Error {}
@@ -62,6 +63,8 @@ const HOSTED_CHAIRMAN = 'anthropic/claude-3.5-haiku';
 /** 03-jury.md DEFAULT_JURY_CONFIG; without a real provider these names are answered by the simulator. */
 const JURY_JURORS = ['anthropic/claude-opus-4-6', 'openai/o3', 'google/gemini-2.5-pro'];
 const JURY_FOREMAN = 'perplexity/sonar-pro';
+/** 04-debate.md DEFAULT_DEBATE_CONFIG. */
+const DEBATE_MODELS = ['anthropic/claude-opus-4-6', 'openai/o3', 'google/gemini-2.5-pro'];
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig {
   const nodeEnv = env.NODE_ENV ?? 'development';
@@ -92,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
         jurorModels: list(env.DEFAULT_JURY_MODELS) ?? JURY_JURORS,
         foremanModel: env.DEFAULT_JURY_FOREMAN ?? JURY_FOREMAN,
       },
+      debate: { models: list(env.DEFAULT_DEBATE_MODELS) ?? DEBATE_MODELS },
     },
     deliberationCapMs: int(env, 'DELIBERATION_CAP_MS', 600_000, 1),
     simulator: { latencyMs: int(env, 'SIM_LATENCY_MS', 600), seed: env.SIM_SEED ?? 'conclave' },

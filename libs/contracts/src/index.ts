@@ -4,3 +4,4 @@ export * from './events';
 export * from './jobs';
 export * from './model-id';
 export * from './jury';
+export * from './debate';

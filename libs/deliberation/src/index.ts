@@ -15,3 +15,7 @@ export * from './modes/jury/jury.parse';
 export * from './modes/jury/jury.verdict';
 export * from './modes/jury/jury.foreman';
 export * from './modes/jury/jury.prompts';
+export * from './modes/debate/debate.mode';
+export * from './modes/debate/debate.parse';
+export * from './modes/debate/debate.prompts';
+export * from './shared/labels';

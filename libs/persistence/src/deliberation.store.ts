@@ -38,6 +38,7 @@ export interface StageRowRecord {
   prompt_tokens: number | null;
   completion_tokens: number | null;
   cost_usd: string | null;
+  participant: number | null;
 }
 
 interface ModelCallRecord {
@@ -99,6 +100,7 @@ export function toStageRow(r: StageRowRecord): StageRow {
     promptTokens: r.prompt_tokens,
     completionTokens: r.completion_tokens,
     costUsd: num(r.cost_usd),
+    participant: r.participant,
   };
 }
 
@@ -127,8 +129,8 @@ function toOutcome(r: ModelCallRecord): CallOutcome {
 }
 
 const STAGE_ROW_SELECT = `SELECT stage_type, stage_order, model, role, content, parsed_data, response_time_ms,
-  prompt_tokens, completion_tokens, cost_usd FROM deliberation_stages WHERE message_id = $1
-  ORDER BY stage_order, created_at, id`;
+  prompt_tokens, completion_tokens, cost_usd, participant FROM deliberation_stages WHERE message_id = $1
+  ORDER BY stage_order, participant NULLS FIRST, created_at, id`;
 
 export async function loadStageRows(
   manager: EntityManager | DataSource,
@@ -178,8 +180,8 @@ class LockedMessage implements MessageTransaction {
     for (const row of rows) {
       await this.manager.query(
         `INSERT INTO deliberation_stages (message_id, stage_type, stage_order, model, role, content, parsed_data,
-           response_time_ms, prompt_tokens, completion_tokens, cost_usd)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+           response_time_ms, prompt_tokens, completion_tokens, cost_usd, participant)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`,
         [
           this.message.messageId,
           row.stageType,
@@ -192,6 +194,7 @@ class LockedMessage implements MessageTransaction {
           row.promptTokens,
           row.completionTokens,
           row.costUsd,
+          row.participant ?? null,
         ],
       );
     }

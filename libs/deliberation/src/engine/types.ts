@@ -45,6 +45,8 @@ export interface StageRow {
   promptTokens: number | null;
   completionTokens: number | null;
   costUsd: number | null;
+  /** Position in the roster, for modes where one model can take part twice; part of the row's key. */
+  participant?: number | null;
 }
 
 /** An event a mode wants delivered. `key` makes emitting it twice (a retried job) a no-op. */
@@ -95,6 +97,7 @@ export interface ModeDefaults {
   timeoutMs: number;
   council: { councilModels: string[]; chairmanModel: string };
   jury: { jurorModels: string[]; foremanModel: string };
+  debate: { models: string[] };
 }
 
 export type ResolvedConfig<Config> = { ok: true; config: Config } | { ok: false; fields: FieldErrors };

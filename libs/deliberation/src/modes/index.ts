@@ -4,6 +4,8 @@ import type { AnyModeDefinition } from '../engine/types';
 import { answerResponder, titleResponder } from '../shared/simulation';
 import { councilMode } from './council/council.mode';
 import { councilResponders } from './council/council.sim';
+import { debateMode } from './debate/debate.mode';
+import { debateResponders } from './debate/debate.sim';
 import { juryMode } from './jury/jury.mode';
 import { juryResponders } from './jury/jury.sim';
 
@@ -11,12 +13,14 @@ import { juryResponders } from './jury/jury.sim';
 export const MODES: Partial<Record<ModeName, AnyModeDefinition>> = {
   council: councilMode,
   jury: juryMode,
+  debate: debateMode,
 };
 
 export const SIMULATED_RESPONDERS: SimulatedResponder[] = [
   titleResponder,
   ...councilResponders,
   ...juryResponders,
+  ...debateResponders,
 ];
 export const SIMULATED_FALLBACK = answerResponder;
 

@@ -35,7 +35,7 @@ function topic(question: string): string {
 export function simulatedAnswer(ctx: SimulationContext, question: string): string {
   const points = [...POINTS].sort(() => ctx.random() - 0.5).slice(0, 2 + Math.floor(ctx.random() * 2));
   return [
-    `[simulated answer from ${ctx.model}] ${pick(ANGLES, ctx.random)} on "${topic(question)}".`,
+    `[simulated answer] ${pick(ANGLES, ctx.random)} on "${topic(question)}".`,
     '',
     ...points.map((p, i) => `${i + 1}. ${p.charAt(0).toUpperCase()}${p.slice(1)}.`),
     '',

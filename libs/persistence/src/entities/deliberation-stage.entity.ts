@@ -24,6 +24,10 @@ export class DeliberationStageEntity {
   @Column({ type: 'text' })
   content: string;
 
+  /** Position in the mode's roster, where one model can take part twice (debate); else null. */
+  @Column({ type: 'int', nullable: true })
+  participant: number | null;
+
   @Column({ name: 'parsed_data', type: 'jsonb', nullable: true })
   parsedData: Record<string, unknown> | null;
 

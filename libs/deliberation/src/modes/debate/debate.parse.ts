@@ -1,0 +1,55 @@
+import type { RevisionDecision } from '@conclave/contracts';
+
+export interface ParsedRevision {
+  decision: RevisionDecision | null;
+  reasoning: string | null;
+  /** What follows `REVISED RESPONSE:`; null when the marker is missing. */
+  revisedResponse: string | null;
+}
+
+// Tolerant of markdown around the field names and values: `**Decision:** **REVISE**`.
+const DECISION = /DECISION[ \t]*\**[ \t]*:[ \t]*\**[ \t]*(REVISE|STAND|MERGE)\b/i;
+const REASONING =
+  /REASONING[ \t]*\**[ \t]*:[ \t]*\**[ \t]*([\s\S]+?)(?:\n[ \t]*\n|\n[ \t#*]*REVISED RESPONSE)/i;
+const REVISED = /REVISED RESPONSE[ \t]*\**[ \t]*:[ \t]*\**[ \t]*\n?([\s\S]+)$/i;
+
+export function parseRevision(text: string): ParsedRevision {
+  const decision = (DECISION.exec(text)?.[1]?.toUpperCase() as RevisionDecision | undefined) ?? null;
+  const reasoning = REASONING.exec(text)?.[1]?.replace(/\*\*$/, '').trim() || null;
+  const revisedResponse = REVISED.exec(text)?.[1]?.trim() || null;
+  return { decision, reasoning, revisedResponse };
+}
+
+/**
+ * The response a debater ends round 2 with (04-debate.md §F): the text after `REVISED RESPONSE:`;
+ * without that marker, the text after the DECISION/REASONING block; without a decision, the
+ * whole revision; and the original answer when nothing is left.
+ */
+export function revisedResponseOf(text: string, original: string): string {
+  const parsed = parseRevision(text);
+  if (parsed.revisedResponse) return parsed.revisedResponse;
+  if (!parsed.decision) return text.trim() || original;
+  const lines = text.split('\n');
+  const blockEnd = Math.max(
+    lines.findIndex((l) => DECISION.test(l)),
+    lines.findIndex((l) => /REASONING[ \t]*\**[ \t]*:/i.test(l)),
+  );
+  const after = lines
+    .slice(blockEnd + 1)
+    .join('\n')
+    .trim();
+  return after || original;
+}
+
+const VOTE = /VOTE[ \t]*\**[ \t]*:[ \t]*\**[ \t]*Response[ \t]+([A-Z])\b/gi;
+const ANY_LABEL = /Response[ \t]+([A-Z])\b/gi;
+
+/** The last `VOTE: Response X`, else the last `Response X`, else null. */
+export function parseVote(text: string): string | null {
+  const votes = [...text.matchAll(VOTE)];
+  const matches = votes.length > 0 ? votes : [...text.matchAll(ANY_LABEL)];
+  const last = matches.at(-1);
+  return last ? `Response ${last[1].toUpperCase()}` : null;
+}
+
+export const wordCount = (text: string): number => text.split(/\s+/).filter(Boolean).length;

@@ -1,0 +1,55 @@
+export const REVISION_PROMPT_MARKER =
+  'You previously answered a question. Now you will see how other respondents answered the same question (anonymously).';
+export const DEBATE_VOTE_PROMPT_MARKER =
+  'After a round of deliberation, all respondents have finalized their answers. Vote for the single best response.';
+
+export function buildRevisionPrompt(input: {
+  userQuery: string;
+  yourOriginalResponse: string;
+  otherResponses: { label: string; response: string }[];
+}): string {
+  const others = input.otherResponses.map((o) => `--- ${o.label} ---\n${o.response}\n`).join('\n');
+  return `${REVISION_PROMPT_MARKER} You may revise your response or stand by your original if you believe it was superior.
+
+ORIGINAL QUESTION:
+${input.userQuery}
+
+YOUR ORIGINAL RESPONSE:
+${input.yourOriginalResponse}
+
+OTHER RESPONSES:
+${others}
+Instructions:
+1. Carefully consider the other responses. What insights do they offer that yours missed?
+2. Identify any errors or omissions in your original response.
+3. You have three options:
+   a) REVISE: Produce an improved response incorporating insights from others
+   b) STAND: Keep your original response unchanged (explain why)
+   c) MERGE: Substantially rewrite by combining the best elements of all responses
+
+State your choice, then provide the response:
+
+DECISION: [REVISE|STAND|MERGE]
+REASONING: [1-2 sentences on why]
+
+REVISED RESPONSE:
+[Your final response — if STAND, repeat your original]`;
+}
+
+export function buildVoteOnRevisedPrompt(
+  userQuery: string,
+  labeled: { label: string; response: string }[],
+): string {
+  const blocks = labeled.map((l) => `--- ${l.label} ---\n${l.response}\n`).join('\n');
+  return `${DEBATE_VOTE_PROMPT_MARKER}
+
+Question: ${userQuery}
+
+${blocks}
+Consider: accuracy, completeness, clarity, helpfulness, and practical value.
+
+You MUST end your response with your vote in this exact format:
+VOTE: Response X
+
+where X is the letter of your chosen response. You may provide brief reasoning before the vote, but the last line MUST be your vote.`;
+}
