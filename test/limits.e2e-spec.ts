@@ -47,4 +47,37 @@ describe('the whole-deliberation cap (DELIBERATION_CAP_MS)', () => {
     ).toEqual(['all_jurors_complete', 'error']);
     expect(events.at(-1)?.message).toBe('The deliberation ran past its 1 s limit and was stopped.');
   });
+
+  it('lets a Delphi round finish at the cap, skips the remaining rounds and still writes the report', async () => {
+    const { events } = await stack.run({
+      question: 'How many software engineers will be employed globally by 2030?',
+      mode: 'delphi',
+      modeConfig: {
+        panelistModels: [
+          'sim/a:delay1200@estimate',
+          'sim/b:delay1200@estimate',
+          'sim/c:delay1200@estimate:stubborn',
+        ],
+        facilitatorModel: 'sim/f',
+        questionType: 'numeric',
+      },
+    });
+    const types = modeEvents(events).map((e) => e.type);
+    expect(types).toEqual([
+      'delphi_start',
+      'classify_complete',
+      'round_start',
+      'round_complete',
+      'max_rounds_reached',
+      'synthesis_start',
+      'synthesis_complete',
+      'title_complete',
+      'complete',
+    ]);
+    // the round that was running when the cap passed completed with every panelist
+    expect(
+      events.filter((e) => e.type === 'model_progress' && e.state === 'succeeded' && e.stage === 'round_1'),
+    ).toHaveLength(3);
+    expect(events.find((e) => e.type === 'max_rounds_reached')).toMatchObject({ round: 1 });
+  });
 });

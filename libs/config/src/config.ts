@@ -36,6 +36,7 @@ export interface OperatorDefaults {
   council: { councilModels: string[]; chairmanModel: string };
   jury: { jurorModels: string[]; foremanModel: string };
   debate: { models: string[] };
+  delphi: { panelistModels: string[]; facilitatorModel: string };
 }
 
 export class ConfigError extends Error {}
@@ -65,6 +66,14 @@ const JURY_JURORS = ['anthropic/claude-opus-4-6', 'openai/o3', 'google/gemini-2.
 const JURY_FOREMAN = 'perplexity/sonar-pro';
 /** 04-debate.md DEFAULT_DEBATE_CONFIG. */
 const DEBATE_MODELS = ['anthropic/claude-opus-4-6', 'openai/o3', 'google/gemini-2.5-pro'];
+/** 05-delphi.md gives no defaults; these follow its examples. */
+const DELPHI_PANELISTS = [
+  'anthropic/claude-opus-4-6',
+  'openai/o3',
+  'google/gemini-2.5-pro',
+  'perplexity/sonar-pro',
+];
+const DELPHI_FACILITATOR = 'anthropic/claude-sonnet-4';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig {
   const nodeEnv = env.NODE_ENV ?? 'development';
@@ -96,6 +105,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
         foremanModel: env.DEFAULT_JURY_FOREMAN ?? JURY_FOREMAN,
       },
       debate: { models: list(env.DEFAULT_DEBATE_MODELS) ?? DEBATE_MODELS },
+      delphi: {
+        panelistModels: list(env.DEFAULT_DELPHI_PANELISTS) ?? DELPHI_PANELISTS,
+        facilitatorModel: env.DEFAULT_DELPHI_FACILITATOR ?? DELPHI_FACILITATOR,
+      },
     },
     deliberationCapMs: int(env, 'DELIBERATION_CAP_MS', 600_000, 1),
     simulator: { latencyMs: int(env, 'SIM_LATENCY_MS', 600), seed: env.SIM_SEED ?? 'conclave' },

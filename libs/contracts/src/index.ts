@@ -5,3 +5,4 @@ export * from './jobs';
 export * from './model-id';
 export * from './jury';
 export * from './debate';
+export * from './delphi';

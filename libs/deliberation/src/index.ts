@@ -19,3 +19,7 @@ export * from './modes/debate/debate.mode';
 export * from './modes/debate/debate.parse';
 export * from './modes/debate/debate.prompts';
 export * from './shared/labels';
+export * from './modes/delphi/delphi.mode';
+export * from './modes/delphi/delphi.stats';
+export * from './modes/delphi/delphi.parse';
+export * from './modes/delphi/delphi.prompts';

@@ -266,7 +266,19 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       config: message.config,
       history,
       rows: await loadStageRows(this.dataSource, messageId),
+      outcomes: await this.allOutcomes(messageId),
     };
+  }
+
+  private async allOutcomes(messageId: string): Promise<Record<string, CallOutcome[]>> {
+    const records: (ModelCallRecord & { stage: string })[] = await this.dataSource.query(
+      `SELECT stage, call_key, model, served_model, ok, content, error, response_time_ms, prompt_tokens,
+         completion_tokens, cost_usd, simulated FROM model_calls WHERE message_id = $1 ORDER BY created_at, id`,
+      [messageId],
+    );
+    const byStage: Record<string, CallOutcome[]> = {};
+    for (const record of records) (byStage[record.stage] ??= []).push(toOutcome(record));
+    return byStage;
   }
 
   async loadOutcomes(messageId: string, stage: string): Promise<CallOutcome[]> {

@@ -29,7 +29,7 @@ export interface StageRunnerOptions {
 
 const TERMINAL = new Set(['complete', 'failed', 'cancelled']);
 
-function contextOf(loaded: LoadedDeliberation): DeliberationContext<unknown> {
+function contextOf(loaded: LoadedDeliberation, now: number, capMs: number): DeliberationContext<unknown> {
   return {
     messageId: loaded.messageId,
     conversationId: loaded.conversationId,
@@ -37,6 +37,9 @@ function contextOf(loaded: LoadedDeliberation): DeliberationContext<unknown> {
     config: loaded.config,
     history: loaded.history,
     rows: loaded.rows,
+    outcomes: loaded.outcomes,
+    elapsedMs: now - loaded.createdAt.getTime(),
+    deliberationCapMs: capMs,
   };
 }
 
@@ -92,7 +95,7 @@ export class StageRunner {
       return;
     }
     const mode = this.mode(loaded);
-    const ctx = contextOf(loaded);
+    const ctx = contextOf(loaded, this.now(), this.options.deliberationCapMs);
     const remainingMs = mode.enforcesDeliberationCap
       ? this.options.deliberationCapMs - (this.now() - loaded.createdAt.getTime())
       : Number.POSITIVE_INFINITY;
@@ -108,7 +111,9 @@ export class StageRunner {
       timeoutMs: Math.min(mode.timeoutMs(ctx.config), remainingMs),
       callEvents: mode.callEvents ? (outcome) => mode.callEvents?.(stage, ctx, outcome) ?? [] : undefined,
     });
-    await this.commit(loaded, stage, mode.reduce(stage, ctx, outcomes));
+    // Reduce sees how long the deliberation has now run (Delphi decides its next round by it).
+    const elapsedMs = this.now() - loaded.createdAt.getTime();
+    await this.commit(loaded, stage, mode.reduce(stage, { ...ctx, elapsedMs }, outcomes));
   }
 
   /** Runs beside the first stage; whichever of title and pipeline finishes last does not wait. */
@@ -116,7 +121,7 @@ export class StageRunner {
     const loaded = await this.store.load(messageId, 0);
     if (!loaded || !loaded.needsTitle) return;
     const mode = this.mode(loaded);
-    const call = mode.titleCall(contextOf(loaded));
+    const call = mode.titleCall(contextOf(loaded, this.now(), this.options.deliberationCapMs));
     const [outcome] = await this.callAll(
       messageId,
       'title',

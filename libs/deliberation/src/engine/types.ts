@@ -69,6 +69,11 @@ export interface DeliberationContext<Config> {
   config: Config;
   history: HistoryTurn[];
   rows: StageRow[];
+  /** Every stored model outcome of earlier stages (and of this one, on a retry), by stage. */
+  outcomes: Record<string, CallOutcome[]>;
+  /** Time since the request was accepted, and the whole-deliberation cap (00-shared.md §2). */
+  elapsedMs: number;
+  deliberationCapMs: number;
 }
 
 export type StageTransition =
@@ -98,6 +103,7 @@ export interface ModeDefaults {
   council: { councilModels: string[]; chairmanModel: string };
   jury: { jurorModels: string[]; foremanModel: string };
   debate: { models: string[] };
+  delphi: { panelistModels: string[]; facilitatorModel: string };
 }
 
 export type ResolvedConfig<Config> = { ok: true; config: Config } | { ok: false; fields: FieldErrors };
@@ -149,6 +155,7 @@ export interface LoadedDeliberation extends MessageState {
   config: unknown;
   history: HistoryTurn[];
   rows: StageRow[];
+  outcomes: Record<string, CallOutcome[]>;
 }
 
 export interface MessageUpdate {

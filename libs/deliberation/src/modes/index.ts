@@ -5,6 +5,8 @@ import { answerResponder, titleResponder } from '../shared/simulation';
 import { councilMode } from './council/council.mode';
 import { councilResponders } from './council/council.sim';
 import { debateMode } from './debate/debate.mode';
+import { delphiMode } from './delphi/delphi.mode';
+import { delphiResponders } from './delphi/delphi.sim';
 import { debateResponders } from './debate/debate.sim';
 import { juryMode } from './jury/jury.mode';
 import { juryResponders } from './jury/jury.sim';
@@ -14,6 +16,7 @@ export const MODES: Partial<Record<ModeName, AnyModeDefinition>> = {
   council: councilMode,
   jury: juryMode,
   debate: debateMode,
+  delphi: delphiMode,
 };
 
 export const SIMULATED_RESPONDERS: SimulatedResponder[] = [
@@ -21,6 +24,7 @@ export const SIMULATED_RESPONDERS: SimulatedResponder[] = [
   ...councilResponders,
   ...juryResponders,
   ...debateResponders,
+  ...delphiResponders,
 ];
 export const SIMULATED_FALLBACK = answerResponder;
 

@@ -35,6 +35,9 @@ const ctx = (rows: StageRow[] = [], history: DeliberationContext<CouncilConfig>[
   config,
   history,
   rows,
+  outcomes: {},
+  elapsedMs: 0,
+  deliberationCapMs: 600_000,
 });
 
 describe('council mode as plain functions', () => {

@@ -13,6 +13,9 @@ const ctx = (rows: StageRow[] = []): DeliberationContext<DebateConfig> => ({
   config,
   history: [],
   rows,
+  outcomes: {},
+  elapsedMs: 0,
+  deliberationCapMs: 600_000,
 });
 const ok = (key: string, model: string, content: string): CallOutcome => ({
   ok: true,

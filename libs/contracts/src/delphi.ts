@@ -1,0 +1,107 @@
+export type QuestionType = 'numeric' | 'qualitative';
+export type Confidence = 'LOW' | 'MEDIUM' | 'HIGH';
+
+export interface ConfidenceCounts {
+  low: number;
+  medium: number;
+  high: number;
+}
+
+export interface DelphiClassification {
+  type: QuestionType;
+  options: string[] | null;
+  reasoning: string;
+}
+
+export interface NumericStats {
+  mean: number;
+  median: number;
+  stdDev: number;
+  min: number;
+  max: number;
+  /** stdDev / |mean|; null when the mean is 0, where it is undefined (`cvUndefined: true`). */
+  cv: number | null;
+  cvUndefined: boolean;
+  highVariance: boolean;
+  confidenceCounts: ConfidenceCounts;
+}
+
+export interface QualitativeStats {
+  distribution: { answer: string; count: number; percentage: number }[];
+  agreementPercentage: number;
+  mode: string;
+  confidenceCounts: ConfidenceCounts;
+}
+
+export type DelphiStats = NumericStats | QualitativeStats;
+
+export interface DelphiEstimateSummary {
+  participantIndex: number;
+  estimate?: number;
+  answer?: string;
+  confidence: Confidence;
+  changed: boolean;
+}
+
+export interface DelphiNumericEstimate {
+  model: string;
+  estimate: number;
+  confidence: Confidence;
+  reasoning: string;
+  previousEstimate: number | null;
+  changed: boolean;
+  responseTimeMs: number;
+}
+
+export interface DelphiQualitativeEstimate {
+  model: string;
+  answer: string;
+  confidence: Confidence;
+  reasoning: string;
+  previousAnswer: string | null;
+  changed: boolean;
+  responseTimeMs: number;
+}
+
+export type DelphiEstimate = DelphiNumericEstimate | DelphiQualitativeEstimate;
+
+export interface DelphiRound {
+  roundNumber: number;
+  estimates: DelphiEstimate[];
+  stats: DelphiStats;
+  converged: boolean;
+}
+
+export interface DelphiReport {
+  facilitatorModel: string;
+  report: string;
+  totalRounds: number;
+  converged: boolean;
+  finalValue: number | string;
+  responseTimeMs: number;
+  /** Numeric questions: the last round's median and a 95% confidence interval of its mean. */
+  median?: number;
+  confidenceInterval?: { low: number; high: number; level: 0.95 };
+}
+
+/** Partial while running: stages not reached yet are absent. */
+export interface DelphiResult {
+  classification: DelphiClassification;
+  rounds: DelphiRound[];
+  converged: boolean;
+  convergenceRound: number | null;
+  finalValue: number | string;
+  report: DelphiReport;
+  title?: string;
+}
+
+export interface DelphiConfig {
+  panelistModels: string[];
+  facilitatorModel: string;
+  maxRounds: number;
+  numericConvergenceThreshold: number;
+  qualitativeConvergenceThreshold: number;
+  questionType: QuestionType | null;
+  options: string[] | null;
+  timeoutMs: number;
+}

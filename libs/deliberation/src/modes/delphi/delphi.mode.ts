@@ -1,0 +1,660 @@
+import type {
+  Confidence,
+  DelphiClassification,
+  DelphiConfig,
+  DelphiEstimate,
+  DelphiEstimateSummary,
+  DelphiReport,
+  DelphiResult,
+  DelphiRound,
+  NumericStats,
+  QualitativeStats,
+} from '@conclave/contracts';
+import { failure } from '../../engine/reductions';
+import type {
+  CallOutcome,
+  DeliberationContext,
+  ModeDefinition,
+  ModeEvent,
+  PlannedCall,
+  StageReduction,
+  StageRow,
+  SuccessfulCall,
+} from '../../engine/types';
+import { buildTitlePrompt } from '../../shared/title';
+import {
+  DELPHI_MAX_PANELISTS,
+  DELPHI_MIN_PANELISTS,
+  DelphiConfigDto,
+  resolveDelphiConfig,
+} from './delphi.config';
+import {
+  parseAnswer,
+  parseClassification,
+  parseConfidence,
+  parseEstimate,
+  parseReasoning,
+} from './delphi.parse';
+import {
+  buildClassifyPrompt,
+  buildNumericRound1Prompt,
+  buildNumericRoundPrompt,
+  buildQualitativeRound1Prompt,
+  buildQualitativeRoundPrompt,
+  buildDelphiSynthesisPrompt,
+  formatNumber,
+} from './delphi.prompts';
+import {
+  confidenceInterval95,
+  hasConverged,
+  isNumericStats,
+  numericStats,
+  qualitativeStats,
+} from './delphi.stats';
+
+type Ctx = DeliberationContext<DelphiConfig>;
+type Stats = NumericStats | QualitativeStats;
+
+const MIN_VALID = 3;
+const SYNTHESIS_ORDER = 99;
+const FACILITATOR_KEY = 'facilitator';
+
+const event = (type: string, payload: Record<string, unknown> = {}, key = type): ModeEvent => ({
+  key,
+  type,
+  payload,
+});
+const roundOf = (stage: string): number => Number(/^round_(\d+)$/.exec(stage)?.[1] ?? NaN);
+const callKey = (participant: number) => `p${participant}`;
+const NO_USAGE = { responseTimeMs: null, promptTokens: null, completionTokens: null, costUsd: null };
+const usage = (call: SuccessfulCall) => ({
+  responseTimeMs: call.responseTimeMs,
+  promptTokens: call.promptTokens,
+  completionTokens: call.completionTokens,
+  costUsd: call.costUsd,
+});
+
+/** What the question is, from the request's override or the facilitator's classification. */
+export function classificationOf(
+  config: DelphiConfig,
+  outcome: CallOutcome | undefined,
+): DelphiClassification {
+  if (config.questionType === 'numeric') {
+    return { type: 'numeric', options: null, reasoning: 'Question type set by the request.' };
+  }
+  if (config.questionType === 'qualitative' && config.options) {
+    return {
+      type: 'qualitative',
+      options: config.options,
+      reasoning: 'Question type and options set by the request.',
+    };
+  }
+  const parsed = outcome?.ok ? parseClassification(outcome.content) : null;
+  if (config.questionType === 'qualitative') {
+    return {
+      type: 'qualitative',
+      options: parsed?.options ?? null,
+      reasoning: parsed
+        ? parsed.reasoning
+        : 'Question type set by the request; the facilitator could not suggest options.',
+    };
+  }
+  if (!parsed) {
+    const why = outcome && !outcome.ok ? outcome.error : 'its answer could not be read';
+    return {
+      type: 'qualitative',
+      options: config.options,
+      reasoning: `Classification failed (${why}); falling back to qualitative.`,
+    };
+  }
+  if (parsed.type === 'numeric') return parsed;
+  return { ...parsed, options: config.options ?? parsed.options };
+}
+
+export const needsClassificationCall = (config: DelphiConfig): boolean =>
+  config.questionType === null || (config.questionType === 'qualitative' && !config.options);
+
+const classificationIn = (ctx: Ctx) => classificationOf(ctx.config, ctx.outcomes.classify?.[0]);
+
+interface EstimateData {
+  round: number;
+  type: 'numeric' | 'qualitative';
+  estimate?: number | null;
+  answer?: string | null;
+  confidence: Confidence;
+  previousEstimate?: number | null;
+  previousAnswer?: string | null;
+  changed: boolean;
+  reasoning: string;
+  carriedForward?: boolean;
+}
+
+interface PanelistAnswer {
+  participant: number;
+  model: string;
+  content: string;
+  data: EstimateData;
+  responseTimeMs: number;
+}
+
+const valueOf = (d: EstimateData): number | string | null | undefined =>
+  d.type === 'numeric' ? d.estimate : d.answer;
+
+function roundAnswers(rows: readonly StageRow[], round: number): PanelistAnswer[] {
+  return rows
+    .filter((r) => r.stageType === `round_${round}`)
+    .sort((a, b) => (a.participant ?? 0) - (b.participant ?? 0))
+    .map((r) => ({
+      participant: r.participant ?? 0,
+      model: r.model ?? '',
+      content: r.content,
+      data: r.parsedData as unknown as EstimateData,
+      responseTimeMs: r.responseTimeMs ?? 0,
+    }));
+}
+
+type StoredStats = Stats & { round: number; type: 'stats'; converged: boolean };
+
+const roundStats = (rows: readonly StageRow[], round: number): StoredStats | undefined =>
+  rows.find((r) => r.stageType === `round_${round}_stats`)?.parsedData as StoredStats | undefined;
+
+function completedRounds(rows: readonly StageRow[]): number {
+  let round = 0;
+  while (roundStats(rows, round + 1)) round += 1;
+  return round;
+}
+
+/** Strips the stored bookkeeping keys, leaving the stats of 05-delphi.md. */
+function statsOnly(stored: StoredStats): Stats {
+  const { round: _r, type: _t, converged: _c, ...stats } = stored;
+  return stats as Stats;
+}
+
+function describeStats(round: number, stats: Stats): string {
+  if (isNumericStats(stats)) {
+    return (
+      `Round ${round} Statistics: Mean=${formatNumber(stats.mean)} Median=${formatNumber(stats.median)} ` +
+      `StdDev=${formatNumber(stats.stdDev)} CV=${stats.cv === null ? 'undefined' : stats.cv.toFixed(3)} ` +
+      `Range=${formatNumber(stats.min)}-${formatNumber(stats.max)}`
+    );
+  }
+  const shares = stats.distribution.map((d) => `${d.answer} ${d.percentage}%`).join(', ');
+  return `Round ${round} Statistics: ${shares}. Agreement: ${stats.agreementPercentage}%.`;
+}
+
+function planRound(round: number, ctx: Ctx): PlannedCall[] {
+  const { config } = ctx;
+  const classification = classificationIn(ctx);
+  const call = (participant: number, content: string): PlannedCall => ({
+    key: callKey(participant),
+    // anonymous during the run (00-shared.md §4): the 1-based participant index
+    participant: participant + 1,
+    model: config.panelistModels[participant],
+    messages: [{ role: 'user', content }],
+  });
+  if (round === 1) {
+    const prompt =
+      classification.type === 'numeric'
+        ? buildNumericRound1Prompt(ctx.question)
+        : buildQualitativeRound1Prompt(ctx.question, classification.options);
+    return config.panelistModels.map((_, i) => call(i, prompt));
+  }
+  const previous = roundAnswers(ctx.rows, round - 1);
+  const stored = roundStats(ctx.rows, round - 1);
+  if (!stored) throw new Error(`round ${round} reached without the statistics of round ${round - 1}`);
+  const stats = statsOnly(stored);
+  const participantCount = previous.filter((p) => valueOf(p.data) != null).length;
+  // Each panelist sees the aggregates and its own previous answer, nothing of anyone else's.
+  return previous.map((p) =>
+    call(
+      p.participant,
+      isNumericStats(stats)
+        ? buildNumericRoundPrompt({
+            round,
+            maxRounds: config.maxRounds,
+            userQuery: ctx.question,
+            previousEstimate: p.data.estimate ?? null,
+            previousConfidence: p.data.confidence,
+            participantCount,
+            stats,
+          })
+        : buildQualitativeRoundPrompt({
+            round,
+            maxRounds: config.maxRounds,
+            userQuery: ctx.question,
+            previousAnswer: p.data.answer ?? null,
+            participantCount,
+            stats,
+          }),
+    ),
+  );
+}
+
+function reduceRound(round: number, ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
+  const { config } = ctx;
+  const classification = classificationIn(ctx);
+  const numeric = classification.type === 'numeric';
+  const byKey = new Map(outcomes.map((o) => [o.key, o]));
+  const previous = round === 1 ? [] : roundAnswers(ctx.rows, round - 1);
+  const previousOf = new Map(previous.map((p) => [p.participant, p]));
+  const participants =
+    round === 1 ? config.panelistModels.map((_, i) => i) : previous.map((p) => p.participant);
+
+  const answers: PanelistAnswer[] = [];
+  for (const participant of participants) {
+    const outcome = byKey.get(callKey(participant));
+    const before = previousOf.get(participant);
+    const model = config.panelistModels[participant];
+    if (!outcome?.ok) {
+      // Round 1: excluded from every later round. Later: the previous answer stands, unchanged.
+      if (before) {
+        answers.push({
+          ...before,
+          responseTimeMs: outcome?.responseTimeMs ?? 0,
+          data: {
+            ...before.data,
+            round,
+            previousEstimate: numeric ? (before.data.estimate ?? null) : undefined,
+            previousAnswer: numeric ? undefined : (before.data.answer ?? null),
+            changed: false,
+            carriedForward: true,
+          },
+        });
+      }
+      continue;
+    }
+    const { confidence } = parseConfidence(outcome.content);
+    const reasoning = parseReasoning(outcome.content);
+    const data: EstimateData = numeric
+      ? {
+          round,
+          type: 'numeric',
+          estimate: parseEstimate(outcome.content).estimate,
+          confidence,
+          previousEstimate: before?.data.estimate ?? null,
+          changed: false,
+          reasoning,
+        }
+      : {
+          round,
+          type: 'qualitative',
+          answer: parseAnswer(outcome.content, classification.options),
+          confidence,
+          previousAnswer: before?.data.answer ?? null,
+          changed: false,
+          reasoning,
+        };
+    const now = valueOf(data);
+    const then = before ? valueOf(before.data) : null;
+    data.changed = round > 1 && now != null && then != null && now !== then;
+    answers.push({
+      participant,
+      model,
+      content: outcome.content,
+      data,
+      responseTimeMs: outcome.responseTimeMs,
+    });
+  }
+
+  if (round === 1 && answers.length === 0) return failure('All panelists failed in round 1.');
+  const valid = answers.filter((a) => valueOf(a.data) != null);
+  if (valid.length < MIN_VALID) {
+    return failure(
+      `Only ${valid.length} valid ${numeric ? 'estimate' : 'answer'}${valid.length === 1 ? '' : 's'} in round ${round}; ` +
+        `a Delphi round needs at least ${MIN_VALID}.`,
+    );
+  }
+  const confidences = valid.map((a) => a.data.confidence);
+  const stats: Stats = numeric
+    ? numericStats(
+        valid.map((a) => a.data.estimate as number),
+        confidences,
+      )
+    : qualitativeStats(
+        valid.map((a) => a.data.answer as string),
+        confidences,
+        classification.options ?? [],
+      );
+  const converged = hasConverged(stats, {
+    numeric: config.numericConvergenceThreshold,
+    qualitative: config.qualitativeConvergenceThreshold,
+  });
+
+  const rows: StageRow[] = [];
+  if (round === 1) {
+    const classifyOutcome = ctx.outcomes.classify?.[0];
+    rows.push({
+      stageType: 'classify',
+      stageOrder: 0,
+      model: classifyOutcome ? config.facilitatorModel : null,
+      role: 'facilitator',
+      content: classifyOutcome?.ok ? classifyOutcome.content : classification.reasoning,
+      parsedData: { ...classification },
+      ...(classifyOutcome?.ok ? usage(classifyOutcome) : NO_USAGE),
+    });
+  }
+  for (const answer of answers) {
+    const outcome = byKey.get(callKey(answer.participant));
+    rows.push({
+      stageType: `round_${round}`,
+      stageOrder: 2 * round - 1,
+      model: answer.model,
+      role: 'panelist',
+      content: answer.content,
+      parsedData: { ...answer.data },
+      ...(outcome?.ok ? usage(outcome) : NO_USAGE),
+      participant: answer.participant,
+    });
+  }
+  rows.push({
+    stageType: `round_${round}_stats`,
+    stageOrder: 2 * round,
+    model: null,
+    role: 'stats',
+    content: describeStats(round, stats),
+    parsedData: { round, type: 'stats', ...stats, converged },
+    ...NO_USAGE,
+  });
+
+  const summaries: DelphiEstimateSummary[] = valid.map((a) => ({
+    participantIndex: a.participant + 1,
+    ...(numeric ? { estimate: a.data.estimate as number } : { answer: a.data.answer as string }),
+    confidence: a.data.confidence,
+    changed: a.data.changed,
+  }));
+  const events = [
+    event(
+      'round_complete',
+      { round, data: { estimates: summaries, stats, converged } },
+      `round_complete:${round}`,
+    ),
+  ];
+  // The 600 s cap lets the current round finish, then goes straight to the report.
+  const outOfTime = ctx.elapsedMs >= ctx.deliberationCapMs;
+  if (converged) events.push(event('convergence_reached', { round, stats }));
+  else if (round >= config.maxRounds || outOfTime) events.push(event('max_rounds_reached', { round, stats }));
+  const next = converged || round >= config.maxRounds || outOfTime ? 'synthesis' : `round_${round + 1}`;
+  return { rows, events, transition: { kind: 'next', stage: next } };
+}
+
+interface SynthesisInputs {
+  rounds: { roundNumber: number; stats: Stats }[];
+  converged: boolean;
+  convergenceRound: number | null;
+  finalValue: number | string;
+  median?: number;
+  confidenceInterval?: { low: number; high: number; level: 0.95 };
+  participantCount: number;
+}
+
+/** Everything the report states, computed here from the stored rounds, never by the facilitator. */
+function synthesisInputs(rows: readonly StageRow[]): SynthesisInputs {
+  const total = completedRounds(rows);
+  const rounds = Array.from({ length: total }, (_, i) => ({
+    roundNumber: i + 1,
+    stats: statsOnly(roundStats(rows, i + 1) as StoredStats),
+  }));
+  const last = roundStats(rows, total) as StoredStats;
+  const lastStats = statsOnly(last);
+  const convergedAt = rounds.find((r) => roundStats(rows, r.roundNumber)?.converged)?.roundNumber ?? null;
+  const lastAnswers = roundAnswers(rows, total).filter((a) => valueOf(a.data) != null);
+  if (isNumericStats(lastStats)) {
+    const values = lastAnswers.map((a) => a.data.estimate as number);
+    return {
+      rounds,
+      converged: last.converged,
+      convergenceRound: convergedAt,
+      finalValue: lastStats.mean,
+      median: lastStats.median,
+      confidenceInterval: confidenceInterval95(values),
+      participantCount: lastAnswers.length,
+    };
+  }
+  return {
+    rounds,
+    converged: last.converged,
+    convergenceRound: convergedAt,
+    finalValue: lastStats.mode,
+    participantCount: lastAnswers.length,
+  };
+}
+
+function reportOf(
+  inputs: SynthesisInputs,
+  row: { model: string; content: string; responseTimeMs: number },
+): DelphiReport {
+  return {
+    facilitatorModel: row.model,
+    report: row.content,
+    totalRounds: inputs.rounds.length,
+    converged: inputs.converged,
+    finalValue: inputs.finalValue,
+    responseTimeMs: row.responseTimeMs,
+    ...(inputs.median !== undefined ? { median: inputs.median } : {}),
+    ...(inputs.confidenceInterval ? { confidenceInterval: inputs.confidenceInterval } : {}),
+  };
+}
+
+function reduceSynthesis(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
+  const facilitator = outcomes[0];
+  if (!facilitator?.ok) {
+    const reason = facilitator && !facilitator.ok ? facilitator.error : 'no answer';
+    return failure(
+      `The facilitator model ${ctx.config.facilitatorModel} failed to write the Delphi report (${reason}). ` +
+        'The round data is saved.',
+    );
+  }
+  const inputs = synthesisInputs(ctx.rows);
+  const report = reportOf(inputs, facilitator);
+  return {
+    rows: [
+      {
+        stageType: 'synthesis',
+        stageOrder: SYNTHESIS_ORDER,
+        model: facilitator.model,
+        role: 'facilitator',
+        content: facilitator.content,
+        parsedData: {
+          totalRounds: report.totalRounds,
+          converged: report.converged,
+          convergenceRound: inputs.convergenceRound,
+          finalValue: report.finalValue,
+        },
+        ...usage(facilitator),
+      },
+    ],
+    events: [event('synthesis_complete', { data: report })],
+    transition: { kind: 'done', content: facilitator.content },
+  };
+}
+
+function estimatesOf(answers: PanelistAnswer[]): DelphiEstimate[] {
+  return answers
+    .filter((a) => valueOf(a.data) != null)
+    .map((a) =>
+      a.data.type === 'numeric'
+        ? {
+            model: a.model,
+            estimate: a.data.estimate as number,
+            confidence: a.data.confidence,
+            reasoning: a.data.reasoning,
+            previousEstimate: a.data.previousEstimate ?? null,
+            changed: a.data.changed,
+            responseTimeMs: a.responseTimeMs,
+          }
+        : {
+            model: a.model,
+            answer: a.data.answer as string,
+            confidence: a.data.confidence,
+            reasoning: a.data.reasoning,
+            previousAnswer: a.data.previousAnswer ?? null,
+            changed: a.data.changed,
+            responseTimeMs: a.responseTimeMs,
+          },
+    );
+}
+
+export const delphiMode: ModeDefinition<DelphiConfig, Partial<DelphiResult>> = {
+  mode: 'delphi',
+  multiTurn: false,
+  // Delphi handles the cap itself: the current round finishes, then the report is written.
+  enforcesDeliberationCap: false,
+  firstStage: 'classify',
+  configSchema: DelphiConfigDto,
+  resolveConfig: resolveDelphiConfig,
+  timeoutMs: (config) => config.timeoutMs,
+
+  startEvents(stage, ctx) {
+    if (stage === 'classify') {
+      return [
+        event('delphi_start', {
+          conversationId: ctx.conversationId,
+          messageId: ctx.messageId,
+          // deviations.md 4: the override when given, else null until classify_complete
+          questionType: ctx.config.questionType,
+        }),
+      ];
+    }
+    if (stage === 'synthesis') return [event('synthesis_start')];
+    return [event('round_start', { round: roundOf(stage) }, `round_start:${roundOf(stage)}`)];
+  },
+
+  plan(stage, ctx) {
+    if (stage === 'classify') {
+      if (!needsClassificationCall(ctx.config)) return [];
+      const model = ctx.config.facilitatorModel;
+      return [
+        {
+          key: FACILITATOR_KEY,
+          participant: model,
+          model,
+          messages: [{ role: 'user', content: buildClassifyPrompt(ctx.question) }],
+        },
+      ];
+    }
+    if (stage === 'synthesis') {
+      const inputs = synthesisInputs(ctx.rows);
+      const model = ctx.config.facilitatorModel;
+      const prompt = buildDelphiSynthesisPrompt({
+        userQuery: ctx.question,
+        participantCount: inputs.participantCount,
+        rounds: inputs.rounds,
+        converged: inputs.converged,
+        numeric: inputs.median !== undefined,
+        finalValue: inputs.finalValue,
+        median: inputs.median,
+        confidenceInterval: inputs.confidenceInterval,
+      });
+      return [
+        { key: FACILITATOR_KEY, participant: model, model, messages: [{ role: 'user', content: prompt }] },
+      ];
+    }
+    const round = roundOf(stage);
+    if (!Number.isInteger(round)) throw new Error(`delphi has no stage "${stage}"`);
+    return planRound(round, ctx);
+  },
+
+  reduce(stage, ctx, outcomes) {
+    if (stage === 'classify') {
+      const classification = classificationOf(ctx.config, outcomes[0]);
+      return {
+        rows: [],
+        events: [event('classify_complete', { data: classification })],
+        transition: { kind: 'next', stage: 'round_1' },
+      };
+    }
+    if (stage === 'synthesis') return reduceSynthesis(ctx, outcomes);
+    const round = roundOf(stage);
+    if (!Number.isInteger(round)) throw new Error(`delphi has no stage "${stage}"`);
+    return reduceRound(round, ctx, outcomes);
+  },
+
+  titleCall: (ctx) => ({ model: ctx.config.facilitatorModel, messages: buildTitlePrompt(ctx.question) }),
+
+  load(rows, _config, title) {
+    const result: Partial<DelphiResult> = {};
+    const classify = rows.find((r) => r.stageType === 'classify');
+    if (classify) result.classification = classify.parsedData as unknown as DelphiClassification;
+    const total = completedRounds(rows);
+    if (total > 0) {
+      result.rounds = Array.from({ length: total }, (_, i): DelphiRound => {
+        const stored = roundStats(rows, i + 1) as StoredStats;
+        return {
+          roundNumber: i + 1,
+          estimates: estimatesOf(roundAnswers(rows, i + 1)),
+          stats: statsOnly(stored),
+          converged: stored.converged,
+        };
+      });
+    }
+    const synthesis = rows.find((r) => r.stageType === 'synthesis');
+    if (synthesis) {
+      const inputs = synthesisInputs(rows);
+      result.converged = inputs.converged;
+      result.convergenceRound = inputs.convergenceRound;
+      result.finalValue = inputs.finalValue;
+      result.report = reportOf(inputs, {
+        model: synthesis.model ?? '',
+        content: synthesis.content,
+        responseTimeMs: synthesis.responseTimeMs ?? 0,
+      });
+    }
+    if (title) result.title = title;
+    return result;
+  },
+
+  describe(defaults) {
+    return {
+      mode: 'delphi',
+      available: true,
+      multiTurn: false,
+      roster: [
+        {
+          role: 'panelist',
+          field: 'modeConfig.panelistModels',
+          min: DELPHI_MIN_PANELISTS,
+          max: DELPHI_MAX_PANELISTS,
+        },
+        { role: 'facilitator', field: 'modeConfig.facilitatorModel', min: 1, max: 1 },
+      ],
+      defaults: {
+        ...defaults.delphi,
+        maxRounds: 5,
+        numericConvergenceThreshold: 0.15,
+        qualitativeConvergenceThreshold: 75,
+        timeoutMs: 120_000,
+      },
+      options: [
+        { field: 'maxRounds', type: 'integer', description: 'estimation rounds at most (2-5)', default: 5 },
+        {
+          field: 'numericConvergenceThreshold',
+          type: 'number',
+          description: 'converged below this CV (0.01-1.0)',
+          default: 0.15,
+        },
+        {
+          field: 'qualitativeConvergenceThreshold',
+          type: 'number',
+          description: 'converged at this agreement % (50-100)',
+          default: 75,
+        },
+        {
+          field: 'questionType',
+          type: '"numeric" | "qualitative"',
+          description: 'skip or narrow the classification',
+        },
+        {
+          field: 'options',
+          type: 'string[]',
+          description: 'the answers a qualitative question offers (2-10)',
+        },
+        {
+          field: 'timeoutMs',
+          type: 'integer',
+          description: 'per-round timeout (30000-180000 ms)',
+          default: 120_000,
+        },
+      ],
+    };
+  },
+};

@@ -1,0 +1,199 @@
+import {
+  hashString,
+  pick,
+  seededRandom,
+  type SimulatedResponder,
+  type SimulationContext,
+} from '@conclave/llm';
+import { parseNumber } from './delphi.parse';
+import {
+  CLASSIFY_PROMPT_MARKER,
+  NUMERIC_ROUND1_MARKER,
+  QUALITATIVE_ROUND1_MARKER,
+  DELPHI_SYNTHESIS_PROMPT_MARKER,
+} from './delphi.prompts';
+
+const REASONS = [
+  'Extrapolating from recent growth rates and adjusting for saturation.',
+  'Starting from published figures and discounting for double counting.',
+  'Triangulating from two independent estimates that roughly agree.',
+  'Taking the historical trend and allowing for a slowdown.',
+];
+const CONFIDENCES = ['LOW', 'MEDIUM', 'HIGH'];
+
+const questionOf = (prompt: string) => /QUESTION:\s*\n?(.*)/.exec(prompt)?.[1]?.trim() ?? '';
+
+/** The panel's shared sense of the answer's size, from the question alone. */
+function baseline(question: string, seed: string): number {
+  const random = seededRandom(hashString(`${seed}|baseline|${question}`));
+  return Math.round(10 ** (2 + Math.floor(random() * 6)) * (1 + random() * 9));
+}
+
+function confidenceLine(ctx: SimulationContext): string[] {
+  return ctx.flags.includes('noconfidence') ? [] : [`CONFIDENCE: ${pick(CONFIDENCES, ctx.random)}`];
+}
+
+function estimateLines(ctx: SimulationContext, value: number): string[] {
+  const rounded = Math.round(value);
+  const reasoning = `REASONING: ${pick(REASONS, ctx.random)}`;
+  if (ctx.flags.includes('nonnumeric')) {
+    return [
+      'ESTIMATE: too uncertain to say',
+      ...confidenceLine(ctx),
+      'REASONING: There is no reliable basis for a figure.',
+    ];
+  }
+  if (ctx.flags.includes('noline'))
+    return [`My best guess is around ${rounded.toLocaleString('en-US')}.`, ...confidenceLine(ctx), reasoning];
+  const shown = ctx.flags.includes('scale')
+    ? `${(rounded / 1e6).toFixed(1)} million`
+    : rounded.toLocaleString('en-US');
+  return [`ESTIMATE: ${shown}`, ...confidenceLine(ctx), reasoning];
+}
+
+/**
+ * The facilitator's classification. Flags `numeric` / `qualitative` force the type; otherwise
+ * "how many / how much / what percentage / when"-questions are numeric.
+ */
+export const classifyResponder: SimulatedResponder = {
+  kind: 'classify',
+  matches: (prompt) => prompt.startsWith(CLASSIFY_PROMPT_MARKER),
+  respond: (ctx) => {
+    const question = questionOf(ctx.prompt);
+    const numeric = ctx.flags.includes('numeric')
+      ? true
+      : ctx.flags.includes('qualitative')
+        ? false
+        : /\b(how many|how much|what percentage|what share|estimate|what year|when will|how long|how far)\b/i.test(
+            question,
+          );
+    if (numeric) {
+      return 'TYPE: NUMERIC\nOPTIONS: N/A\nREASONING: The question asks for a quantity that can be estimated.';
+    }
+    const pair = /\b([\w-]+)\s+or\s+([\w-]+)/i.exec(question);
+    const cap = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
+    const options = pair
+      ? [cap(pair[1]), cap(pair[2]), `Hybrid of ${pair[1]} and ${pair[2]}`, 'Neither']
+      : ['Yes', 'No', 'It depends on the context'];
+    return `TYPE: QUALITATIVE\nOPTIONS: ${options.join(', ')}\nREASONING: The question asks for a choice among alternatives.`;
+  },
+};
+
+const fixedValue = (ctx: SimulationContext): number | null => {
+  const flag = ctx.flags.find((f) => /^value-?\d+(\.\d+)?$/.test(f));
+  return flag ? Number(flag.slice('value'.length)) : null;
+};
+
+/**
+ * A panelist. Round 1: spread around a shared baseline. Later rounds: moves most of the way to the
+ * panel's mean (or the most common answer), so a panel converges in two or three rounds. Flags:
+ * `stubborn` (a far-off answer it never moves from), `fixed` (everyone with it answers the same),
+ * `value<N>` (always answers N),
+ * `nonnumeric`, `noline` (no ESTIMATE: line), `noconfidence`, `scale` ("42.0 million"),
+ * `byname` (answers an option by name instead of number).
+ */
+function respondAsPanelist(ctx: SimulationContext): string {
+  const question = questionOf(ctx.prompt);
+  const base = baseline(question, ctx.seed);
+  const qualitative =
+    ctx.prompt.startsWith(QUALITATIVE_ROUND1_MARKER) || ctx.prompt.includes('YOUR PREVIOUS ANSWER:');
+  const value = fixedValue(ctx);
+  if (value !== null && !qualitative) {
+    return [
+      `ESTIMATE: ${value}`,
+      ...confidenceLine(ctx),
+      'REASONING: This figure follows from my own model.',
+    ].join('\n');
+  }
+  if (ctx.prompt.startsWith(NUMERIC_ROUND1_MARKER)) {
+    if (ctx.flags.includes('fixed')) return estimateLines(ctx, base).join('\n');
+    if (ctx.flags.includes('stubborn')) return estimateLines(ctx, base * 4).join('\n');
+    return estimateLines(ctx, base * (1 + (ctx.random() - 0.5) * 0.8)).join('\n');
+  }
+  if (ctx.prompt.includes('YOUR PREVIOUS ESTIMATE:')) {
+    const previous = parseNumber(/YOUR PREVIOUS ESTIMATE: (.*)/.exec(ctx.prompt)?.[1] ?? '') ?? base;
+    const mean = parseNumber(/- Mean: (.*)/.exec(ctx.prompt)?.[1] ?? '') ?? previous;
+    if (ctx.flags.includes('stubborn') || ctx.flags.includes('fixed'))
+      return estimateLines(ctx, previous).join('\n');
+    const moved = previous + (mean - previous) * 0.8 + (ctx.random() - 0.5) * 0.02 * mean;
+    return estimateLines(ctx, moved).join('\n');
+  }
+  const options = [...ctx.prompt.matchAll(/^(\d+)\. (.+)$/gm)].map((m) => m[2]);
+  const answer = (index: number) =>
+    ctx.flags.includes('byname') ? (options[index] ?? 'No preference') : String(index + 1);
+  if (ctx.prompt.startsWith(QUALITATIVE_ROUND1_MARKER)) {
+    const index = ctx.flags.includes('fixed')
+      ? 0
+      : ctx.flags.includes('stubborn')
+        ? options.length - 1
+        : Math.floor(ctx.random() * Math.min(options.length, 3));
+    const shown = options.length > 0 ? answer(index) : 'A cautious middle path';
+    return [`ANSWER: ${shown}`, ...confidenceLine(ctx), `REASONING: ${pick(REASONS, ctx.random)}`].join('\n');
+  }
+  const previous = /YOUR PREVIOUS ANSWER: (.*)/.exec(ctx.prompt)?.[1]?.trim() ?? '';
+  const mode = /- Distribution:\n\s+(.+?): \d+ participants/.exec(ctx.prompt)?.[1] ?? previous;
+  const keep = ctx.flags.includes('stubborn') || ctx.flags.includes('fixed') || ctx.random() < 0.25;
+  return [
+    `ANSWER: ${keep ? previous : mode}`,
+    ...confidenceLine(ctx),
+    'REASONING: Weighing the distribution of the panel.',
+  ].join('\n');
+}
+
+/** Round 1 (kind `estimate`) and later rounds (kind `reestimate`), so a fault can hit only one. */
+export const panelistResponder: SimulatedResponder = {
+  kind: 'estimate',
+  matches: (prompt) =>
+    prompt.startsWith(NUMERIC_ROUND1_MARKER) || prompt.startsWith(QUALITATIVE_ROUND1_MARKER),
+  respond: respondAsPanelist,
+};
+
+export const revisingPanelistResponder: SimulatedResponder = {
+  kind: 'reestimate',
+  matches: (prompt) => /^DELPHI ROUND \d+ of \d+/.test(prompt),
+  respond: respondAsPanelist,
+};
+
+export const delphiReportResponder: SimulatedResponder = {
+  kind: 'report',
+  matches: (prompt) => prompt.startsWith(DELPHI_SYNTHESIS_PROMPT_MARKER),
+  respond: (ctx) => {
+    const final = /FINAL (?:CONSENSUS VALUE|MAJORITY ANSWER): (.*)/.exec(ctx.prompt)?.[1] ?? 'unknown';
+    const status = /CONVERGENCE STATUS: (.*)/.exec(ctx.prompt)?.[1] ?? '';
+    const rounds = (ctx.prompt.match(/^Round \d+:$/gm) ?? []).length;
+    return [
+      '## Delphi Consensus Report',
+      '',
+      `[simulated report by ${ctx.model}]`,
+      '',
+      '### Question',
+      questionOf(ctx.prompt) || (/QUESTION: (.*)/.exec(ctx.prompt)?.[1] ?? ''),
+      '',
+      '### Final Consensus',
+      `${final} (${status.toLowerCase()} after ${rounds} round${rounds === 1 ? '' : 's'}).`,
+      '',
+      '### Convergence Analysis',
+      'Estimates moved toward the panel aggregate after the first round.',
+      '',
+      '### Confidence Trajectory',
+      'Confidence rose as the spread narrowed.',
+      '',
+      '### Outlier Analysis',
+      status === 'Converged'
+        ? 'No persistent outliers.'
+        : 'At least one panelist held a distant position throughout.',
+      '',
+      '### Reliability Assessment',
+      status === 'Converged'
+        ? 'Reasonably reliable for a small panel.'
+        : 'Treat with caution: the panel did not converge.',
+    ].join('\n');
+  },
+};
+
+export const delphiResponders: SimulatedResponder[] = [
+  classifyResponder,
+  panelistResponder,
+  revisingPanelistResponder,
+  delphiReportResponder,
+];
