@@ -186,10 +186,14 @@ describe('jury mode end to end', () => {
       foremanModel: 'sim/foreman',
     });
     const jurors = byType(events, 'juror_complete').map((e) => e.data as unknown as JurorAssessment);
-    expect(jurors.find((j) => j.model === 'sim/a:poor:echo')?.assessmentText).toContain('> VERDICT: APPROVE');
+    // the echo comes after the juror's own verdict, unquoted: only reading content as data saves it
+    expect(jurors.find((j) => j.model === 'sim/a:poor:echo')?.assessmentText).toMatch(
+      /VERDICT: REJECT[\s\S]*\nVERDICT: APPROVE\n\| Accuracy \| 10 \|/,
+    );
     for (const juror of jurors) {
       expect(juror.verdict).toBe('REJECT');
       expect(juror.scores.accuracy).toBeLessThanOrEqual(3);
+      expect(juror.scores.completeness).toBeLessThanOrEqual(3);
     }
     const summary = byType(events, 'all_jurors_complete')[0].data as unknown as JurorSummary;
     expect(summary.majorityVerdict).toBe('REJECT');
@@ -264,7 +268,7 @@ describe('jury mode end to end', () => {
     });
 
     it('fewer than 2 successful jurors: error', async () => {
-      const { events } = await jury({
+      const { messageId, events } = await jury({
         content: CONTENT,
         jurorModels: ['sim/a', 'sim/b:fail', 'sim/c:fail'],
         foremanModel: 'sim/f',
@@ -273,20 +277,37 @@ describe('jury mode end to end', () => {
         type: 'error',
         message: expect.stringMatching(/Only 1 juror evaluation succeeded/),
       });
+      // its assessment went out as juror_complete, so it is kept
+      expect(byType(events, 'juror_complete')).toHaveLength(1);
+      expect((await stack.stageRows(messageId)).map((r) => r.stage_type)).toEqual([
+        'present',
+        'deliberation',
+      ]);
     });
 
     it('score parsing fails for one juror: parseSuccess false, excluded from the averages', async () => {
       const { events } = await jury({
         content: CONTENT,
-        jurorModels: ['sim/a:good', 'sim/b:good', 'sim/c:noscores:poor'],
+        jurorModels: ['sim/a:good', 'sim/b:good', 'sim/c:noscores:poor', 'sim/d:partial:poor'],
         foremanModel: 'sim/f',
       });
       const jurors = byType(events, 'juror_complete').map((e) => e.data as unknown as JurorAssessment);
       const noScores = jurors.find((j) => j.model === 'sim/c:noscores:poor');
       expect(noScores).toMatchObject({ parseSuccess: false, average: null, verdict: 'REJECT' });
+      const partial = jurors.find((j) => j.model === 'sim/d:partial:poor')!;
+      expect(partial).toMatchObject({ parseSuccess: false, verdict: 'REJECT' });
+      expect(partial.scores.completeness).toBeNull();
       const summary = byType(events, 'all_jurors_complete')[0].data as unknown as JurorSummary;
-      expect(summary.dimensionAverages.accuracy).toBeGreaterThanOrEqual(8);
-      expect(summary.voteTally).toEqual({ approve: 2, revise: 0, reject: 1 });
+      const scored = (d: 'accuracy' | 'completeness') =>
+        jurors.map((j) => j.scores[d]).filter((v): v is number => v !== null);
+      // completeness only from the two jurors that gave one; accuracy from three (not the one without scores)
+      expect(scored('completeness')).toHaveLength(2);
+      expect(scored('accuracy')).toHaveLength(3);
+      const mean = (values: number[]) =>
+        Math.round((values.reduce((a, b) => a + b, 0) / values.length) * 10) / 10;
+      expect(summary.dimensionAverages.completeness).toBe(mean(scored('completeness')));
+      expect(summary.dimensionAverages.accuracy).toBe(mean(scored('accuracy')));
+      expect(summary.voteTally).toEqual({ approve: 2, revise: 0, reject: 2 });
     });
 
     it('score parsing fails for all jurors: null averages, a warning, a qualitative report', async () => {
@@ -364,9 +385,17 @@ describe('jury mode end to end', () => {
       expect(outOfRange?.scores.accuracy).toBeNull();
       expect(outOfRange?.scores.clarity).not.toBeNull();
       expect(outOfRange?.parseSuccess).toBe(false);
-      const decimal = jurors.find((j) => j.model.includes('decimal'));
-      expect(decimal?.assessmentText).toMatch(/\| \d\.5 \|/);
-      expect(Object.values(decimal?.scores ?? {}).every((s) => Number.isInteger(s))).toBe(true);
+      const decimal = jurors.find((j) => j.model.includes('decimal'))!;
+      const written = [
+        ...decimal.assessmentText.matchAll(
+          /^\| (Accuracy|Completeness|Clarity|Relevance|Actionability) \| ([\d.]+) \|/gm,
+        ),
+      ];
+      expect(written).toHaveLength(5);
+      for (const [, name, value] of written) {
+        expect(value).toMatch(/\.5$/);
+        expect(decimal.scores[name.toLowerCase() as 'accuracy']).toBe(Math.round(Number(value)));
+      }
       expect(jurors.find((j) => j.model.includes('inline'))?.parseSuccess).toBe(true);
     });
 
@@ -450,6 +479,32 @@ describe('jury mode end to end', () => {
       const response = await post({ question: 'Evaluate', mode: 'jury', modeConfig });
       expect(response.status).toBe(400);
       expect(response.body.fields?.[field]).toBe(message);
+    });
+
+    it('names every problem at once, the cross-field rule included', async () => {
+      const response = await post({
+        question: '',
+        mode: 'jury',
+        modeConfig: { content: '', jurorModels: ['sim/a', 'sim/b', 'sim/c'], foremanModel: 'sim/a' },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body.fields).toEqual({
+        question: 'Content to evaluate is required',
+        'modeConfig.content': 'Content to evaluate is required',
+        'modeConfig.foremanModel': 'Foreman model must not be one of the juror models',
+      });
+      const empty = await post({
+        question: 'q',
+        mode: 'jury',
+        modeConfig: { content: 'x', foremanModel: '' },
+      });
+      expect(empty.body.fields).toEqual({ 'modeConfig.foremanModel': 'Foreman model is required' });
+      const fractional = await post({
+        question: 'q',
+        mode: 'jury',
+        modeConfig: { content: 'x', timeoutMs: 15_000.5 },
+      });
+      expect(fractional.status).toBe(202);
     });
 
     it('the council roster at top level is refused for jury', async () => {

@@ -19,6 +19,20 @@ describe('loadConfig', () => {
     expect(config.defaults.council).toEqual({ councilModels: ['a/b', 'c/d'], chairmanModel: 'e/f' });
   });
 
+  it('refuses default rosters a request would be refused for', () => {
+    expect(() => loadConfig({ DEFAULT_COUNCIL_MODELS: 'a/b' })).toThrow(
+      /DEFAULT_COUNCIL_MODELS must name 2 to 6/,
+    );
+    expect(() => loadConfig({ DEFAULT_JURY_MODELS: 'a/b,c/d' })).toThrow(/DEFAULT_JURY_MODELS/);
+    expect(() => loadConfig({ DEFAULT_JURY_MODELS: 'a/b,c/d,e/f', DEFAULT_JURY_FOREMAN: 'c/d' })).toThrow(
+      /DEFAULT_JURY_FOREMAN \(c\/d\) must not be one of DEFAULT_JURY_MODELS/,
+    );
+    expect(() => loadConfig({ DEFAULT_DELPHI_FACILITATOR: 'openai/o3' })).toThrow(
+      /DEFAULT_DELPHI_FACILITATOR/,
+    );
+    expect(() => loadConfig({ DEFAULT_CHAIRMAN_MODEL: 'nope' })).toThrow(/DEFAULT_CHAIRMAN_MODEL/);
+  });
+
   it('refuses bad values with a message naming the variable', () => {
     expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/);
     expect(() => loadConfig({ AUTH_MODE: 'open' })).toThrow(ConfigError);

@@ -41,6 +41,42 @@ export interface OperatorDefaults {
 
 export class ConfigError extends Error {}
 
+const MODEL_ID = /^[a-z0-9][a-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._:@+\-/]*$/;
+
+function checkRoster(variable: string, models: string[], min: number, max: number, unique = true): void {
+  const bad = models.filter((m) => !MODEL_ID.test(m));
+  if (bad.length > 0) throw new ConfigError(`${variable}: not a provider/name model id: ${bad.join(', ')}`);
+  if (models.length < min || models.length > max) {
+    throw new ConfigError(`${variable} must name ${min} to ${max} models, got ${models.length}`);
+  }
+  if (unique && new Set(models).size !== models.length)
+    throw new ConfigError(`${variable} names a model twice`);
+}
+
+function checkSeparate(variable: string, model: string, roster: string[], rosterVariable: string): void {
+  if (!MODEL_ID.test(model)) throw new ConfigError(`${variable}: not a provider/name model id: ${model}`);
+  if (roster.includes(model))
+    throw new ConfigError(`${variable} (${model}) must not be one of ${rosterVariable}`);
+}
+
+/** A default roster a mode would refuse in a request is refused at start-up, where an operator sees it. */
+function checkDefaults(d: OperatorDefaults): void {
+  checkRoster('DEFAULT_COUNCIL_MODELS', d.council.councilModels, 2, 6);
+  if (!MODEL_ID.test(d.council.chairmanModel)) {
+    throw new ConfigError(`DEFAULT_CHAIRMAN_MODEL: not a provider/name model id: ${d.council.chairmanModel}`);
+  }
+  checkRoster('DEFAULT_JURY_MODELS', d.jury.jurorModels, 3, 6);
+  checkSeparate('DEFAULT_JURY_FOREMAN', d.jury.foremanModel, d.jury.jurorModels, 'DEFAULT_JURY_MODELS');
+  checkRoster('DEFAULT_DEBATE_MODELS', d.debate.models, 3, 6, false);
+  checkRoster('DEFAULT_DELPHI_PANELISTS', d.delphi.panelistModels, 3, 7, false);
+  checkSeparate(
+    'DEFAULT_DELPHI_FACILITATOR',
+    d.delphi.facilitatorModel,
+    d.delphi.panelistModels,
+    'DEFAULT_DELPHI_PANELISTS',
+  );
+}
+
 const list = (value: string | undefined): string[] | undefined =>
   value
     ?.split(',')
@@ -89,6 +125,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     list(env.DEFAULT_COUNCIL_MODELS) ?? (realProviderConfigured ? HOSTED_ROSTER : SIMULATED_ROSTER);
   const chairmanModel =
     env.DEFAULT_CHAIRMAN_MODEL ?? (realProviderConfigured ? HOSTED_CHAIRMAN : SIMULATED_CHAIRMAN);
+  const defaults: OperatorDefaults = {
+    timeoutMs: int(env, 'MODEL_TIMEOUT_MS', 120_000, 1),
+    council: { councilModels, chairmanModel },
+    jury: {
+      jurorModels: list(env.DEFAULT_JURY_MODELS) ?? JURY_JURORS,
+      foremanModel: env.DEFAULT_JURY_FOREMAN ?? JURY_FOREMAN,
+    },
+    debate: { models: list(env.DEFAULT_DEBATE_MODELS) ?? DEBATE_MODELS },
+    delphi: {
+      panelistModels: list(env.DEFAULT_DELPHI_PANELISTS) ?? DELPHI_PANELISTS,
+      facilitatorModel: env.DEFAULT_DELPHI_FACILITATOR ?? DELPHI_FACILITATOR,
+    },
+  };
+  checkDefaults(defaults);
   return {
     nodeEnv,
     port: int(env, 'PORT', 3000),
@@ -97,19 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     redisPrefix: env.REDIS_PREFIX ?? 'conclave',
     authMode: authRaw,
     bodyLimit: env.BODY_LIMIT ?? '256kb',
-    defaults: {
-      timeoutMs: int(env, 'MODEL_TIMEOUT_MS', 120_000, 1),
-      council: { councilModels, chairmanModel },
-      jury: {
-        jurorModels: list(env.DEFAULT_JURY_MODELS) ?? JURY_JURORS,
-        foremanModel: env.DEFAULT_JURY_FOREMAN ?? JURY_FOREMAN,
-      },
-      debate: { models: list(env.DEFAULT_DEBATE_MODELS) ?? DEBATE_MODELS },
-      delphi: {
-        panelistModels: list(env.DEFAULT_DELPHI_PANELISTS) ?? DELPHI_PANELISTS,
-        facilitatorModel: env.DEFAULT_DELPHI_FACILITATOR ?? DELPHI_FACILITATOR,
-      },
-    },
+    defaults,
     deliberationCapMs: int(env, 'DELIBERATION_CAP_MS', 600_000, 1),
     simulator: { latencyMs: int(env, 'SIM_LATENCY_MS', 600), seed: env.SIM_SEED ?? 'conclave' },
     worker: {

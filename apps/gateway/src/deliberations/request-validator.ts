@@ -1,7 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { QUESTION_MAX_LENGTH, type ModeName } from '@conclave/contracts';
-import { modeDefinition, type AnyModeDefinition, type FieldErrors } from '@conclave/deliberation';
+import {
+  modeDefinition,
+  type AnyModeDefinition,
+  type FieldErrors,
+  type ResolvedConfig,
+} from '@conclave/deliberation';
 import { getMetadataStorage, validate, type ValidationError } from 'class-validator';
 import { CONFIG } from '../tokens';
 import { CreateDeliberationDto } from './create-deliberation.dto';
@@ -93,10 +98,15 @@ export class RequestValidator {
     }
     // A Map, so that a field named `__proto__` is reported like any other.
     const fields = new Map(Object.entries(await check(CreateDeliberationDto, body, '')));
-    if (body.question === undefined || body.question === null) fields.set('question', 'Question is required');
+    const mode = (body.mode ?? 'council') as ModeName;
+    const definition = fields.has('mode') ? undefined : modeDefinition(mode);
+    if (!fields.has('mode') && !definition)
+      fields.set('mode', `mode "${mode}" is not available in this version`);
+    const questionRequired = definition?.questionRequiredMessage ?? 'Question is required';
+    if (body.question === undefined || body.question === null) fields.set('question', questionRequired);
     else if (typeof body.question === 'string' && !fields.has('question')) {
       const trimmed = body.question.trim();
-      if (trimmed.length === 0) fields.set('question', 'Question is required');
+      if (trimmed.length === 0) fields.set('question', questionRequired);
       else if (trimmed.length > QUESTION_MAX_LENGTH) {
         fields.set(
           'question',
@@ -104,10 +114,6 @@ export class RequestValidator {
         );
       }
     }
-    const mode = (body.mode ?? 'council') as ModeName;
-    const definition = fields.has('mode') ? undefined : modeDefinition(mode);
-    if (!fields.has('mode') && !definition)
-      fields.set('mode', `mode "${mode}" is not available in this version`);
     const add = (errors: FieldErrors) => Object.entries(errors).forEach(([k, v]) => fields.set(k, v));
     if (definition) {
       // An absent modeConfig is checked as {}, so a mode's required options are named too.
@@ -126,18 +132,31 @@ export class RequestValidator {
       }
     }
     for (const [field, message] of nulCharacters(body, '')) fields.set(field, message);
-    if (fields.size > 0 || !definition) return { ok: false, fields: fieldErrors([...fields]) };
+    // Cross-field rules (a foreman who is a juror, ...) are named together with every other problem,
+    // so the mode resolves the config even when some fields are already known to be wrong.
+    let resolved: ResolvedConfig<unknown> | null = null;
+    if (definition && (body.modeConfig === undefined || isPlainObject(body.modeConfig))) {
+      try {
+        resolved = definition.resolveConfig(
+          {
+            question: typeof body.question === 'string' ? body.question.trim() : '',
+            modeConfig: body.modeConfig as Record<string, unknown> | undefined,
+            councilModels: body.councilModels as string[] | undefined,
+            chairmanModel: body.chairmanModel as string | undefined,
+          },
+          this.config.defaults,
+        );
+      } catch {
+        // a field of the wrong type, already named above
+      }
+    }
+    if (resolved && !resolved.ok) {
+      for (const [field, message] of Object.entries(resolved.fields))
+        if (!fields.has(field)) fields.set(field, message);
+    }
+    if (fields.size > 0 || !definition || !resolved?.ok)
+      return { ok: false, fields: fieldErrors([...fields]) };
 
-    const resolved = definition.resolveConfig(
-      {
-        question: (body.question as string).trim(),
-        modeConfig: body.modeConfig as Record<string, unknown> | undefined,
-        councilModels: body.councilModels as string[] | undefined,
-        chairmanModel: body.chairmanModel as string | undefined,
-      },
-      this.config.defaults,
-    );
-    if (!resolved.ok) return { ok: false, fields: resolved.fields };
     return {
       ok: true,
       request: {

@@ -121,6 +121,8 @@ export interface ModeDefinition<Config = unknown, Result = unknown> {
   /** Class-validator DTO describing `modeConfig`. */
   configSchema: new () => object;
   resolveConfig(request: RequestEnvelope, defaults: ModeDefaults): ResolvedConfig<Config>;
+  /** The message for a missing question, when the mode's document words it differently. */
+  questionRequiredMessage?: string;
   /** What the user message stores (00-shared.md §5); the question unless the mode says otherwise. */
   userContent?(question: string, config: Config): string;
   /** Per-call timeout, from the config. */

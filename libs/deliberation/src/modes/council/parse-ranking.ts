@@ -7,7 +7,8 @@ export interface ParsedRanking {
 }
 
 const LABEL = /Response [A-Z]\b/g;
-const NUMBERED_LABEL = /^\s*\d+\s*[.):-]\s*\**\s*(Response [A-Z])\b/gm;
+// Whitespace runs are followed by required tokens and stay within a line: no quadratic backtracking.
+const NUMBERED_LABEL = /^[ \t]*\d+[ \t]*[.):-][ \t]*(?:\*+[ \t]*)?(Response [A-Z])\b/gm;
 const HEADER = /FINAL RANKING\s*:/i;
 
 function unique(labels: string[], allowed: ReadonlySet<string>): string[] {

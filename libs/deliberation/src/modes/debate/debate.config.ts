@@ -1,5 +1,5 @@
 import type { DebateConfig } from '@conclave/contracts';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsNumber, IsOptional, Max, Min } from 'class-validator';
 import type { ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
 import { IsModelId } from '../../shared/validation';
 
@@ -19,7 +19,7 @@ export class DebateConfigDto {
 
   @Max(600_000)
   @Min(10_000)
-  @IsInt()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
   @IsOptional()
   timeoutMs?: number;
 }
@@ -33,7 +33,7 @@ export function resolveDebateConfig(
     ok: true,
     config: {
       models: given.models ?? defaults.debate.models,
-      timeoutMs: given.timeoutMs ?? DEFAULT_DEBATE_TIMEOUT_MS,
+      timeoutMs: Math.round(given.timeoutMs ?? defaults.timeoutMs),
     },
   };
 }

@@ -8,10 +8,11 @@ export interface ParsedRevision {
 }
 
 // Tolerant of markdown around the field names and values: `**Decision:** **REVISE**`.
-const DECISION = /DECISION[ \t]*\**[ \t]*:[ \t]*\**[ \t]*(REVISE|STAND|MERGE)\b/i;
+// Every whitespace run is followed by a required token, so no pattern backtracks over long runs.
+const DECISION = /DECISION[ \t]*(?:\*+[ \t]*)?:[ \t]*(?:\*+[ \t]*)?(REVISE|STAND|MERGE)\b/i;
 const REASONING =
-  /REASONING[ \t]*\**[ \t]*:[ \t]*\**[ \t]*([\s\S]+?)(?:\n[ \t]*\n|\n[ \t#*]*REVISED RESPONSE)/i;
-const REVISED = /REVISED RESPONSE[ \t]*\**[ \t]*:[ \t]*\**[ \t]*\n?([\s\S]+)$/i;
+  /REASONING[ \t]*(?:\*+[ \t]*)?:[ \t]*(?:\*+[ \t]*)?([\s\S]+?)(?:\n[ \t]*\n|\n[ \t#*]*REVISED RESPONSE)/i;
+const REVISED = /REVISED RESPONSE[ \t]*(?:\*+[ \t]*)?:[ \t]*(?:\*+[ \t]*)?\n?([\s\S]+)$/i;
 
 export function parseRevision(text: string): ParsedRevision {
   const decision = (DECISION.exec(text)?.[1]?.toUpperCase() as RevisionDecision | undefined) ?? null;
@@ -32,7 +33,7 @@ export function revisedResponseOf(text: string, original: string): string {
   const lines = text.split('\n');
   const blockEnd = Math.max(
     lines.findIndex((l) => DECISION.test(l)),
-    lines.findIndex((l) => /REASONING[ \t]*\**[ \t]*:/i.test(l)),
+    lines.findIndex((l) => /REASONING[ \t]*(?:\*+[ \t]*)?:/i.test(l)),
   );
   const after = lines
     .slice(blockEnd + 1)
@@ -41,7 +42,7 @@ export function revisedResponseOf(text: string, original: string): string {
   return after || original;
 }
 
-const VOTE = /VOTE[ \t]*\**[ \t]*:[ \t]*\**[ \t]*Response[ \t]+([A-Z])\b/gi;
+const VOTE = /VOTE[ \t]*(?:\*+[ \t]*)?:[ \t]*(?:\*+[ \t]*)?Response[ \t]+([A-Z])\b/gi;
 const ANY_LABEL = /Response[ \t]+([A-Z])\b/gi;
 
 /** The last `VOTE: Response X`, else the last `Response X`, else null. */

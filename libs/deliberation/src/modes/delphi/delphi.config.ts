@@ -72,7 +72,7 @@ export class DelphiConfigDto {
 
   @Max(180_000)
   @Min(30_000)
-  @IsInt()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
   @IsOptional()
   timeoutMs?: number;
 }
@@ -107,7 +107,7 @@ export function resolveDelphiConfig(
       questionType,
       // 05-delphi.md §F: a numeric override ignores options.
       options: questionType === 'numeric' ? null : (given.options ?? null),
-      timeoutMs: given.timeoutMs ?? DELPHI_DEFAULTS.timeoutMs,
+      timeoutMs: Math.round(given.timeoutMs ?? DELPHI_DEFAULTS.timeoutMs),
     },
   };
 }

@@ -1,3 +1,4 @@
+import { collapseSpaces } from '../../shared/text';
 import type { Confidence, DelphiClassification, QuestionType } from '@conclave/contracts';
 
 const SCALES: Record<string, number> = {
@@ -18,12 +19,13 @@ const SCALES: Record<string, number> = {
 };
 
 // -1,234.5e3 million | $3.2B | 42,000,000 | 4.2e7 | −12
+// Applied to text with spaces collapsed; each optional space is followed by a required token.
 const NUMBER =
-  /([-−–]?)\s*[$€£¥]?\s*((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*(thousand|millions?|billions?|trillion|mm|mn|bn|tn|[kmbt])?\b/i;
+  /([-−–]?) ?(?:[$€£¥] ?)?((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)(?: ?(thousand|millions?|billions?|trillion|mm|mn|bn|tn|[kmbt]))?\b/i;
 
 /** A number as people and models write it; null when there is none. */
 export function parseNumber(text: string): number | null {
-  const match = NUMBER.exec(text);
+  const match = NUMBER.exec(collapseSpaces(text));
   if (!match) return null;
   const [, sign, digits, scaleWord] = match;
   const value = Number(digits.replace(/,/g, '')) * (scaleWord ? SCALES[scaleWord.toLowerCase()] : 1);
@@ -32,9 +34,10 @@ export function parseNumber(text: string): number | null {
 }
 
 const field = (text: string, name: string): string | null => {
-  const match = new RegExp(String.raw`^[ \t>*_#-]*${name}[ \t]*\**[ \t]*:[ \t]*\**[ \t]*(.+)$`, 'im').exec(
-    text,
-  );
+  const match = new RegExp(
+    String.raw`^[ \t>*_#-]*${name}[ \t]*(?:\*+[ \t]*)?:[ \t]*(?:\*+[ \t]*)?(.+)$`,
+    'im',
+  ).exec(text);
   return match ? match[1].replace(/\*\*$/, '').trim() : null;
 };
 
@@ -46,7 +49,7 @@ export function parseConfidence(text: string): { confidence: Confidence; parsed:
 }
 
 export function parseReasoning(text: string): string {
-  const match = /^[ \t>*_#-]*REASONING[ \t]*\**[ \t]*:[ \t]*\**[ \t]*([\s\S]*)$/im.exec(text);
+  const match = /^[ \t>*_#-]*REASONING[ \t]*(?:\*+[ \t]*)?:[ \t]*(?:\*+[ \t]*)?([\s\S]*)$/im.exec(text);
   return (match ? match[1] : text).trim();
 }
 

@@ -4,7 +4,7 @@ import {
   ArrayMinSize,
   ArrayUnique,
   IsArray,
-  IsInt,
+  IsNumber,
   IsOptional,
   IsString,
   Max,
@@ -12,7 +12,7 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
-import type { ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
+import type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
 import { IsModelId } from '../../shared/validation';
 
 export const JURY_MIN_JURORS = 3;
@@ -41,12 +41,14 @@ export class JuryConfigDto {
   jurorModels?: string[];
 
   @IsModelId()
+  @MinLength(1, { message: 'Foreman model is required' })
+  @IsString({ message: 'Foreman model is required' })
   @IsOptional()
   foremanModel?: string;
 
   @Max(300_000)
   @Min(10_000)
-  @IsInt()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
   @IsOptional()
   timeoutMs?: number;
 }
@@ -58,17 +60,16 @@ export function resolveJuryConfig(
   defaults: ModeDefaults,
 ): ResolvedConfig<JuryConfig> {
   const given = (request.modeConfig ?? {}) as Partial<JuryConfigDto>;
+  const fields: FieldErrors = {};
   if (typeof given.content !== 'string' || given.content.trim().length === 0) {
-    return { ok: false, fields: { 'modeConfig.content': 'Content to evaluate is required' } };
+    fields['modeConfig.content'] = 'Content to evaluate is required';
   }
   const jurorModels = given.jurorModels ?? defaults.jury.jurorModels;
   const foremanModel = given.foremanModel ?? defaults.jury.foremanModel;
   if (jurorModels.includes(foremanModel)) {
-    return {
-      ok: false,
-      fields: { 'modeConfig.foremanModel': 'Foreman model must not be one of the juror models' },
-    };
+    fields['modeConfig.foremanModel'] = 'Foreman model must not be one of the juror models';
   }
+  if (Object.keys(fields).length > 0 || typeof given.content !== 'string') return { ok: false, fields };
   return {
     ok: true,
     config: {
@@ -76,7 +77,7 @@ export function resolveJuryConfig(
       ...(given.originalQuestion ? { originalQuestion: given.originalQuestion } : {}),
       jurorModels,
       foremanModel,
-      timeoutMs: given.timeoutMs ?? DEFAULT_JURY_TIMEOUT_MS,
+      timeoutMs: Math.round(given.timeoutMs ?? defaults.timeoutMs),
     },
   };
 }

@@ -5,33 +5,35 @@ import {
   type JurorSummary,
   type Verdict,
 } from '@conclave/contracts';
-import { listItems, parseVerdict, section, stripEchoedContent } from './jury.parse';
+import { contentLineSet, isEcho, listItems, ownLines, sections, type Section } from './jury.markdown';
 
-const FINAL_VERDICT =
-  /Final Verdict[ \t]*\**[ \t]*:?[ \t]*\**[ \t]*\n?[ \t]*\**[ \t]*(APPROVE|REVISE|REJECT)\b/i;
+const VERDICT_WORD = /\b(APPROVE|REVISE|REJECT)\b/i;
 
 const title = (dimension: string) => dimension.charAt(0).toUpperCase() + dimension.slice(1);
 
-const cellsOf = (line: string): string[] => {
-  const cells = line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|');
-  return cells.map((c) => c.replace(/\*\*/g, '').trim());
-};
+const cellsOf = (line: string): string[] =>
+  line
+    .trim()
+    .replace(/^\|/, '')
+    .replace(/\|$/, '')
+    .split('|')
+    .map((c) => c.replace(/\*\*/g, '').trim());
 
-/** The foreman's Consensus column, by dimension, from its analysis table if it wrote one. */
+/** The foreman's Consensus column, by dimension, read from the table under that header only. */
 export function consensusNotes(text: string): Record<string, string> {
-  const lines = text.split('\n');
-  const header = lines.find((line) => line.includes('|') && /\bconsensus\b/i.test(line));
-  const column = header ? cellsOf(header).findIndex((c) => /^consensus$/i.test(c)) : -1;
+  const lines = ownLines(text);
   const notes: Record<string, string> = {};
-  if (column <= 0) return notes;
-  for (const dimension of DIMENSIONS) {
-    const row = lines.find((line) =>
-      new RegExp(String.raw`^[ \t]*\|?[ \t]*\**[ \t]*${dimension}[ \t]*\**[ \t]*\|`, 'i').test(line),
-    );
-    if (!row) continue;
-    const cells = cellsOf(row);
+  const headerAt = lines.findIndex(
+    (line) => line.includes('|') && cellsOf(line).some((c) => /^consensus$/i.test(c)),
+  );
+  if (headerAt < 0) return notes;
+  const column = cellsOf(lines[headerAt]).findIndex((c) => /^consensus$/i.test(c));
+  for (const line of lines.slice(headerAt + 1)) {
+    if (!line.includes('|')) break;
+    const cells = cellsOf(line);
+    const dimension = DIMENSIONS.find((d) => cells[0]?.toLowerCase().replace(/^\d+[.)] ?/, '') === d);
     const note = cells[column];
-    if (note) notes[title(dimension)] = note;
+    if (dimension && note) notes[title(dimension)] = note;
   }
   return notes;
 }
@@ -44,19 +46,32 @@ export function consensusFromRange(min: number, max: number): string {
   return 'Disagreement';
 }
 
-function items(text: string, heading: RegExp): string[] {
-  const lines = section(text, heading);
-  if (!lines) return [];
-  const list = listItems(lines);
+const lastOwn = (all: Section[], echoes: ReadonlySet<string>) => all.filter((s) => !isEcho(s, echoes)).at(-1);
+
+function items(section: Section | undefined): string[] {
+  if (!section) return [];
+  const list = listItems(section.body);
   if (list.length > 0) return list;
-  const paragraph = lines.join(' ').replace(/\s+/g, ' ').trim();
-  return paragraph ? [paragraph] : [];
+  const paragraph = section.body.join(' ').replace(/\s+/g, ' ').trim();
+  return paragraph && !/^(none|n\/a|not applicable)\b/i.test(paragraph) ? [paragraph] : [];
+}
+
+const NO_DISSENT =
+  /^(none|n\/a|not applicable|no dissent(ing opinions?)?|no juror dissented|there (were|was) no dissent(ing opinions?)?|(the )?jury (was|is) unanimous)\b[^.]*\.?$/i;
+
+/** The verdict the foreman states under its Final Verdict heading, or null. */
+function statedVerdict(section: Section | undefined): Verdict | null {
+  if (!section) return null;
+  const heading = section.heading.replace(/final verdict/i, '');
+  const word =
+    VERDICT_WORD.exec(heading)?.[1] ?? section.body.map((l) => VERDICT_WORD.exec(l)?.[1]).find(Boolean);
+  return word ? (word.toUpperCase() as Verdict) : null;
 }
 
 /**
  * The foreman's report as `ForemanReport`. The figures of the dimension analysis come from the
  * server's aggregation of the juror scores, never from the foreman's arithmetic; only the
- * consensus wording is the foreman's.
+ * consensus wording is the foreman's. Without a stated final verdict, the jury's majority stands.
  */
 export function parseForemanReport(input: {
   model: string;
@@ -65,8 +80,9 @@ export function parseForemanReport(input: {
   summary: JurorSummary;
   responseTimeMs: number;
 }): ForemanReport {
-  const own = stripEchoedContent(input.text, input.content);
-  const notes = consensusNotes(own);
+  const lines = ownLines(input.text);
+  const echoes = contentLineSet(input.content);
+  const notes = consensusNotes(input.text);
   const dimensionAnalysis: DimensionAnalysisRow[] = [];
   for (const dimension of DIMENSIONS) {
     const avg = input.summary.dimensionAverages[dimension];
@@ -80,17 +96,18 @@ export function parseForemanReport(input: {
       consensus: notes[title(dimension)] ?? consensusFromRange(min, max),
     });
   }
-  const dissent = items(own, /dissent/i);
-  const verdict = (FINAL_VERDICT.exec(own)?.[1]?.toUpperCase() as Verdict | undefined) ?? parseVerdict(own);
+  const dissentSection = lastOwn(sections(lines, /dissent/i), echoes);
+  const dissentText = dissentSection?.body.join(' ').replace(/\s+/g, ' ').trim() ?? '';
   return {
     model: input.model,
     reportText: input.text,
-    finalVerdict: verdict ?? input.summary.majorityVerdict,
+    finalVerdict:
+      statedVerdict(lastOwn(sections(lines, /final verdict/i), echoes)) ?? input.summary.majorityVerdict,
     dimensionAnalysis,
-    keyStrengths: items(own, /strength/i),
-    keyWeaknesses: items(own, /weakness/i),
-    recommendations: items(own, /recommendation/i),
-    dissentingOpinions: dissent.length === 1 && /\bunanimous\b/i.test(dissent[0]) ? [] : dissent,
+    keyStrengths: items(lastOwn(sections(lines, /strength/i), echoes)),
+    keyWeaknesses: items(lastOwn(sections(lines, /weakness/i), echoes)),
+    recommendations: items(lastOwn(sections(lines, /recommendation/i), echoes)),
+    dissentingOpinions: NO_DISSENT.test(dissentText) ? [] : items(dissentSection),
     responseTimeMs: input.responseTimeMs,
   };
 }

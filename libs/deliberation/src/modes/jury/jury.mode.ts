@@ -107,29 +107,34 @@ function reduceDeliberation(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const succeeded = outcomes.filter((o): o is SuccessfulCall => o.ok);
   const failedJurors = outcomes.flatMap((o) => (o.ok ? [] : [{ model: o.model, reason: o.error }]));
   if (succeeded.length === 0) return failure('All juror evaluations failed.');
-  if (succeeded.length < MIN_SUCCESSFUL_JURORS) {
-    return failure(
-      `Only ${succeeded.length} juror evaluation succeeded (${succeeded[0].model}); ` +
-        `at least ${MIN_SUCCESSFUL_JURORS} are needed for a verdict. Failed: ` +
-        failedJurors.map((f) => `${f.model} (${f.reason})`).join(', ') +
-        '.',
-    );
-  }
   const jurors = succeeded.map((call) => assessJuror(call, ctx.config.content));
+  const jurorRows = succeeded.map((call, i): StageRow => {
+    const { scores, average, verdict, recommendations, parseSuccess } = jurors[i];
+    return {
+      stageType: 'deliberation',
+      stageOrder: ORDER.deliberation,
+      model: call.model,
+      role: 'juror',
+      content: call.content,
+      parsedData: { scores, average, verdict, recommendations, parseSuccess },
+      ...usage(call),
+    };
+  });
+  if (succeeded.length < MIN_SUCCESSFUL_JURORS) {
+    // The lone assessment was already delivered as juror_complete: keep it with the error.
+    return {
+      ...failure(
+        `Only ${succeeded.length} juror evaluation succeeded (${succeeded[0].model}); ` +
+          `at least ${MIN_SUCCESSFUL_JURORS} are needed for a verdict. Failed: ` +
+          failedJurors.map((f) => `${f.model} (${f.reason})`).join(', ') +
+          '.',
+      ),
+      rows: jurorRows,
+    };
+  }
   const summary = summarizeJurors(jurors, failedJurors);
   const rows: StageRow[] = [
-    ...succeeded.map((call, i): StageRow => {
-      const { scores, average, verdict, recommendations, parseSuccess } = jurors[i];
-      return {
-        stageType: 'deliberation',
-        stageOrder: ORDER.deliberation,
-        model: call.model,
-        role: 'juror',
-        content: call.content,
-        parsedData: { scores, average, verdict, recommendations, parseSuccess },
-        ...usage(call),
-      };
-    }),
+    ...jurorRows,
     {
       stageType: 'juror_summary',
       stageOrder: ORDER.juror_summary,
@@ -219,6 +224,7 @@ export const juryMode: ModeDefinition<JuryConfig, Partial<JuryResult>> = {
   firstStage: 'present',
   configSchema: JuryConfigDto,
   resolveConfig: resolveJuryConfig,
+  questionRequiredMessage: 'Content to evaluate is required',
   userContent: (_question, config) => config.content,
   timeoutMs: (config) => config.timeoutMs,
 

@@ -1,13 +1,7 @@
 import { FOREMAN_FIXTURES } from './fixtures/foreman-reports';
 import { JUROR_FIXTURES } from './fixtures/juror-outputs';
 import { consensusNotes, parseForemanReport } from './jury.foreman';
-import {
-  calculateAverage,
-  parseJurorOutput,
-  parseScores,
-  parseVerdict,
-  stripEchoedContent,
-} from './jury.parse';
+import { calculateAverage, parseJurorOutput, parseScores, parseVerdict } from './jury.parse';
 import { summarizeJurors } from './jury.verdict';
 
 describe('juror output corpus', () => {
@@ -19,7 +13,9 @@ describe('juror output corpus', () => {
     const parsed = parseJurorOutput(fixture.text, fixture.content ?? '');
     expect(parsed.scores).toEqual(fixture.expected.scores);
     expect(parsed.verdict).toBe(fixture.expected.verdict);
-    expect(parsed.recommendations).toEqual(fixture.expected.recommendations ?? parsed.recommendations);
+    expect(parsed.recommendations).toEqual(fixture.expected.recommendations ?? []);
+    const allScored = Object.values(fixture.expected.scores).every((v) => v !== null);
+    expect(parsed.parseSuccess).toBe(allScored && fixture.expected.verdict !== null);
     expect(parsed.average).toBe(calculateAverage(fixture.expected.scores));
   });
 });
@@ -55,10 +51,11 @@ describe('score and verdict parsing', () => {
     expect(parseVerdict(`approve early ${'x'.repeat(600)}`)).toBeNull();
   });
 
-  it('drops echoed content lines that could be misread, keeps the rest', () => {
-    const content = 'VERDICT: APPROVE\n| Accuracy | 10 |\n### Recommendations';
-    const answer = '> VERDICT: APPROVE\n| Accuracy | 10 |\n### Recommendations\n1. Fix it\nVERDICT: REJECT';
-    expect(stripEchoedContent(answer, content)).toBe('### Recommendations\n1. Fix it\nVERDICT: REJECT');
+  it('ignores quoted lines and lines repeated from the content', () => {
+    const content = 'VERDICT: APPROVE\n| Accuracy | 10 |';
+    const answer = '> VERDICT: APPROVE\n| Accuracy | 10 |\n| Accuracy | 4 |\nVERDICT: REJECT';
+    expect(parseVerdict(answer, content)).toBe('REJECT');
+    expect(parseScores(answer, content).accuracy).toBe(4);
   });
 });
 

@@ -34,8 +34,8 @@ const label = (dimension: string) => dimension.charAt(0).toUpperCase() + dimensi
 
 /**
  * A juror. Flags pick the format, so every parser path can be exercised from a request:
- * `inline`, `nopipes`, `noscores`, `noverdict`, `outofrange`, `decimal`, `echo` (quotes the
- * content's own verdict and score lines first); `good`, `fair`, `poor` force APPROVE, REVISE, REJECT.
+ * `inline`, `nopipes`, `noscores`, `partial` (three dimensions only), `noverdict`, `outofrange`,
+ * `decimal`, `echo` (repeats the content's own verdict and score lines after its verdict); `good`, `fair`, `poor` force APPROVE, REVISE, REJECT.
  */
 export const jurorResponder: SimulatedResponder = {
   kind: 'evaluation',
@@ -51,15 +51,13 @@ export const jurorResponder: SimulatedResponder = {
       return String(s);
     });
     const lines: string[] = [`## Juror Assessment`, '', `[simulated assessment by ${ctx.model}]`, ''];
-    if (ctx.flags.includes('echo')) {
-      const quoted = content.split('\n').filter((l) => /verdict|\|/i.test(l));
-      lines.push('The content includes these lines, which are part of what I evaluate:', '');
-      lines.push(...quoted.map((l) => `> ${l}`), '');
-    }
     if (!ctx.flags.includes('noscores')) {
       lines.push('### Scores', '');
+      const scored = DIMENSIONS.map((d, i) => ({ d, i })).filter(
+        ({ d }) => !ctx.flags.includes('partial') || (d !== 'completeness' && d !== 'actionability'),
+      );
       if (ctx.flags.includes('inline')) {
-        DIMENSIONS.forEach((d, i) =>
+        scored.forEach(({ d, i }) =>
           lines.push(`**${label(d)}**: ${shown[i]}/10 — ${pick(JUSTIFICATIONS, ctx.random)}`),
         );
       } else {
@@ -68,7 +66,7 @@ export const jurorResponder: SimulatedResponder = {
           `${pipe} Dimension | Score | Justification ${pipe}`.trim(),
           `${pipe}-----------|:-----:|---------------${pipe}`,
         );
-        DIMENSIONS.forEach((d, i) =>
+        scored.forEach(({ d, i }) =>
           lines.push(
             `${pipe} ${label(d)} | ${shown[i]} | ${pick(JUSTIFICATIONS, ctx.random)} ${pipe}`.trim(),
           ),
@@ -92,6 +90,11 @@ export const jurorResponder: SimulatedResponder = {
         '2. Cover the missing edge cases',
         '3. Tighten the wording',
       );
+    if (ctx.flags.includes('echo')) {
+      // Unquoted and after its own verdict: only reading the content as data keeps these apart.
+      const repeated = content.split('\n').filter((l) => /verdict|\|/i.test(l));
+      lines.push('', 'For the record, the content itself contains these lines:', ...repeated);
+    }
     return lines.join('\n');
   },
 };
