@@ -34,7 +34,6 @@ describe('bad input: 400 or 404 naming each offending field, nothing stored or e
     ['an oversized question', { body: { question: longQuestion } }, 400, ['question']],
     ['an oversized body', { raw: JSON.stringify({ question: 'q', pad: 'y'.repeat(70_000) }) }, 400, []],
     ['an unknown mode', { body: { question: 'q', mode: 'parliament' } }, 400, ['mode']],
-    ['a mode not available yet', { body: { question: 'q', mode: 'vote' } }, 400, ['mode']],
     ['an unknown top-level field', { body: { question: 'q', temperature: 2 } }, 400, ['temperature']],
     [
       'an unknown modeConfig field',

@@ -37,6 +37,7 @@ export interface OperatorDefaults {
   jury: { jurorModels: string[]; foremanModel: string };
   debate: { models: string[] };
   delphi: { panelistModels: string[]; facilitatorModel: string };
+  vote: { models: string[] };
 }
 
 export class ConfigError extends Error {}
@@ -68,6 +69,7 @@ function checkDefaults(d: OperatorDefaults): void {
   checkRoster('DEFAULT_JURY_MODELS', d.jury.jurorModels, 3, 6);
   checkSeparate('DEFAULT_JURY_FOREMAN', d.jury.foremanModel, d.jury.jurorModels, 'DEFAULT_JURY_MODELS');
   checkRoster('DEFAULT_DEBATE_MODELS', d.debate.models, 3, 6, false);
+  checkRoster('DEFAULT_VOTE_MODELS', d.vote.models, 3, 6, false);
   checkRoster('DEFAULT_DELPHI_PANELISTS', d.delphi.panelistModels, 3, 7, false);
   checkSeparate(
     'DEFAULT_DELPHI_FACILITATOR',
@@ -137,6 +139,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
       panelistModels: list(env.DEFAULT_DELPHI_PANELISTS) ?? DELPHI_PANELISTS,
       facilitatorModel: env.DEFAULT_DELPHI_FACILITATOR ?? DELPHI_FACILITATOR,
     },
+    // 02-vote.md gives no defaults: the debate roster, the same kind of panel.
+    vote: { models: list(env.DEFAULT_VOTE_MODELS) ?? DEBATE_MODELS },
   };
   checkDefaults(defaults);
   return {

@@ -6,3 +6,4 @@ export * from './model-id';
 export * from './jury';
 export * from './debate';
 export * from './delphi';
+export * from './vote';

@@ -23,3 +23,6 @@ export * from './modes/delphi/delphi.mode';
 export * from './modes/delphi/delphi.stats';
 export * from './modes/delphi/delphi.parse';
 export * from './modes/delphi/delphi.prompts';
+export * from './shared/voting';
+export * from './modes/vote/vote.mode';
+export * from './modes/vote/vote.prompts';

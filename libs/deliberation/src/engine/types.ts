@@ -104,6 +104,7 @@ export interface ModeDefaults {
   jury: { jurorModels: string[]; foremanModel: string };
   debate: { models: string[] };
   delphi: { panelistModels: string[]; facilitatorModel: string };
+  vote: { models: string[] };
 }
 
 export type ResolvedConfig<Config> = { ok: true; config: Config } | { ok: false; fields: FieldErrors };

@@ -9,6 +9,8 @@ import { delphiMode } from './delphi/delphi.mode';
 import { delphiResponders } from './delphi/delphi.sim';
 import { debateResponders } from './debate/debate.sim';
 import { juryMode } from './jury/jury.mode';
+import { voteMode } from './vote/vote.mode';
+import { voteResponders } from './vote/vote.sim';
 import { juryResponders } from './jury/jury.sim';
 
 /** Every mode the product runs. Adding a mode: its folder, one line here, one line below. */
@@ -17,6 +19,7 @@ export const MODES: Partial<Record<ModeName, AnyModeDefinition>> = {
   jury: juryMode,
   debate: debateMode,
   delphi: delphiMode,
+  vote: voteMode,
 };
 
 export const SIMULATED_RESPONDERS: SimulatedResponder[] = [
@@ -25,6 +28,7 @@ export const SIMULATED_RESPONDERS: SimulatedResponder[] = [
   ...juryResponders,
   ...debateResponders,
   ...delphiResponders,
+  ...voteResponders,
 ];
 export const SIMULATED_FALLBACK = answerResponder;
 

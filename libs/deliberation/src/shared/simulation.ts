@@ -1,4 +1,10 @@
-import { hashString, pick, type SimulatedResponder, type SimulationContext } from '@conclave/llm';
+import {
+  hashString,
+  pick,
+  seededRandom,
+  type SimulatedResponder,
+  type SimulationContext,
+} from '@conclave/llm';
 
 const ANGLES = [
   'Start from first principles',
@@ -68,3 +74,38 @@ export const answerResponder: SimulatedResponder = {
   matches: () => true,
   respond: (ctx) => simulatedAnswer(ctx, ctx.prompt),
 };
+
+/**
+ * A voter. It favours the response the whole panel rates best, with personal noise. Flags:
+ * `voteA`…`voteF` vote for that label, `self` for its own response, `novote` names no
+ * response, `badlabel` votes for a label that does not exist.
+ */
+export const simulatedVoter = (marker: string): SimulatedResponder => ({
+  kind: 'vote',
+  matches: (prompt) => prompt.startsWith(marker),
+  respond: (ctx) => {
+    if (ctx.flags.includes('novote')) return 'These responses are all reasonable; I cannot pick one.';
+    if (ctx.flags.includes('badlabel')) return 'None of these is quite right.\n\nVOTE: Response Z';
+    const blocks = ctx.prompt.split(/^--- (Response [A-Z]) ---$/m);
+    const responses: { label: string; text: string }[] = [];
+    for (let i = 1; i + 1 < blocks.length; i += 2) {
+      responses.push({ label: blocks[i], text: blocks[i + 1].split('\nConsider:')[0].trim() });
+    }
+    const fixed = /^vote([A-F])$/.exec(ctx.flags.find((f) => /^vote[A-F]$/.test(f)) ?? '')?.[1];
+    let choice = fixed ? `Response ${fixed}` : undefined;
+    if (!choice && ctx.flags.includes('self')) {
+      const question = /^Question: (.*)$/m.exec(ctx.prompt)?.[1] ?? '';
+      const own = simulatedAnswer(
+        { ...ctx, random: seededRandom(hashString(`${ctx.seed}|${ctx.model}|${question}`)) },
+        question,
+      );
+      choice = responses.find((r) => r.text.includes(own))?.label;
+    }
+    if (!choice) {
+      choice = responses
+        .map((r) => ({ label: r.label, score: simulatedQuality(r.text, ctx.seed) + ctx.random() * 0.3 }))
+        .sort((a, b) => b.score - a.score)[0]?.label;
+    }
+    return `[simulated vote by ${ctx.model}] ${choice ?? 'Response A'} is the most complete and practical.\n\nVOTE: ${choice ?? 'Response A'}`;
+  },
+});

@@ -24,7 +24,8 @@ import type {
 import { responseLabel, shuffleWithSeed } from '../../shared/labels';
 import { buildTitlePrompt } from '../../shared/title';
 import { DEBATE_MAX_MODELS, DEBATE_MIN_MODELS, DebateConfigDto, resolveDebateConfig } from './debate.config';
-import { parseRevision, parseVote, revisedResponseOf, wordCount } from './debate.parse';
+import { parseRevision, revisedResponseOf, wordCount } from './debate.parse';
+import { parseVote, tallyVotes } from '../../shared/voting';
 import { buildRevisionPrompt, buildVoteOnRevisedPrompt } from './debate.prompts';
 
 type Ctx = DeliberationContext<DebateConfig>;
@@ -251,25 +252,6 @@ function reduceRevision(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
     rows,
     events: [event('revision_complete', { data: { revisions: revisions.map(withoutParticipant), summary } })],
     transition: { kind: 'next', stage: 'vote' },
-  };
-}
-
-/** Plurality; a tie goes to the first tied label alphabetically (no chairman in a debate). */
-export function tallyVotes(votedFor: readonly (string | null)[], labels: readonly string[]) {
-  const valid = votedFor.filter((v): v is string => v !== null && labels.includes(v));
-  const tallies: Record<string, number> = {};
-  for (const label of [...valid].sort()) tallies[label] = (tallies[label] ?? 0) + 1;
-  const most = Math.max(0, ...Object.values(tallies));
-  const winners = Object.keys(tallies)
-    .filter((label) => tallies[label] === most)
-    .sort();
-  return {
-    tallies,
-    validVoteCount: valid.length,
-    invalidVoteCount: votedFor.length - valid.length,
-    isTie: winners.length > 1,
-    winners,
-    tiedLabels: winners.length > 1 ? winners : [],
   };
 }
 

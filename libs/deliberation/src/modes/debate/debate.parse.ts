@@ -42,15 +42,4 @@ export function revisedResponseOf(text: string, original: string): string {
   return after || original;
 }
 
-const VOTE = /VOTE[ \t]*(?:\*+[ \t]*)?:[ \t]*(?:\*+[ \t]*)?Response[ \t]+([A-Z])\b/gi;
-const ANY_LABEL = /Response[ \t]+([A-Z])\b/gi;
-
-/** The last `VOTE: Response X`, else the last `Response X`, else null. */
-export function parseVote(text: string): string | null {
-  const votes = [...text.matchAll(VOTE)];
-  const matches = votes.length > 0 ? votes : [...text.matchAll(ANY_LABEL)];
-  const last = matches.at(-1);
-  return last ? `Response ${last[1].toUpperCase()}` : null;
-}
-
 export const wordCount = (text: string): number => text.split(/\s+/).filter(Boolean).length;

@@ -1,3 +1,5 @@
+import { buildVotePrompt } from '../../shared/voting';
+
 export const REVISION_PROMPT_MARKER =
   'You previously answered a question. Now you will see how other respondents answered the same question (anonymously).';
 export const DEBATE_VOTE_PROMPT_MARKER =
@@ -40,16 +42,5 @@ export function buildVoteOnRevisedPrompt(
   userQuery: string,
   labeled: { label: string; response: string }[],
 ): string {
-  const blocks = labeled.map((l) => `--- ${l.label} ---\n${l.response}\n`).join('\n');
-  return `${DEBATE_VOTE_PROMPT_MARKER}
-
-Question: ${userQuery}
-
-${blocks}
-Consider: accuracy, completeness, clarity, helpfulness, and practical value.
-
-You MUST end your response with your vote in this exact format:
-VOTE: Response X
-
-where X is the letter of your chosen response. You may provide brief reasoning before the vote, but the last line MUST be your vote.`;
+  return buildVotePrompt(DEBATE_VOTE_PROMPT_MARKER, userQuery, labeled);
 }

@@ -1,8 +1,9 @@
 import type { DebateConfig } from '@conclave/contracts';
 import type { CallOutcome, DeliberationContext, StageRow } from '../../engine/types';
 import { shuffleWithSeed } from '../../shared/labels';
-import { debateMode, tallyVotes } from './debate.mode';
-import { parseRevision, parseVote, revisedResponseOf, wordCount } from './debate.parse';
+import { parseVote, tallyVotes } from '../../shared/voting';
+import { debateMode } from './debate.mode';
+import { parseRevision, revisedResponseOf, wordCount } from './debate.parse';
 
 const models = ['anthropic/claude-opus-4-6', 'openai/o3', 'google/gemini-2.5-pro', 'openai/o3'];
 const config: DebateConfig = { models, timeoutMs: 120_000 };

@@ -150,6 +150,7 @@ describe("the other modes' parsers under long runs of whitespace", () => {
   const { parseRanking } = require('../council/parse-ranking') as typeof import('../council/parse-ranking');
   const debate = require('../debate/debate.parse') as typeof import('../debate/debate.parse');
   const delphi = require('../delphi/delphi.parse') as typeof import('../delphi/delphi.parse');
+  const voting = require('../../shared/voting') as typeof import('../../shared/voting');
   /* eslint-enable @typescript-eslint/no-require-imports */
   const spaces = ' '.repeat(50_000);
   const blankLines = '\n'.repeat(50_000);
@@ -162,7 +163,7 @@ describe("the other modes' parsers under long runs of whitespace", () => {
     expect(
       debate.parseRevision(`DECISION${spaces}x\nREASONING${spaces}x\nREVISED RESPONSE${spaces}x`).decision,
     ).toBeNull();
-    expect(debate.parseVote(`VOTE${spaces}:${spaces}x`)).toBeNull();
+    expect(voting.parseVote(`VOTE${spaces}:${spaces}x`)).toBeNull();
     expect(delphi.parseNumber(`-${spaces}$${spaces}x`)).toBeNull();
     expect(delphi.parseEstimate(`ESTIMATE${spaces}x${spaces}`).estimate).toBeNull();
     expect(delphi.parseClassification(`TYPE${spaces}:${spaces}x`)).toBeNull();

@@ -1,0 +1,55 @@
+/** The vote parser and tally of 04-debate.md, shared by Debate and Vote mode (02-vote.md). */
+
+const VOTE = /VOTE[ \t]*(?:\*+[ \t]*)?:[ \t]*(?:\*+[ \t]*)?Response[ \t]+([A-Z])\b/gi;
+const ANY_LABEL = /Response[ \t]+([A-Z])\b/gi;
+
+/** The last `VOTE: Response X`, else the last `Response X`, else null. */
+export function parseVote(text: string): string | null {
+  const votes = [...text.matchAll(VOTE)];
+  const matches = votes.length > 0 ? votes : [...text.matchAll(ANY_LABEL)];
+  const last = matches.at(-1);
+  return last ? `Response ${last[1].toUpperCase()}` : null;
+}
+
+/**
+ * Plurality over the labels that exist; votes for anything else, and votes that did not parse,
+ * count as invalid. Tied leaders are listed alphabetically, so the first is the alphabetical
+ * tiebreak's winner.
+ */
+export function tallyVotes(votedFor: readonly (string | null)[], labels: readonly string[]) {
+  const valid = votedFor.filter((v): v is string => v !== null && labels.includes(v));
+  const tallies: Record<string, number> = {};
+  for (const label of [...valid].sort()) tallies[label] = (tallies[label] ?? 0) + 1;
+  const most = Math.max(0, ...Object.values(tallies));
+  const winners = Object.keys(tallies)
+    .filter((label) => tallies[label] === most)
+    .sort();
+  return {
+    tallies,
+    validVoteCount: valid.length,
+    invalidVoteCount: votedFor.length - valid.length,
+    isTie: winners.length > 1,
+    winners,
+    tiedLabels: winners.length > 1 ? winners : [],
+  };
+}
+
+/** 04-debate.md's "Vote-on-Revised Prompt"; Vote mode gives it another first sentence (02-vote.md). */
+export function buildVotePrompt(
+  opening: string,
+  userQuery: string,
+  labeled: { label: string; response: string }[],
+): string {
+  const blocks = labeled.map((l) => `--- ${l.label} ---\n${l.response}\n`).join('\n');
+  return `${opening}
+
+Question: ${userQuery}
+
+${blocks}
+Consider: accuracy, completeness, clarity, helpfulness, and practical value.
+
+You MUST end your response with your vote in this exact format:
+VOTE: Response X
+
+where X is the letter of your chosen response. You may provide brief reasoning before the vote, but the last line MUST be your vote.`;
+}
