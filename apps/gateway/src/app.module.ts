@@ -5,6 +5,9 @@ import type { ConclaveConfig } from '@conclave/config';
 import { createRedis, dataSourceOptions, StageQueue } from '@conclave/persistence';
 import type { Redis } from 'ioredis';
 import { ApiKeyGuard } from './auth/auth.guard';
+import { BatchHub } from './batches/batch-hub';
+import { BatchesController } from './batches/batches.controller';
+import { BatchesService } from './batches/batches.service';
 import { AuthService } from './auth/auth.service';
 import { ConversationsController } from './conversations/conversations.controller';
 import { DeliberationsController } from './deliberations/deliberations.controller';
@@ -29,7 +32,13 @@ export class AppModule {
         }),
         TerminusModule,
       ],
-      controllers: [DeliberationsController, ConversationsController, ModesController, HealthController],
+      controllers: [
+        DeliberationsController,
+        ConversationsController,
+        BatchesController,
+        ModesController,
+        HealthController,
+      ],
       providers: [
         { provide: CONFIG, useValue: config },
         {
@@ -57,6 +66,8 @@ export class AppModule {
         RequestValidator,
         DeliberationsService,
         EventHub,
+        BatchesService,
+        BatchHub,
         DeliberationsGateway,
       ],
     };

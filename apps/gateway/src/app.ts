@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { ConclaveConfig } from '@conclave/config';
-import type { NextFunction, Request, Response } from 'express';
+import { json, text, type NextFunction, type Request, type Response } from 'express';
 import { AppModule } from './app.module';
 import { bodyParserError, ErrorFilter } from './common/error.filter';
 
@@ -15,6 +15,15 @@ export async function createGateway(
     bodyParser: false,
     logger: options.logger === undefined ? new Logger() : options.logger,
   });
+  // Batches carry up to 10 000 items, as JSON or as a CSV / JSONL upload.
+  app.use(
+    '/api/batches',
+    json({ limit: config.batchBodyLimit }),
+    text({
+      type: ['text/csv', 'application/x-ndjson', 'application/jsonl', 'application/jsonlines'],
+      limit: config.batchBodyLimit,
+    }),
+  );
   app.useBodyParser('json', { limit: config.bodyLimit });
   // Body-parser errors happen before Nest's filters see the request.
   app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {

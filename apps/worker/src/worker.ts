@@ -9,6 +9,7 @@ import {
   type ModelProvider,
 } from '@conclave/llm';
 import {
+  BatchDispatcher,
   RedisEventPublisher,
   StageQueue,
   TypeOrmDeliberationStore,
@@ -55,12 +56,18 @@ export async function startWorker(
   const producer = createRedis(config.redisUrl, 'worker');
   const consumer = createRedis(config.redisUrl, 'worker');
   const scheduler = new StageQueue(producer, config.redisPrefix, { attempts: config.worker.attempts });
+  const batches = new BatchDispatcher(dataSource, scheduler, producer, config.redisPrefix);
   const runner = new StageRunner(
     new TypeOrmDeliberationStore(dataSource),
     buildProvider(config, overrides),
     new RedisEventPublisher(producer, config.redisPrefix),
     scheduler,
-    { historyTurns: HISTORY_LOAD_LIMIT, deliberationCapMs: config.deliberationCapMs, log },
+    {
+      historyTurns: HISTORY_LOAD_LIMIT,
+      deliberationCapMs: config.deliberationCapMs,
+      log,
+      onFinished: (messageId) => batches.itemFinished(messageId),
+    },
   );
 
   const worker = new Worker(
@@ -105,6 +112,7 @@ export async function startWorker(
     runner
       .reconcile(config.worker.reconcileIdleMs)
       .then((n) => n > 0 && log(`rescheduled or closed ${n} deliberation(s) that had stopped moving`))
+      .then(() => batches.reconcile())
       .catch((error: unknown) => log(`reconcile failed: ${String(error)}`));
   }, config.worker.reconcileIntervalMs);
   reconciler.unref();

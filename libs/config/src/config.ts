@@ -11,8 +11,9 @@ export interface ConclaveConfig {
   /** Prefix of every Redis key and channel this deployment uses (BullMQ queues, event channel). */
   redisPrefix: string;
   authMode: AuthMode;
-  /** Largest accepted request body. */
+  /** Largest accepted request body; batches have their own, larger limit. */
   bodyLimit: string;
+  batchBodyLimit: string;
   /** The operator's rosters for requests that name no models (00-shared.md §7). */
   defaults: OperatorDefaults;
   deliberationCapMs: number;
@@ -151,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     redisPrefix: env.REDIS_PREFIX ?? 'conclave',
     authMode: authRaw,
     bodyLimit: env.BODY_LIMIT ?? '256kb',
+    batchBodyLimit: env.BATCH_BODY_LIMIT ?? '64mb',
     defaults,
     deliberationCapMs: int(env, 'DELIBERATION_CAP_MS', 600_000, 1),
     simulator: { latencyMs: int(env, 'SIM_LATENCY_MS', 600), seed: env.SIM_SEED ?? 'conclave' },

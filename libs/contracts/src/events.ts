@@ -41,3 +41,6 @@ export const TERMINAL_EVENT_TYPES: readonly string[] = ['complete', 'error'];
 
 /** The Redis pub/sub channel (under the deployment's key prefix) that carries every stored event. */
 export const eventsChannel = (prefix: string): string => `${prefix}:events`;
+
+/** The Redis channel on which workers say that a batch has moved (gateways then send `batch_progress`). */
+export const batchesChannel = (prefix: string): string => `${prefix}:batches`;

@@ -7,3 +7,4 @@ export * from './jury';
 export * from './debate';
 export * from './delphi';
 export * from './vote';
+export * from './batches';

@@ -24,6 +24,7 @@ interface MessageRow {
   config: unknown;
   turn: number;
   last_seq: number;
+  batch_id: string | null;
 }
 
 /** A `deliberation_stages` row as PostgreSQL returns it. */
@@ -234,7 +235,7 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
 
   async load(messageId: string, historyTurns: number): Promise<LoadedDeliberation | null> {
     const [message]: MessageRow[] = await this.dataSource.query(
-      `SELECT id, conversation_id, mode, status, stage, needs_title, created_at, config, turn, last_seq
+      `SELECT id, conversation_id, mode, status, stage, needs_title, created_at, config, turn, last_seq, batch_id
        FROM messages WHERE id = $1 AND role = 'assistant'`,
       [messageId],
     );
@@ -262,6 +263,7 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       stage: message.stage,
       needsTitle: message.needs_title,
       createdAt: new Date(message.created_at),
+      batchId: message.batch_id,
       question: question?.content ?? '',
       config: message.config,
       history,
@@ -322,7 +324,7 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
   ): Promise<T | null> {
     return this.dataSource.transaction(async (manager) => {
       const [row]: MessageRow[] = await manager.query(
-        `SELECT id, conversation_id, mode, status, stage, needs_title, created_at, config, turn, last_seq
+        `SELECT id, conversation_id, mode, status, stage, needs_title, created_at, config, turn, last_seq, batch_id
          FROM messages WHERE id = $1 FOR UPDATE`,
         [messageId],
       );
@@ -335,6 +337,7 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
         stage: row.stage,
         needsTitle: row.needs_title,
         createdAt: new Date(row.created_at),
+        batchId: row.batch_id,
       };
       return work(new LockedMessage(manager, state, row.last_seq));
     });
@@ -350,13 +353,15 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
   }
 
   async unfinishedMessages(idleMs: number): Promise<UnfinishedMessage[]> {
-    const rows: { id: string; stage: string }[] = await this.dataSource.query(
-      `SELECT id, stage FROM messages WHERE role = 'assistant' AND status IN ('queued', 'running')
-         AND stage IS NOT NULL AND updated_at < now() - make_interval(secs => $1::float / 1000)
+    // Batch items still waiting for a slot of their batch have no job by design.
+    const rows: { id: string; stage: string; batch_id: string | null }[] = await this.dataSource.query(
+      `SELECT id, stage, batch_id FROM messages WHERE role = 'assistant' AND status IN ('queued', 'running')
+         AND stage IS NOT NULL AND (batch_id IS NULL OR dispatched_at IS NOT NULL)
+         AND updated_at < now() - make_interval(secs => $1::float / 1000)
        ORDER BY updated_at LIMIT 500`,
       [idleMs],
     );
-    return rows.map((r) => ({ messageId: r.id, stage: r.stage }));
+    return rows.map((r) => ({ messageId: r.id, stage: r.stage, batchId: r.batch_id }));
   }
 
   async usage(messageId: string): Promise<Usage> {

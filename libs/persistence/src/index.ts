@@ -3,3 +3,4 @@ export * from './data-source';
 export * from './deliberation.store';
 export * from './api-keys';
 export * from './queue';
+export * from './batches';

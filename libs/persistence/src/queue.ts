@@ -8,9 +8,12 @@ import {
   type StageJobData,
   type TitleJobData,
 } from '@conclave/contracts';
-import type { EventPublisher, StageJobState, StageScheduler } from '@conclave/deliberation';
+import type { EnqueueOptions, EventPublisher, StageJobState, StageScheduler } from '@conclave/deliberation';
 import { Queue, type JobsOptions } from 'bullmq';
 import IORedis, { type Redis, type RedisOptions } from 'ioredis';
+
+/** Lower than any interactive job (which has none). */
+export const BACKGROUND_PRIORITY = 10;
 
 export type RedisRole = 'worker' | 'producer' | 'subscriber';
 
@@ -41,9 +44,11 @@ export class StageQueue implements StageScheduler {
     this.queue = new Queue(STAGE_QUEUE, { connection, prefix });
   }
 
-  private jobOptions(jobId: string): JobsOptions {
+  private jobOptions(jobId: string, options: EnqueueOptions = {}): JobsOptions {
     return {
       jobId,
+      // BullMQ runs jobs without a priority before any prioritized one: batch items wait.
+      ...(options.background ? { priority: BACKGROUND_PRIORITY } : {}),
       attempts: this.options.attempts,
       backoff: { type: 'exponential', delay: 1000 },
       removeOnComplete: { age: 3600, count: 5000 },
@@ -51,9 +56,31 @@ export class StageQueue implements StageScheduler {
     };
   }
 
-  async enqueueStage(messageId: string, stage: string): Promise<void> {
+  async enqueueStage(messageId: string, stage: string, options: EnqueueOptions = {}): Promise<void> {
     const data: StageJobData = { messageId, stage };
-    await this.queue.add(JOB_NAMES.stage, data, this.jobOptions(stageJobId(messageId, stage)));
+    await this.queue.add(JOB_NAMES.stage, data, this.jobOptions(stageJobId(messageId, stage), options));
+  }
+
+  /** Many first stages (and titles) at once, as a batch starts its items. */
+  async enqueueMany(
+    items: { messageId: string; stage: string; title: boolean }[],
+    options: EnqueueOptions = {},
+  ): Promise<void> {
+    if (items.length === 0) return;
+    await this.queue.addBulk([
+      ...items.map((item) => ({
+        name: JOB_NAMES.stage,
+        data: { messageId: item.messageId, stage: item.stage } satisfies StageJobData,
+        opts: this.jobOptions(stageJobId(item.messageId, item.stage), options),
+      })),
+      ...items
+        .filter((item) => item.title)
+        .map((item) => ({
+          name: JOB_NAMES.title,
+          data: { messageId: item.messageId } satisfies TitleJobData,
+          opts: { ...this.jobOptions(titleJobId(item.messageId), options), attempts: 1 },
+        })),
+    ]);
   }
 
   async stageJobState(messageId: string, stage: string): Promise<StageJobState> {
@@ -66,11 +93,11 @@ export class StageQueue implements StageScheduler {
     return 'pending';
   }
 
-  async rescheduleStage(messageId: string, stage: string): Promise<void> {
+  async rescheduleStage(messageId: string, stage: string, options: EnqueueOptions = {}): Promise<void> {
     const state = await this.stageJobState(messageId, stage);
     if (state === 'pending') return;
     if (state !== 'missing') await this.queue.remove(stageJobId(messageId, stage));
-    await this.enqueueStage(messageId, stage);
+    await this.enqueueStage(messageId, stage, options);
   }
 
   async enqueueTitle(messageId: string): Promise<void> {

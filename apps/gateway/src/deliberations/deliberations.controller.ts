@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { DeliberationAccepted, DeliberationView } from '@conclave/contracts';
 import type { Request, Response } from 'express';
@@ -24,8 +24,12 @@ export class DeliberationsController {
   @ApiOperation({ summary: 'Start a deliberation' })
   @ApiBody({ type: CreateDeliberationDto })
   @ApiAcceptedResponse({ type: DeliberationAcceptedDto })
-  start(@CurrentUser() userId: string, @Body() body: unknown): Promise<DeliberationAccepted> {
-    return this.deliberations.start(userId, body);
+  start(
+    @CurrentUser() userId: string,
+    @Body() body: unknown,
+    @Headers('idempotency-key') idempotencyKey?: string,
+  ): Promise<DeliberationAccepted> {
+    return this.deliberations.start(userId, body, idempotencyKey);
   }
 
   @Get(':messageId')

@@ -20,7 +20,14 @@ import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '../tokens';
 import type { Redis } from 'ioredis';
-import { RequestValidator } from './request-validator';
+import { RequestValidator, type ValidatedRequest } from './request-validator';
+import {
+  IdempotencyRace,
+  idempotencyContext,
+  previousResponse,
+  recordResponse,
+  type IdempotencyContext,
+} from '../common/idempotency';
 
 export interface MessageRecord {
   id: string;
@@ -65,11 +72,35 @@ export class DeliberationsService {
     this.publisher = new RedisEventPublisher(redis, config.redisPrefix);
   }
 
-  async start(userId: string, body: unknown): Promise<DeliberationAccepted> {
+  async start(
+    userId: string,
+    body: unknown,
+    idempotencyKey?: string | string[],
+  ): Promise<DeliberationAccepted> {
+    const idempotency = idempotencyContext(userId, 'deliberation', idempotencyKey, body);
+    if (idempotency) {
+      const earlier = await previousResponse<DeliberationAccepted>(this.dataSource, idempotency);
+      if (earlier) return earlier;
+    }
     const outcome = await this.validator.validate(body);
     if (!outcome.ok) throw ApiError.invalid(outcome.fields);
-    const { request } = outcome;
+    try {
+      return await this.create(userId, outcome.request, idempotency);
+    } catch (error) {
+      // A twin request with the same key won the race: answer what it answered.
+      if (error instanceof IdempotencyRace && idempotency) {
+        const earlier = await previousResponse<DeliberationAccepted>(this.dataSource, idempotency);
+        if (earlier) return earlier;
+      }
+      throw error;
+    }
+  }
 
+  private async create(
+    userId: string,
+    request: ValidatedRequest,
+    idempotency: IdempotencyContext | null,
+  ): Promise<DeliberationAccepted> {
     const created = await this.dataSource.transaction(async (manager) => {
       let conversationId = request.conversationId;
       let turn = 1;
@@ -127,6 +158,8 @@ export class DeliberationsService {
         [conversationId, turn, request.mode, request.config, request.definition.firstStage, turn === 1],
       );
       await manager.query('UPDATE conversations SET updated_at = now() WHERE id = $1', [conversationId]);
+      if (idempotency)
+        await recordResponse(manager, idempotency, { conversationId, messageId: assistant.id });
       return { conversationId, messageId: assistant.id, isNew: turn === 1 };
     });
 
@@ -142,6 +175,9 @@ export class DeliberationsService {
   }
 
   private async undo(created: { conversationId: string; messageId: string; isNew: boolean }): Promise<void> {
+    await this.dataSource.query(`DELETE FROM idempotency_keys WHERE response->>'messageId' = $1`, [
+      created.messageId,
+    ]);
     if (created.isNew) {
       await this.dataSource.query('DELETE FROM conversations WHERE id = $1', [created.conversationId]);
     } else {

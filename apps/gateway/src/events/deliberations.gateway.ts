@@ -12,11 +12,14 @@ import { ApiError } from '../common/api-error';
 import { AuthService } from '../auth/auth.service';
 import { DeliberationsService } from '../deliberations/deliberations.service';
 import { EventHub } from './event-hub';
+import { BatchHub } from '../batches/batch-hub';
+import { BatchesService } from '../batches/batches.service';
 import type { OrderedDelivery } from './ordered-delivery';
 
 interface SocketState {
   userId: string;
   subscriptions: Map<string, OrderedDelivery>;
+  batches: Map<string, () => void>;
 }
 
 type Ack = { ok: true } | { error: { message: string; fields?: Record<string, string> } };
@@ -42,6 +45,8 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     private readonly auth: AuthService,
     private readonly deliberations: DeliberationsService,
     private readonly hub: EventHub,
+    private readonly batches: BatchesService,
+    private readonly batchHub: BatchHub,
   ) {}
 
   afterInit(namespace: Namespace): void {
@@ -51,7 +56,7 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
       this.auth.userFor(token).then(
         (userId) => {
           if (!userId) return next(new Error('unauthorized: give a valid API key as auth.token'));
-          const state: SocketState = { userId, subscriptions: new Map() };
+          const state: SocketState = { userId, subscriptions: new Map(), batches: new Map() };
           socket.data = state;
           next();
         },
@@ -65,6 +70,7 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
 
   handleDisconnect(socket: Socket): void {
     for (const delivery of stateOf(socket)?.subscriptions?.values() ?? []) delivery.close();
+    for (const stop of stateOf(socket)?.batches?.values() ?? []) stop();
   }
 
   @SubscribeMessage('deliberate')
@@ -79,8 +85,7 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
   @SubscribeMessage('subscribe')
   async subscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack> {
     const request = (body ?? {}) as { messageId?: unknown; afterSeq?: unknown; batchId?: unknown };
-    if (request.batchId !== undefined)
-      return { error: { message: 'batches are not available in this version' } };
+    if (request.batchId !== undefined) return this.subscribeBatch(socket, request.batchId);
     if (typeof request.messageId !== 'string') {
       return { error: { message: 'messageId is required', fields: { messageId: 'must be a string' } } };
     }
@@ -113,10 +118,38 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     return { ok: true };
   }
 
+  private async subscribeBatch(socket: Socket, batchId: unknown): Promise<Ack> {
+    if (typeof batchId !== 'string') {
+      return { error: { message: 'batchId must be a string', fields: { batchId: 'must be a string' } } };
+    }
+    const state = stateOf(socket);
+    try {
+      await this.batches.assertOwned(state.userId, batchId);
+    } catch (error) {
+      return errorAck(error);
+    }
+    state.batches.get(batchId)?.();
+    let completed = false;
+    const stop = this.batchHub.subscribe(batchId, (type, view) => {
+      if (type === 'batch_complete') {
+        if (completed) return;
+        completed = true;
+      }
+      socket.emit(type, { type, ...view });
+    });
+    state.batches.set(batchId, stop);
+    return { ok: true };
+  }
+
   @SubscribeMessage('unsubscribe')
   unsubscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Ack {
-    const messageId = (body as { messageId?: unknown } | undefined)?.messageId;
-    if (typeof messageId === 'string') stateOf(socket).subscriptions.get(messageId)?.close();
+    const request = (body ?? {}) as { messageId?: unknown; batchId?: unknown };
+    const state = stateOf(socket);
+    if (typeof request.messageId === 'string') state.subscriptions.get(request.messageId)?.close();
+    if (typeof request.batchId === 'string') {
+      state.batches.get(request.batchId)?.();
+      state.batches.delete(request.batchId);
+    }
     return { ok: true };
   }
 }

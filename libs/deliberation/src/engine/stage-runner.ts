@@ -25,6 +25,8 @@ export interface StageRunnerOptions {
   titleGraceMs?: number;
   now?: () => number;
   log?: (message: string) => void;
+  /** Called once a deliberation has ended (complete, failed), e.g. to start the next batch item. */
+  onFinished?: (messageId: string) => Promise<void>;
 }
 
 const TERMINAL = new Set(['complete', 'failed', 'cancelled']);
@@ -90,7 +92,8 @@ export class StageRunner {
     if (loaded.stage !== stage) {
       // This stage was committed by an earlier attempt that died before it scheduled the next one
       // or published its events: do both again (both are idempotent).
-      if (loaded.stage) await this.scheduler.enqueueStage(messageId, loaded.stage);
+      if (loaded.stage)
+        await this.scheduler.enqueueStage(messageId, loaded.stage, { background: loaded.batchId !== null });
       await this.publish(await this.store.eventsAfter(messageId, 0));
       return;
     }
@@ -138,7 +141,7 @@ export class StageRunner {
    */
   async reconcile(idleMs: number): Promise<number> {
     let repaired = 0;
-    for (const { messageId, stage } of await this.store.unfinishedMessages(idleMs)) {
+    for (const { messageId, stage, batchId } of await this.store.unfinishedMessages(idleMs)) {
       const state = await this.scheduler.stageJobState(messageId, stage);
       if (state === 'pending') continue;
       repaired += 1;
@@ -148,7 +151,7 @@ export class StageRunner {
           `The deliberation stopped because of an internal error during ${stage}. Please try again.`,
         );
       } else {
-        await this.scheduler.rescheduleStage(messageId, stage);
+        await this.scheduler.rescheduleStage(messageId, stage, { background: batchId !== null });
       }
     }
     return repaired;
@@ -162,6 +165,7 @@ export class StageRunner {
       return tx.appendEvents([{ key: 'error', type: 'error', payload: { message: reason } }]);
     });
     if (events) await this.publish(events);
+    if (events && events.length > 0) await this.finished(messageId);
   }
 
   /**
@@ -311,6 +315,19 @@ export class StageRunner {
       return tx.appendEvents(events);
     });
     if (delivered && delivered.length > 0) await this.publish(delivered);
-    if (transition.kind === 'next') await this.scheduler.enqueueStage(messageId, transition.stage);
+    if (transition.kind === 'next') {
+      await this.scheduler.enqueueStage(messageId, transition.stage, { background: loaded.batchId !== null });
+    } else if (delivered && delivered.length > 0) {
+      await this.finished(messageId);
+    }
+  }
+
+  private async finished(messageId: string): Promise<void> {
+    try {
+      await this.options.onFinished?.(messageId);
+    } catch (error) {
+      // the reconciler dispatches a batch's next items if this is lost
+      this.options.log?.(`after ${messageId} finished: ${String(error)}`);
+    }
   }
 }

@@ -138,6 +138,14 @@ export interface ModeDefinition<Config = unknown, Result = unknown> {
   /** Rebuilds the mode's Result (partial while running) from stored rows alone. */
   load(rows: StageRow[], config: Config, title: string | null): Result;
   describe(defaults: ModeDefaults): ModeDescription;
+  /** The headline of a (possibly partial) result, for batch exports. */
+  headline(result: Result): Headline;
+}
+
+export interface Headline {
+  /** The mode's primary answer: council synthesis, winner's answer, jury verdict, Delphi final value. */
+  answer: string | null;
+  details: Record<string, unknown>;
 }
 
 export type AnyModeDefinition = ModeDefinition<any, unknown>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -151,6 +159,7 @@ export interface MessageState {
   stage: string | null;
   needsTitle: boolean;
   createdAt: Date;
+  batchId: string | null;
 }
 
 export interface LoadedDeliberation extends MessageState {
@@ -197,14 +206,20 @@ export interface EventPublisher {
 
 export type StageJobState = 'pending' | 'missing' | 'completed' | 'failed';
 
+export interface EnqueueOptions {
+  /** Batch items run behind interactive deliberations (00-shared.md §8, batches). */
+  background?: boolean;
+}
+
 export interface StageScheduler {
-  enqueueStage(messageId: string, stage: string): Promise<void>;
+  enqueueStage(messageId: string, stage: string, options?: EnqueueOptions): Promise<void>;
   stageJobState(messageId: string, stage: string): Promise<StageJobState>;
   /** Enqueues the stage again even if a finished job with the same id is still kept. */
-  rescheduleStage(messageId: string, stage: string): Promise<void>;
+  rescheduleStage(messageId: string, stage: string, options?: EnqueueOptions): Promise<void>;
 }
 
 export interface UnfinishedMessage {
   messageId: string;
   stage: string;
+  batchId: string | null;
 }

@@ -1,4 +1,5 @@
 import { ApiKeyEntity } from './api-key.entity';
+import { BatchEntity } from './batch.entity';
 import { ConversationEntity } from './conversation.entity';
 import { DeliberationEventEntity } from './deliberation-event.entity';
 import { DeliberationStageEntity } from './deliberation-stage.entity';
@@ -8,6 +9,7 @@ import { UserEntity } from './user.entity';
 
 export {
   ApiKeyEntity,
+  BatchEntity,
   ConversationEntity,
   DeliberationEventEntity,
   DeliberationStageEntity,
@@ -24,4 +26,5 @@ export const ENTITIES = [
   DeliberationStageEntity,
   ModelCallEntity,
   DeliberationEventEntity,
+  BatchEntity,
 ];

@@ -51,4 +51,14 @@ export class MessageEntity {
 
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt: Date | null;
+
+  @Column({ name: 'batch_id', type: 'uuid', nullable: true })
+  batchId: string | null;
+
+  @Column({ name: 'batch_index', type: 'int', nullable: true })
+  batchIndex: number | null;
+
+  /** When a batch item was handed to the queue; null while it waits for a slot of its batch. */
+  @Column({ name: 'dispatched_at', type: 'timestamptz', nullable: true })
+  dispatchedAt: Date | null;
 }

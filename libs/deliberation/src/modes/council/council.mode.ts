@@ -294,6 +294,11 @@ export const councilMode: ModeDefinition<CouncilConfig, Partial<CouncilResult>> 
     return result;
   },
 
+  headline: (result) => ({
+    answer: result.stage3?.response ?? null,
+    details: { aggregateRankings: result.stage2Metadata?.aggregateRankings ?? null },
+  }),
+
   describe(defaults) {
     return {
       mode: 'council',

@@ -490,6 +490,17 @@ export const debateMode: ModeDefinition<DebateConfig, Partial<DebateResult>> = {
     return result;
   },
 
+  headline: (result) => ({
+    answer: result.winner?.winnerResponse ?? null,
+    details: {
+      winnerModel: result.winner?.winnerModel ?? null,
+      winnerDecision: result.winner?.winnerDecision ?? null,
+      voteCount: result.winner?.voteCount ?? null,
+      totalVotes: result.winner?.totalVotes ?? null,
+      tiebroken: result.winner?.tiebroken ?? null,
+    },
+  }),
+
   describe(defaults) {
     return {
       mode: 'debate',

@@ -603,6 +603,16 @@ export const delphiMode: ModeDefinition<DelphiConfig, Partial<DelphiResult>> = {
     return result;
   },
 
+  headline: (result) => ({
+    answer: result.finalValue === undefined ? null : String(result.finalValue),
+    details: {
+      finalValue: result.finalValue ?? null,
+      converged: result.converged ?? null,
+      rounds: result.rounds?.length ?? 0,
+      questionType: result.classification?.type ?? null,
+    },
+  }),
+
   describe(defaults) {
     return {
       mode: 'delphi',

@@ -298,6 +298,16 @@ export const juryMode: ModeDefinition<JuryConfig, Partial<JuryResult>> = {
     return result;
   },
 
+  headline: (result) => ({
+    answer: result.foreman?.finalVerdict ?? result.majorityVerdict ?? null,
+    details: {
+      verdict: result.foreman?.finalVerdict ?? result.majorityVerdict ?? null,
+      majorityVerdict: result.majorityVerdict ?? null,
+      voteTally: result.voteTally ?? null,
+      dimensionAverages: result.dimensionAverages ?? null,
+    },
+  }),
+
   describe(defaults) {
     return {
       mode: 'jury',

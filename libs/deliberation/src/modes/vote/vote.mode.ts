@@ -383,6 +383,17 @@ export const voteMode: ModeDefinition<VoteConfig, Partial<VoteResult>> = {
     return result;
   },
 
+  headline: (result) => ({
+    answer: result.winner?.winnerResponse ?? null,
+    details: {
+      winnerModel: result.winner?.winnerModel ?? null,
+      voteCount: result.winner?.voteCount ?? null,
+      totalVotes: result.winner?.totalVotes ?? null,
+      tiebroken: result.winner?.tiebroken ?? null,
+      tiebreakerMethod: result.winner?.tiebreakerMethod ?? null,
+    },
+  }),
+
   describe(defaults) {
     return {
       mode: 'vote',

@@ -1,0 +1,97 @@
+import { batchesChannel } from '@conclave/contracts';
+import type { Redis } from 'ioredis';
+import type { DataSource } from 'typeorm';
+import { returnedRows } from './deliberation.store';
+import type { StageQueue } from './queue';
+
+/**
+ * Hands a batch's items to the queue, at most `concurrency` in flight per batch, in submission
+ * order; each item that finishes makes room for the next. Safe to call from any process at any
+ * time: the batch row lock serializes it.
+ */
+export class BatchDispatcher {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly queue: StageQueue,
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  async dispatch(batchId: string): Promise<number> {
+    const picked = await this.dataSource.transaction(async (manager) => {
+      const [batch]: { status: string; concurrency: number; generate_titles: boolean }[] =
+        await manager.query(
+          'SELECT status, concurrency, generate_titles FROM batches WHERE id = $1 FOR UPDATE',
+          [batchId],
+        );
+      if (!batch || batch.status === 'complete' || batch.status === 'cancelled') return null;
+      const [{ inflight }]: { inflight: number }[] = await manager.query(
+        `SELECT COUNT(*)::int AS inflight FROM messages WHERE batch_id = $1 AND role = 'assistant'
+           AND dispatched_at IS NOT NULL AND status IN ('queued', 'running')`,
+        [batchId],
+      );
+      const slots = batch.concurrency - inflight;
+      if (slots <= 0) return { items: [], title: batch.generate_titles };
+      const items = returnedRows<{ id: string; stage: string }>(
+        await manager.query(
+          `UPDATE messages SET dispatched_at = now() WHERE id IN (
+             SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND dispatched_at IS NULL
+               AND status = 'queued' ORDER BY batch_index LIMIT $2)
+           RETURNING id, stage`,
+          [batchId, slots],
+        ),
+      );
+      if (items.length > 0) {
+        await manager.query(
+          `UPDATE batches SET status = 'running', started_at = COALESCE(started_at, now()) WHERE id = $1 AND status = 'queued'`,
+          [batchId],
+        );
+      }
+      return { items, title: batch.generate_titles };
+    });
+    if (!picked || picked.items.length === 0) return 0;
+    // Committed first: a lost enqueue is found by the reconciler, never a double dispatch.
+    await this.queue.enqueueMany(
+      picked.items.map((i) => ({ messageId: i.id, stage: i.stage, title: picked.title })),
+      { background: true },
+    );
+    return picked.items.length;
+  }
+
+  /** After one of a batch's items ended: start the next ones, close the batch when none is left. */
+  async itemFinished(messageId: string): Promise<void> {
+    const [row]: { batch_id: string | null }[] = await this.dataSource.query(
+      'SELECT batch_id FROM messages WHERE id = $1',
+      [messageId],
+    );
+    if (!row?.batch_id) return;
+    await this.dispatch(row.batch_id);
+    await this.closeIfDone(row.batch_id);
+    await this.notify(row.batch_id);
+  }
+
+  async closeIfDone(batchId: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE batches SET status = CASE WHEN status = 'cancelled' THEN status ELSE 'complete' END,
+         finished_at = now()
+       WHERE id = $1 AND finished_at IS NULL AND NOT EXISTS (
+         SELECT 1 FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status IN ('queued', 'running'))`,
+      [batchId],
+    );
+  }
+
+  async notify(batchId: string): Promise<void> {
+    await this.redis.publish(batchesChannel(this.prefix), batchId).catch(() => undefined);
+  }
+
+  /** Batches whose next items were never started (a worker died between two items). */
+  async reconcile(): Promise<void> {
+    const open: { id: string }[] = await this.dataSource.query(
+      `SELECT id FROM batches WHERE status IN ('queued', 'running') ORDER BY created_at LIMIT 200`,
+    );
+    for (const { id } of open) {
+      if ((await this.dispatch(id)) > 0) await this.notify(id);
+      await this.closeIfDone(id);
+    }
+  }
+}
