@@ -10,7 +10,13 @@ import {
   type ModeName,
 } from '@conclave/contracts';
 import { modeDefinition } from '@conclave/deliberation';
-import { BatchDispatcher, StageQueue, toStageRow, type StageRowRecord } from '@conclave/persistence';
+import {
+  BatchDispatcher,
+  StageQueue,
+  returnedRows,
+  toStageRow,
+  type StageRowRecord,
+} from '@conclave/persistence';
 import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
@@ -235,14 +241,28 @@ export class BatchesService {
         await manager.query(`UPDATE batches SET status = 'cancelled', cancelled_at = now() WHERE id = $1`, [
           batchId,
         ]);
-        // Queued items stop at once; running ones finish.
-        await manager.query(
-          `UPDATE messages SET status = 'cancelled', error = 'The batch was cancelled.', stage = NULL,
-             completed_at = now(), updated_at = now()
-           WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued'`,
+      });
+      // Queued items stop at once; running ones finish. An item a worker holds at this instant is
+      // starting: skipping it (instead of waiting on its row lock) avoids a deadlock with the
+      // worker, and the next pass finds it either running or still queued.
+      for (let pass = 0; pass < 5; pass++) {
+        const left = returnedRows(
+          await this.dataSource.query(
+            `UPDATE messages SET status = 'cancelled', error = 'The batch was cancelled.', stage = NULL,
+               completed_at = now(), updated_at = now()
+             WHERE id IN (SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued'
+                          FOR UPDATE SKIP LOCKED)
+             RETURNING id`,
+            [batchId],
+          ),
+        );
+        const [{ queued }]: { queued: number }[] = await this.dataSource.query(
+          `SELECT COUNT(*)::int AS queued FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued'`,
           [batchId],
         );
-      });
+        if (queued === 0 || (left.length === 0 && pass > 0)) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       await this.dispatcher.closeIfDone(batchId);
       await this.dispatcher.notify(batchId);
     }
