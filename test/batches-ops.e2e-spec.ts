@@ -281,3 +281,56 @@ describe('a worker killed mid-batch', () => {
     expect(lines).toHaveLength(40);
   }, 150_000);
 });
+
+describe('batches of two users share the workers', () => {
+  const stack = new TestStack({ AUTH_MODE: 'apikey', SIM_LATENCY_MS: '30', WORKER_CONCURRENCY: '4' });
+  beforeAll(() => stack.start(), 60_000);
+  afterAll(() => stack.stop());
+
+  it('runs both at once, each within its own concurrency', async () => {
+    const [ann, ben] = [await stack.createUser('ann'), await stack.createUser('ben')];
+    const body = (who: string) => ({
+      defaults: { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c' },
+      items: Array.from({ length: 30 }, (_, i) => ({ question: `${who} ${i}?` })),
+      concurrency: 4,
+    });
+    const a = await stack.api<BatchAccepted>('POST', '/api/batches', { body: body('ann'), token: ann });
+    const b = await stack.api<BatchAccepted>('POST', '/api/batches', { body: body('ben'), token: ben });
+    const progress = async (batchId: string) => {
+      const [{ n }] = await stack.db.query(
+        `SELECT COUNT(*)::int AS n FROM messages WHERE batch_id = $1 AND status = 'complete'`,
+        [batchId],
+      );
+      return n as number;
+    };
+    await until(async () => (await progress(a.body.batchId)) >= 8);
+    // the second batch is not starved behind the first
+    expect(await progress(b.body.batchId)).toBeGreaterThanOrEqual(3);
+    // and neither sees the other's batch
+    expect((await stack.api('GET', `/api/batches/${a.body.batchId}`, { token: ben })).status).toBe(404);
+    await stack.api('POST', `/api/batches/${a.body.batchId}/cancel`, { token: ann });
+    await stack.api('POST', `/api/batches/${b.body.batchId}/cancel`, { token: ben });
+  }, 60_000);
+
+  it('accepts 10 000 items in one submit', async () => {
+    const key = await stack.createUser('carl');
+    const items = Array.from({ length: 10_000 }, (_, i) => ({ question: `Item ${i}?` }));
+    const started = Date.now();
+    const accepted = await stack.api<BatchAccepted>('POST', '/api/batches', {
+      body: { defaults: { councilModels: ['sim/a', 'sim/b'] }, items },
+      token: key,
+    });
+    const tookMs = Date.now() - started;
+    expect(accepted.status).toBe(202);
+    expect(accepted.body.total).toBe(10_000);
+    const [{ n }] = await stack.db.query('SELECT COUNT(*)::int AS n FROM messages WHERE batch_id = $1', [
+      accepted.body.batchId,
+    ]);
+    expect(n).toBe(10_000);
+    const cancelled = await stack.api<BatchView>('POST', `/api/batches/${accepted.body.batchId}/cancel`, {
+      token: key,
+    });
+    expect(cancelled.body.cancelled).toBeGreaterThan(9_900);
+    process.stdout.write(`accepted 10 000 items in ${tookMs} ms\n`);
+  }, 120_000);
+});
