@@ -10,13 +10,12 @@ import type {
   CallOutcome,
   DeliberationContext,
   ModeDefinition,
-  ModeEvent,
   PlannedCall,
   StageReduction,
   StageRow,
   SuccessfulCall,
 } from '../../engine/types';
-import { failure } from '../../engine/reductions';
+import { failure, modeEvent, NO_USAGE, usageOf } from '../../engine/reductions';
 import { historyMessages } from '../../shared/history';
 import { buildTitlePrompt } from '../../shared/title';
 import { aggregateRankings, createLabelMap, describeAggregate } from './aggregate';
@@ -33,23 +32,6 @@ type Ctx = DeliberationContext<CouncilConfig>;
 
 const STAGE_ORDER = { stage1: 1, stage2_label_map: 2, stage2: 3, stage2_aggregate: 4, stage3: 5 } as const;
 const MIN_RESPONSES = 2;
-
-const event = (type: string, payload: Record<string, unknown> = {}): ModeEvent => ({
-  key: type,
-  type,
-  payload,
-});
-
-function usageColumns(call: SuccessfulCall) {
-  return {
-    responseTimeMs: call.responseTimeMs,
-    promptTokens: call.promptTokens,
-    completionTokens: call.completionTokens,
-    costUsd: call.costUsd,
-  };
-}
-
-const NO_USAGE = { responseTimeMs: null, promptTokens: null, completionTokens: null, costUsd: null };
 
 function byConfigOrder(models: readonly string[]) {
   return (a: { model: string | null }, b: { model: string | null }) =>
@@ -149,7 +131,7 @@ function reduceStage1(outcomes: CallOutcome[]): StageReduction {
     role: 'respondent',
     content: call.content,
     parsedData: {},
-    ...usageColumns(call),
+    ...usageOf(call),
   }));
   const data: Stage1Response[] = answered.map((c) => ({
     model: c.model,
@@ -158,7 +140,7 @@ function reduceStage1(outcomes: CallOutcome[]): StageReduction {
   }));
   return {
     rows,
-    events: [event('stage1_complete', { data })],
+    events: [modeEvent('stage1_complete', { data })],
     transition: { kind: 'next', stage: 'stage2' },
   };
 }
@@ -191,7 +173,7 @@ function reduceStage2(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
       role: 'evaluator',
       content: call.content,
       parsedData: { parsedRanking: parsed.labels, parseSuccess: parsed.labels.length > 0 },
-      ...usageColumns(call),
+      ...usageOf(call),
     })),
     {
       stageType: 'stage2_aggregate',
@@ -211,7 +193,7 @@ function reduceStage2(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const metadata: Stage2Metadata = { labelToModel, aggregateRankings: aggregate };
   return {
     rows,
-    events: [event('stage2_complete', { data, metadata })],
+    events: [modeEvent('stage2_complete', { data, metadata })],
     transition: { kind: 'next', stage: 'stage3' },
   };
 }
@@ -239,10 +221,10 @@ function reduceStage3(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
         role: 'chairman',
         content: chairman.content,
         parsedData: {},
-        ...usageColumns(chairman),
+        ...usageOf(chairman),
       },
     ],
-    events: [event('stage3_complete', { data })],
+    events: [modeEvent('stage3_complete', { data })],
     transition: { kind: 'done', content: chairman.content },
   };
 }
@@ -258,9 +240,9 @@ export const councilMode: ModeDefinition<CouncilConfig, Partial<CouncilResult>> 
 
   startEvents(stage, ctx) {
     if (stage === 'stage1') {
-      return [event('stage1_start', { conversationId: ctx.conversationId, messageId: ctx.messageId })];
+      return [modeEvent('stage1_start', { conversationId: ctx.conversationId, messageId: ctx.messageId })];
     }
-    return [event(`${stage}_start`)];
+    return [modeEvent(`${stage}_start`)];
   },
 
   plan: planStage,

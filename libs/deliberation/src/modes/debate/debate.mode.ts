@@ -10,12 +10,11 @@ import type {
   Stage1Response,
   VoteResponse,
 } from '@conclave/contracts';
-import { failure } from '../../engine/reductions';
+import { failure, modeEvent, NO_USAGE, usageOf } from '../../engine/reductions';
 import type {
   CallOutcome,
   DeliberationContext,
   ModeDefinition,
-  ModeEvent,
   PlannedCall,
   StageReduction,
   StageRow,
@@ -42,22 +41,9 @@ const ORDER = {
 } as const;
 const MIN_ANSWERS = 2;
 
-const event = (type: string, payload: Record<string, unknown> = {}): ModeEvent => ({
-  key: type,
-  type,
-  payload,
-});
 /** Models may repeat in a debate, so calls are keyed by roster position. */
 const callKey = (participant: number) => `p${participant}`;
 const participantOf = (key: string) => Number(key.slice(1));
-
-const NO_USAGE = { responseTimeMs: null, promptTokens: null, completionTokens: null, costUsd: null };
-const usage = (call: SuccessfulCall) => ({
-  responseTimeMs: call.responseTimeMs,
-  promptTokens: call.promptTokens,
-  completionTokens: call.completionTokens,
-  costUsd: call.costUsd,
-});
 
 interface Debater {
   participant: number;
@@ -186,7 +172,7 @@ function reduceRound1(outcomes: CallOutcome[]): StageReduction {
       role: 'respondent',
       content: call.content,
       parsedData: { responseTimeMs: call.responseTimeMs },
-      ...usage(call),
+      ...usageOf(call),
       participant: participantOf(call.key),
     })),
   ];
@@ -197,7 +183,7 @@ function reduceRound1(outcomes: CallOutcome[]): StageReduction {
   }));
   return {
     rows,
-    events: [event('round1_complete', { data })],
+    events: [modeEvent('round1_complete', { data })],
     transition: { kind: 'next', stage: 'revision' },
   };
 }
@@ -225,7 +211,7 @@ function reduceRevision(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
           revisedWordCount: revision.revisedWordCount,
           parseSuccess: revision.parseSuccess,
         },
-        ...(outcome?.ok ? usage(outcome) : NO_USAGE),
+        ...(outcome?.ok ? usageOf(outcome) : NO_USAGE),
         participant: revision.participant,
       };
     }),
@@ -250,7 +236,9 @@ function reduceRevision(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   ];
   return {
     rows,
-    events: [event('revision_complete', { data: { revisions: revisions.map(withoutParticipant), summary } })],
+    events: [
+      modeEvent('revision_complete', { data: { revisions: revisions.map(withoutParticipant), summary } }),
+    ],
     transition: { kind: 'next', stage: 'vote' },
   };
 }
@@ -293,7 +281,7 @@ function reduceVote(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
       role: 'voter',
       content: vote.voteText,
       parsedData: { votedFor: vote.votedFor },
-      ...usage(outcome),
+      ...usageOf(outcome),
       participant: vote.participant,
     };
   });
@@ -353,7 +341,10 @@ function reduceVote(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   ];
   return {
     rows,
-    events: [event('vote_complete', { data: voteResult }), event('winner_declared', { data: winner })],
+    events: [
+      modeEvent('vote_complete', { data: voteResult }),
+      modeEvent('winner_declared', { data: winner }),
+    ],
     transition: { kind: 'done', content: winner.winnerResponse },
   };
 }
@@ -409,18 +400,18 @@ export const debateMode: ModeDefinition<DebateConfig, Partial<DebateResult>> = {
   startEvents(stage, ctx) {
     if (stage === 'round1') {
       return [
-        event('debate_start', {
+        modeEvent('debate_start', {
           conversationId: ctx.conversationId,
           messageId: ctx.messageId,
           mode: 'debate',
         }),
-        event('round1_start'),
+        modeEvent('round1_start'),
       ];
     }
     if (stage === 'revision')
-      return [event('revision_start', { data: { labelMap: rowData(ctx.rows, 'round1_label_map') } })];
+      return [modeEvent('revision_start', { data: { labelMap: rowData(ctx.rows, 'round1_label_map') } })];
     if (stage === 'vote')
-      return [event('vote_start', { data: { revisedLabelMap: rowData(ctx.rows, 'revised_label_map') } })];
+      return [modeEvent('vote_start', { data: { revisedLabelMap: rowData(ctx.rows, 'revised_label_map') } })];
     return [];
   },
 

@@ -10,16 +10,14 @@ import type {
   NumericStats,
   QualitativeStats,
 } from '@conclave/contracts';
-import { failure } from '../../engine/reductions';
+import { failure, modeEvent, NO_USAGE, usageOf } from '../../engine/reductions';
 import type {
   CallOutcome,
   DeliberationContext,
   ModeDefinition,
-  ModeEvent,
   PlannedCall,
   StageReduction,
   StageRow,
-  SuccessfulCall,
 } from '../../engine/types';
 import { buildTitlePrompt } from '../../shared/title';
 import {
@@ -59,20 +57,8 @@ const MIN_VALID = 3;
 const SYNTHESIS_ORDER = 99;
 const FACILITATOR_KEY = 'facilitator';
 
-const event = (type: string, payload: Record<string, unknown> = {}, key = type): ModeEvent => ({
-  key,
-  type,
-  payload,
-});
 const roundOf = (stage: string): number => Number(/^round_(\d+)$/.exec(stage)?.[1] ?? NaN);
 const callKey = (participant: number) => `p${participant}`;
-const NO_USAGE = { responseTimeMs: null, promptTokens: null, completionTokens: null, costUsd: null };
-const usage = (call: SuccessfulCall) => ({
-  responseTimeMs: call.responseTimeMs,
-  promptTokens: call.promptTokens,
-  completionTokens: call.completionTokens,
-  costUsd: call.costUsd,
-});
 
 /** What the question is, from the request's override or the facilitator's classification. */
 export function classificationOf(
@@ -330,7 +316,7 @@ function reduceRound(round: number, ctx: Ctx, outcomes: CallOutcome[]): StageRed
       role: 'facilitator',
       content: classifyOutcome?.ok ? classifyOutcome.content : classification.reasoning,
       parsedData: { ...classification },
-      ...(classifyOutcome?.ok ? usage(classifyOutcome) : NO_USAGE),
+      ...(classifyOutcome?.ok ? usageOf(classifyOutcome) : NO_USAGE),
     });
   }
   for (const answer of answers) {
@@ -342,7 +328,7 @@ function reduceRound(round: number, ctx: Ctx, outcomes: CallOutcome[]): StageRed
       role: 'panelist',
       content: answer.content,
       parsedData: { ...answer.data },
-      ...(outcome?.ok ? usage(outcome) : NO_USAGE),
+      ...(outcome?.ok ? usageOf(outcome) : NO_USAGE),
       participant: answer.participant,
     });
   }
@@ -363,7 +349,7 @@ function reduceRound(round: number, ctx: Ctx, outcomes: CallOutcome[]): StageRed
     changed: a.data.changed,
   }));
   const events = [
-    event(
+    modeEvent(
       'round_complete',
       { round, data: { estimates: summaries, stats, converged } },
       `round_complete:${round}`,
@@ -371,8 +357,9 @@ function reduceRound(round: number, ctx: Ctx, outcomes: CallOutcome[]): StageRed
   ];
   // The 600 s cap lets the current round finish, then goes straight to the report.
   const outOfTime = ctx.elapsedMs >= ctx.deliberationCapMs;
-  if (converged) events.push(event('convergence_reached', { round, stats }));
-  else if (round >= config.maxRounds || outOfTime) events.push(event('max_rounds_reached', { round, stats }));
+  if (converged) events.push(modeEvent('convergence_reached', { round, stats }));
+  else if (round >= config.maxRounds || outOfTime)
+    events.push(modeEvent('max_rounds_reached', { round, stats }));
   const next = converged || round >= config.maxRounds || outOfTime ? 'synthesis' : `round_${round + 1}`;
   return { rows, events, transition: { kind: 'next', stage: next } };
 }
@@ -460,10 +447,10 @@ function reduceSynthesis(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
           convergenceRound: inputs.convergenceRound,
           finalValue: report.finalValue,
         },
-        ...usage(facilitator),
+        ...usageOf(facilitator),
       },
     ],
-    events: [event('synthesis_complete', { data: report })],
+    events: [modeEvent('synthesis_complete', { data: report })],
     transition: { kind: 'done', content: facilitator.content },
   };
 }
@@ -507,7 +494,7 @@ export const delphiMode: ModeDefinition<DelphiConfig, Partial<DelphiResult>> = {
   startEvents(stage, ctx) {
     if (stage === 'classify') {
       return [
-        event('delphi_start', {
+        modeEvent('delphi_start', {
           conversationId: ctx.conversationId,
           messageId: ctx.messageId,
           // deviations.md 4: the override when given, else null until classify_complete
@@ -515,8 +502,8 @@ export const delphiMode: ModeDefinition<DelphiConfig, Partial<DelphiResult>> = {
         }),
       ];
     }
-    if (stage === 'synthesis') return [event('synthesis_start')];
-    return [event('round_start', { round: roundOf(stage) }, `round_start:${roundOf(stage)}`)];
+    if (stage === 'synthesis') return [modeEvent('synthesis_start')];
+    return [modeEvent('round_start', { round: roundOf(stage) }, `round_start:${roundOf(stage)}`)];
   },
 
   plan(stage, ctx) {
@@ -559,7 +546,7 @@ export const delphiMode: ModeDefinition<DelphiConfig, Partial<DelphiResult>> = {
       const classification = classificationOf(ctx.config, outcomes[0]);
       return {
         rows: [],
-        events: [event('classify_complete', { data: classification })],
+        events: [modeEvent('classify_complete', { data: classification })],
         transition: { kind: 'next', stage: 'round_1' },
       };
     }

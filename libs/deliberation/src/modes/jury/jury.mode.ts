@@ -5,12 +5,11 @@ import {
   type JuryConfig,
   type JuryResult,
 } from '@conclave/contracts';
-import { failure } from '../../engine/reductions';
+import { failure, modeEvent, NO_USAGE, usageOf } from '../../engine/reductions';
 import type {
   CallOutcome,
   DeliberationContext,
   ModeDefinition,
-  ModeEvent,
   PlannedCall,
   StageReduction,
   StageRow,
@@ -26,23 +25,6 @@ type Ctx = DeliberationContext<JuryConfig>;
 
 const ORDER = { present: 1, deliberation: 2, juror_summary: 3, verdict: 4 } as const;
 const MIN_SUCCESSFUL_JURORS = 2;
-
-const event = (type: string, payload: Record<string, unknown> = {}, key = type): ModeEvent => ({
-  key,
-  type,
-  payload,
-});
-
-function usage(call: SuccessfulCall) {
-  return {
-    responseTimeMs: call.responseTimeMs,
-    promptTokens: call.promptTokens,
-    completionTokens: call.completionTokens,
-    costUsd: call.costUsd,
-  };
-}
-
-const NO_USAGE = { responseTimeMs: null, promptTokens: null, completionTokens: null, costUsd: null };
 
 export function assessJuror(call: SuccessfulCall, content: string): JurorAssessment {
   const parsed = parseJurorOutput(call.content, content);
@@ -97,7 +79,7 @@ function reducePresent(ctx: Ctx): StageReduction {
       },
     ],
     events: [
-      event('present_complete', { data: originalQuestion ? { content, originalQuestion } : { content } }),
+      modeEvent('present_complete', { data: originalQuestion ? { content, originalQuestion } : { content } }),
     ],
     transition: { kind: 'next', stage: 'deliberation' },
   };
@@ -117,7 +99,7 @@ function reduceDeliberation(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
       role: 'juror',
       content: call.content,
       parsedData: { scores, average, verdict, recommendations, parseSuccess },
-      ...usage(call),
+      ...usageOf(call),
     };
   });
   if (succeeded.length < MIN_SUCCESSFUL_JURORS) {
@@ -147,7 +129,7 @@ function reduceDeliberation(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   ];
   return {
     rows,
-    events: [event('all_jurors_complete', { data: summary })],
+    events: [modeEvent('all_jurors_complete', { data: summary })],
     transition: { kind: 'next', stage: 'verdict' },
   };
 }
@@ -180,10 +162,10 @@ function reduceVerdict(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
         role: 'foreman',
         content: foreman.content,
         parsedData,
-        ...usage(foreman),
+        ...usageOf(foreman),
       },
     ],
-    events: [event('verdict_complete', { data: report })],
+    events: [modeEvent('verdict_complete', { data: report })],
     transition: { kind: 'done', content: foreman.content },
   };
 }
@@ -231,11 +213,15 @@ export const juryMode: ModeDefinition<JuryConfig, Partial<JuryResult>> = {
   startEvents(stage, ctx) {
     if (stage === 'present') {
       return [
-        event('jury_start', { conversationId: ctx.conversationId, messageId: ctx.messageId, mode: 'jury' }),
-        event('present_start'),
+        modeEvent('jury_start', {
+          conversationId: ctx.conversationId,
+          messageId: ctx.messageId,
+          mode: 'jury',
+        }),
+        modeEvent('present_start'),
       ];
     }
-    return [event(`${stage}_start`)];
+    return [modeEvent(`${stage}_start`)];
   },
 
   plan,
@@ -243,7 +229,7 @@ export const juryMode: ModeDefinition<JuryConfig, Partial<JuryResult>> = {
   callEvents(stage, ctx, outcome) {
     if (stage !== 'deliberation' || !outcome.ok) return [];
     return [
-      event(
+      modeEvent(
         'juror_complete',
         { data: assessJuror(outcome, ctx.config.content) },
         `juror_complete:${outcome.key}`,

@@ -8,12 +8,11 @@ import type {
   VoteTallyResult,
   VoteWinnerResult,
 } from '@conclave/contracts';
-import { failure } from '../../engine/reductions';
+import { failure, modeEvent, NO_USAGE, usageOf } from '../../engine/reductions';
 import type {
   CallOutcome,
   DeliberationContext,
   ModeDefinition,
-  ModeEvent,
   PlannedCall,
   StageReduction,
   StageRow,
@@ -39,20 +38,8 @@ const MIN_ANSWERS = 2;
 const responseIndex = (label: string) => label.charCodeAt(label.length - 1) - 65;
 const CHAIRMAN_KEY = 'chairman';
 
-const event = (type: string, payload: Record<string, unknown> = {}): ModeEvent => ({
-  key: type,
-  type,
-  payload,
-});
 /** Keyed by roster position, so the same model can stand twice. */
 const callKey = (participant: number) => `p${participant}`;
-const NO_USAGE = { responseTimeMs: null, promptTokens: null, completionTokens: null, costUsd: null };
-const usage = (call: SuccessfulCall) => ({
-  responseTimeMs: call.responseTimeMs,
-  promptTokens: call.promptTokens,
-  completionTokens: call.completionTokens,
-  costUsd: call.costUsd,
-});
 
 interface Answer {
   participant: number;
@@ -154,10 +141,10 @@ function reduceAnswers(outcomes: CallOutcome[]): StageReduction {
       role: 'respondent',
       content: call.content,
       parsedData: {},
-      ...usage(call),
+      ...usageOf(call),
       participant: Number(call.key.slice(1)),
     })),
-    events: [event('stage1_complete', { data })],
+    events: [modeEvent('stage1_complete', { data })],
     transition: { kind: 'next', stage: 'vote' },
   };
 }
@@ -205,7 +192,7 @@ function reduceVotes(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
       role: 'voter',
       content: vote.voteText,
       parsedData: { votedFor: vote.votedFor },
-      ...usage(outcome),
+      ...usageOf(outcome),
       participant,
     })),
   ];
@@ -233,11 +220,11 @@ function reduceVotes(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
     },
     ...NO_USAGE,
   });
-  const events = [event('vote_complete', { data: result })];
+  const events = [modeEvent('vote_complete', { data: result })];
   if (tally.isTie) return { rows, events, transition: { kind: 'next', stage: 'tiebreak' } };
   const winner = winnerOf(ctx, tally.winners[0], tally, null);
   rows.push(winnerRow(winner, ordered[labels.indexOf(winner.winnerLabel)].participant));
-  events.push(event('winner_declared', { data: winner }));
+  events.push(modeEvent('winner_declared', { data: winner }));
   return { rows, events, transition: { kind: 'done', content: winner.winnerResponse } };
 }
 
@@ -265,11 +252,14 @@ function reduceTiebreak(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
         role: 'chairman',
         content: tiebreak.voteText,
         parsedData: { chosenLabel: tiebreak.chosenLabel, method: tiebreak.method },
-        ...(chairman?.ok ? usage(chairman) : NO_USAGE),
+        ...(chairman?.ok ? usageOf(chairman) : NO_USAGE),
       },
       winnerRow(winner, ordered[responseIndex(winner.winnerLabel)].participant),
     ],
-    events: [event('tiebreak_complete', { data: tiebreak }), event('winner_declared', { data: winner })],
+    events: [
+      modeEvent('tiebreak_complete', { data: tiebreak }),
+      modeEvent('winner_declared', { data: winner }),
+    ],
     transition: { kind: 'done', content: winner.winnerResponse },
   };
 }
@@ -308,16 +298,16 @@ export const voteMode: ModeDefinition<VoteConfig, Partial<VoteResult>> = {
   startEvents(stage, ctx) {
     if (stage === 'answer') {
       return [
-        event('vote_session_start', {
+        modeEvent('vote_session_start', {
           conversationId: ctx.conversationId,
           messageId: ctx.messageId,
           mode: 'vote',
         }),
-        event('stage1_start'),
+        modeEvent('stage1_start'),
       ];
     }
-    if (stage === 'vote') return [event('vote_start', { data: { labelMap: labelMapOf(labelled(ctx)) } })];
-    if (stage === 'tiebreak') return [event('tiebreak_start')];
+    if (stage === 'vote') return [modeEvent('vote_start', { data: { labelMap: labelMapOf(labelled(ctx)) } })];
+    if (stage === 'tiebreak') return [modeEvent('tiebreak_start')];
     return [];
   },
 
