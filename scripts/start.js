@@ -59,12 +59,30 @@ async function main() {
       stdio: 'inherit',
     },
   );
+  // The browser client: built once here so the gateway can serve it at /.
+  execFileSync(
+    process.execPath,
+    [
+      path.join(root, 'node_modules', 'vite', 'bin', 'vite.js'),
+      'build',
+      '--config',
+      'apps/web/vite.config.mts',
+      '--logLevel',
+      'warn',
+    ],
+    {
+      cwd: root,
+      env,
+      stdio: 'inherit',
+    },
+  );
   const provider = env.OPENROUTER_API_KEY
     ? 'OpenRouter'
     : env.OPENAI_BASE_URL
       ? env.OPENAI_BASE_URL
       : 'the simulated provider';
   console.log(`[conclave] starting gateway and worker on ${provider}`);
+  console.log(`[conclave] open:       http://localhost:${port}/   (the web client)`);
   console.log(`[conclave] API docs:   http://localhost:${port}/api/docs`);
   console.log('[conclave] try it:     npm run demo   (a deliberation streamed live over Socket.IO)');
   const { result } = concurrently(

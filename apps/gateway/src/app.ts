@@ -3,6 +3,8 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { ConclaveConfig } from '@conclave/config';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { json, text, type NextFunction, type Request, type Response } from 'express';
 import { AppModule } from './app.module';
 import { bodyParserError, ErrorFilter } from './common/error.filter';
@@ -31,6 +33,7 @@ export async function createGateway(
     if (!body) return next(error);
     res.status(body.statusCode).json(body);
   });
+  serveWebClient(app, config.webDir);
   app.setGlobalPrefix('api');
   app.useGlobalFilters(new ErrorFilter(config.bodyLimit));
   app.enableCors({ origin: true });
@@ -47,4 +50,23 @@ export async function createGateway(
   );
   SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json' });
   return app;
+}
+
+/** The browser client at `/`: its built files, and its page for every other non-API path. */
+function serveWebClient(app: NestExpressApplication, webDir: string): void {
+  const dir = resolve(webDir);
+  const index = join(dir, 'index.html');
+  const built = existsSync(index);
+  if (built) app.useStaticAssets(dir, { index: false });
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'GET' || req.path.startsWith('/api') || req.path.startsWith('/socket.io'))
+      return next();
+    if (built) return res.sendFile(index);
+    res
+      .status(503)
+      .type('html')
+      .send(
+        '<p>The web client is not built yet: run <code>npm run build:web</code> (npm start does it for you).</p>',
+      );
+  });
 }

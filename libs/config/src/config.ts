@@ -14,6 +14,8 @@ export interface ConclaveConfig {
   /** Largest accepted request body; batches have their own, larger limit. */
   bodyLimit: string;
   batchBodyLimit: string;
+  /** The built web client the gateway serves at `/`. */
+  webDir: string;
   /** The operator's rosters for requests that name no models (00-shared.md §7). */
   defaults: OperatorDefaults;
   deliberationCapMs: number;
@@ -153,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     authMode: authRaw,
     bodyLimit: env.BODY_LIMIT ?? '256kb',
     batchBodyLimit: env.BATCH_BODY_LIMIT ?? '64mb',
+    webDir: env.WEB_DIR ?? 'apps/web/dist',
     defaults,
     deliberationCapMs: int(env, 'DELIBERATION_CAP_MS', 600_000, 1),
     simulator: { latencyMs: int(env, 'SIM_LATENCY_MS', 600), seed: env.SIM_SEED ?? 'conclave' },

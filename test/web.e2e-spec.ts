@@ -1,0 +1,218 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { TestStack } from './support/harness';
+
+const ROOT = path.resolve(__dirname, '..');
+const SHOTS = path.join(ROOT, 'test-artifacts');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** The web client in a real headless Chromium against a real gateway and worker. */
+describe('web client in a browser', () => {
+  const webDir = mkdtempSync(path.join(tmpdir(), 'conclave-web-'));
+  const stack = new TestStack({ WEB_DIR: webDir, SIM_LATENCY_MS: '30' });
+  let browser: Browser;
+
+  beforeAll(async () => {
+    const build = spawnSync(
+      process.execPath,
+      [
+        path.join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'),
+        'build',
+        '--config',
+        'apps/web/vite.config.mts',
+        '--logLevel',
+        'warn',
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, WEB_OUT_DIR: webDir },
+        encoding: 'utf8',
+      },
+    );
+    if (build.status !== 0) throw new Error(`web build failed: ${build.stderr}`);
+    mkdirSync(SHOTS, { recursive: true });
+    await stack.start();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  }, 90_000);
+  afterAll(async () => {
+    await browser?.close();
+    await stack.stop();
+  });
+
+  const open = async (hash = '#/new'): Promise<Page> => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${stack.baseUrl}/${hash}`);
+    return page;
+  };
+  const finished = (page: Page, status = 'complete') =>
+    page.waitForSelector(`[data-testid="status"]:text-is("${status}")`, { timeout: 60_000 });
+
+  const scenarios: { mode: string; fill: (page: Page) => Promise<void>; expect: string }[] = [
+    {
+      mode: 'council',
+      fill: async (page) => {
+        await page.fill('textarea[name="question"]', 'Is a monorepo right for a small team?');
+        await page.fill('input[name="councilModels"]', 'sim/athena, sim/hermes, sim/apollo');
+        await page.fill('input[name="chairmanModel"]', 'sim/chairman');
+      },
+      expect: 'Synthesis by sim/chairman',
+    },
+    {
+      mode: 'vote',
+      fill: async (page) => {
+        await page.fill('textarea[name="question"]', 'Which database should we start with?');
+        await page.fill('input[name="modeConfig.models"]', 'sim/a:voteA, sim/b:voteA, sim/c:voteB');
+      },
+      expect: 'Winner: Response A',
+    },
+    {
+      mode: 'jury',
+      fill: async (page) => {
+        await page.fill('textarea[name="content"]', '## GET /api/users\nReturns a list of users.');
+        await page.fill('input[name="originalQuestion"]', 'Document the users endpoint');
+        await page.fill('input[name="modeConfig.jurorModels"]', 'sim/j1:good, sim/j2:fair, sim/j3:good');
+        await page.fill('input[name="modeConfig.foremanModel"]', 'sim/foreman');
+      },
+      expect: 'Verdict',
+    },
+    {
+      mode: 'debate',
+      fill: async (page) => {
+        await page.fill('textarea[name="question"]', 'Should companies adopt a 4-day work week?');
+        await page.fill(
+          'input[name="modeConfig.models"]',
+          'sim/a:revise:voteB, sim/b:stand:voteB, sim/c:merge:voteA',
+        );
+      },
+      expect: 'Winner:',
+    },
+    {
+      mode: 'delphi',
+      fill: async (page) => {
+        await page.fill(
+          'textarea[name="question"]',
+          'How many software engineers will be employed globally by 2030?',
+        );
+        await page.fill('input[name="modeConfig.panelistModels"]', 'sim/p1, sim/p2, sim/p3, sim/p4');
+        await page.fill('input[name="modeConfig.facilitatorModel"]', 'sim/f');
+      },
+      expect: 'Converged in round',
+    },
+  ];
+
+  it.each(scenarios.map((s) => [s.mode, s] as const))(
+    '%s: from submit to the final result',
+    async (mode, scenario) => {
+      const page = await open();
+      await page.check(`input[name="mode"][value="${mode}"]`);
+      await scenario.fill(page);
+      await page.click('button[type="submit"]');
+      await finished(page);
+      await page.waitForSelector(`text=${scenario.expect}`);
+      await page.waitForSelector('.badge-sim');
+      expect(await page.locator('.call-failed').count()).toBe(0);
+      await page.screenshot({ path: path.join(SHOTS, `${mode}.png`), fullPage: true });
+      await page.close();
+    },
+    90_000,
+  );
+
+  it('shows validation errors at their fields, before and after submit', async () => {
+    const page = await open();
+    await page.check('input[name="mode"][value="jury"]');
+    await page.click('button[type="submit"]');
+    await page.waitForSelector('[data-field="modeConfig.content"]');
+    await page.check('input[name="mode"][value="council"]');
+    await page.fill('textarea[name="question"]', 'Too fast?');
+    await page.fill('input[name="councilModels"]', 'sim/a');
+    await page.click('button[type="submit"]');
+    expect(await page.textContent('[data-field="councilModels"]')).toMatch(/2 to 6 models/);
+    await page.fill('input[name="councilModels"]', 'sim/a, sim/b');
+    await page.click('summary:text("Options")');
+    await page.fill('input[name="modeConfig.timeoutMs"]', '5');
+    await page.click('button[type="submit"]');
+    // the server's answer, shown at the field it names
+    expect(await (await page.waitForSelector('[data-field="modeConfig.timeoutMs"]')).textContent()).toMatch(
+      /timeoutMs/,
+    );
+    await page.close();
+  }, 60_000);
+
+  it('resumes after a reload mid-run with nothing missing or doubled', async () => {
+    const page = await open();
+    await page.fill('textarea[name="question"]', 'Reload me?');
+    await page.fill('input[name="councilModels"]', 'sim/a:delay1500@answer, sim/b:delay1500@answer');
+    await page.click('button[type="submit"]');
+    await page.waitForSelector('.call-answering');
+    await page.reload();
+    await finished(page);
+    const calls = await page.locator('.timeline .call').allTextContents();
+    expect(calls.filter((c) => c.startsWith('sim/a:delay1500@answer'))).toHaveLength(2); // answering, then ranking
+    expect(new Set(calls).size).toBe(calls.length);
+    await page.waitForSelector('text=Synthesis by');
+    await page.close();
+  }, 60_000);
+
+  it('uploads a batch, shows its progress and downloads the results', async () => {
+    const page = await open('#/batches');
+    const jsonl = ['{"question":"One?"}', '{"question":"Two?"}', '{"question":"Three?"}'].join('\n');
+    await page.setInputFiles('input[name="file"]', {
+      name: 'questions.jsonl',
+      mimeType: 'application/x-ndjson',
+      buffer: Buffer.from(jsonl),
+    });
+    await page.fill(
+      'textarea[name="defaults"]',
+      JSON.stringify({ councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c' }),
+    );
+    await page.click('button:text("Upload")');
+    await page.waitForSelector('.batch-progress[data-finished="yes"]', { timeout: 60_000 });
+    await page.screenshot({ path: path.join(SHOTS, 'batch.png'), fullPage: true });
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('text=Download CSV')]);
+    const rows = parse(readFileSync((await download.path()) as string, 'utf8'), { columns: true }) as Record<
+      string,
+      string
+    >[];
+    expect(rows.map((r) => [r.index, r.status, r.question])).toEqual([
+      ['0', 'complete', 'One?'],
+      ['1', 'complete', 'Two?'],
+      ['2', 'complete', 'Three?'],
+    ]);
+    await page.close();
+  }, 90_000);
+
+  it('renders model output as Markdown without running script', async () => {
+    const page = await open();
+    const alerts: string[] = [];
+    page.on('dialog', (d) => void (alerts.push(d.message()), d.dismiss()));
+    await page.check('input[name="mode"][value="jury"]');
+    await page.fill(
+      'textarea[name="content"]',
+      '**bold** <img src=x onerror="alert(1)"><script>alert(2)</script>',
+    );
+    await page.fill('input[name="modeConfig.jurorModels"]', 'sim/j1, sim/j2, sim/j3');
+    await page.fill('input[name="modeConfig.foremanModel"]', 'sim/f');
+    await page.click('button[type="submit"]');
+    await finished(page);
+    expect(await page.locator('.content-card strong').first().textContent()).toBe('bold');
+    expect(await page.locator('.content-card script').count()).toBe(0);
+    expect(alerts).toEqual([]);
+    await page.close();
+  }, 60_000);
+});
