@@ -13,7 +13,7 @@ export default defineConfig({
   },
   oxc: { jsx: { runtime: 'automatic' } },
   build: {
-    outDir: process.env.WEB_OUT_DIR ?? fileURLToPath(new URL('./dist', import.meta.url)),
+    outDir: process.env.WEB_OUT_DIR ?? fileURLToPath(new URL('../../dist/web', import.meta.url)),
     emptyOutDir: true,
   },
 });

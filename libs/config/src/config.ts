@@ -155,7 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     authMode: authRaw,
     bodyLimit: env.BODY_LIMIT ?? '256kb',
     batchBodyLimit: env.BATCH_BODY_LIMIT ?? '64mb',
-    webDir: env.WEB_DIR ?? 'apps/web/dist',
+    webDir: env.WEB_DIR ?? 'dist/web',
     defaults,
     deliberationCapMs: int(env, 'DELIBERATION_CAP_MS', 600_000, 1),
     simulator: { latencyMs: int(env, 'SIM_LATENCY_MS', 600), seed: env.SIM_SEED ?? 'conclave' },
