@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+// page.evaluate bodies run in the browser.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -196,6 +198,96 @@ describe('web client in a browser', () => {
     ]);
     await page.close();
   }, 90_000);
+
+  it('fits a phone: the sidebar stacks and juror cards become tabs', async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true });
+    await page.goto(`${stack.baseUrl}/#/new`);
+    await page.check('input[name="mode"][value="jury"]');
+    await page.fill('textarea[name="content"]', 'Short content to judge.');
+    await page.fill('input[name="modeConfig.jurorModels"]', 'sim/j1:good, sim/j2:poor, sim/j3:fair');
+    await page.fill('input[name="modeConfig.foremanModel"]', 'sim/foreman');
+    await page.click('button[type="submit"]');
+    await finished(page);
+    await page.waitForSelector('.juror-tabs');
+    const visibleCards = () => page.locator('.jury .cards .card:visible h4').allTextContents();
+    expect(await visibleCards()).toEqual([expect.stringContaining('sim/j1:good')]);
+    await page.click('.juror-tabs button:has-text("sim/j2:poor")');
+    expect(await visibleCards()).toEqual([expect.stringContaining('sim/j2:poor')]);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: path.join(SHOTS, 'jury-phone.png'), fullPage: true });
+    await page.close();
+  }, 60_000);
+
+  it('can be used with the keyboard alone', async () => {
+    const page = await open();
+    const focusTo = async (selector: string) => {
+      for (let i = 0; i < 40; i++) {
+        if (await page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector)) return;
+        await page.keyboard.press('Tab');
+      }
+      throw new Error(`Tab never reached ${selector}`);
+    };
+    await focusTo('input[name="mode"]');
+    // arrow keys move between the mode radios, as in any radio group
+    await page.keyboard.press('ArrowDown');
+    expect(await page.isChecked('input[name="mode"][value="vote"]')).toBe(true);
+    await focusTo('textarea[name="question"]');
+    await page.keyboard.type('Keyboard only?');
+    await focusTo('input[name="modeConfig.models"]');
+    await page.keyboard.type('sim/a:voteA, sim/b:voteA, sim/c:voteB');
+    await page.keyboard.press('Enter');
+    await finished(page);
+    await page.waitForSelector('text=Winner: Response A');
+    const outline = await page.evaluate(() => {
+      const link = document.querySelector('.sidebar a') as HTMLElement;
+      link.focus();
+      return getComputedStyle(link).outlineStyle;
+    });
+    expect(outline).not.toBe('none');
+    await page.close();
+  }, 60_000);
+
+  it('keeps text readable: every text colour meets WCAG AA contrast on its background', async () => {
+    const page = await open();
+    await page.fill('textarea[name="question"]', 'Contrast?');
+    await page.fill('input[name="councilModels"]', 'sim/a, sim/b');
+    await page.click('button[type="submit"]');
+    await finished(page);
+    await page.waitForSelector('text=Synthesis by');
+    const { checked, failures } = await page.evaluate(() => {
+      const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
+      const luminance = ([r, g, b]: number[]) => {
+        const channel = (v: number) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+        return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+      };
+      const background = (el: Element | null): number[] => {
+        for (; el; el = el.parentElement) {
+          const c = rgb(getComputedStyle(el).backgroundColor);
+          if (c.length === 3 || (c.length === 4 && c[3] > 0)) return c.slice(0, 3);
+        }
+        return [255, 255, 255];
+      };
+      const found: string[] = [];
+      let count = 0;
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const el = node.parentElement;
+        if (!el || !node.textContent?.trim() || el.closest('svg') || !el.checkVisibility()) continue;
+        count++;
+        const [a, b] = [luminance(rgb(getComputedStyle(el).color)), luminance(background(el))];
+        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+        if (ratio < 4.5)
+          found.push(
+            `${el.tagName}.${el.className} "${node.textContent.trim().slice(0, 30)}": ${ratio.toFixed(2)}`,
+          );
+      }
+      return { checked: count, failures: found };
+    });
+    expect(checked).toBeGreaterThan(30);
+    expect(failures).toEqual([]);
+    await page.close();
+  }, 60_000);
 
   it('renders model output as Markdown without running script', async () => {
     const page = await open();
