@@ -289,6 +289,37 @@ describe('web client in a browser', () => {
     await page.close();
   }, 60_000);
 
+  it('keeps a council conversation: a follow-up in it, listed in the sidebar, then deleted', async () => {
+    const page = await open();
+    await page.fill('textarea[name="question"]', 'Name a prime number.');
+    await page.fill('input[name="councilModels"]', 'sim/a, sim/b');
+    await page.click('button[type="submit"]');
+    await finished(page);
+    const first = page.url();
+    await page.fill('textarea[name="question"]', 'And the next one?');
+    await page.click('button:text("Ask a follow-up")');
+    await page.waitForURL((url) => url.toString() !== first);
+    await finished(page);
+    const view = (await (await fetch(page.url().replace('/#/m/', '/api/deliberations/'))).json()) as {
+      conversationId: string;
+    };
+    const entry = page.locator(`.sidebar a[href="#/c/${view.conversationId}"]`);
+    await entry.waitFor();
+    expect(await entry.textContent()).toContain('council');
+    await entry.click();
+    await page.waitForSelector('.conversation .question:text("And the next one?")');
+    expect(await page.locator('.conversation .question').allTextContents()).toEqual([
+      'Name a prime number.',
+      'And the next one?',
+    ]);
+    await page.click('button:text("Delete conversation")');
+    await page.waitForURL(/#\/new$/);
+    await entry.waitFor({ state: 'detached' });
+    const gone = await fetch(`${stack.baseUrl}/api/conversations/${view.conversationId}`);
+    expect(gone.status).toBe(404);
+    await page.close();
+  }, 60_000);
+
   it('renders model output as Markdown without running script', async () => {
     const page = await open();
     const alerts: string[] = [];
