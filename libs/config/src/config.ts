@@ -29,10 +29,19 @@ export interface ConclaveConfig {
     /** How often a worker looks for deliberations that stopped moving, and how idle they must be. */
     reconcileIntervalMs: number;
     reconcileIdleMs: number;
+    /** The worker's own HTTP port: /health/live, /health/ready and /metrics only. */
+    httpPort: number;
+    /** On SIGTERM, how long active stages may run on before the worker stops and hands them back. */
+    shutdownTimeoutMs: number;
   };
   /** True when a real provider is configured (OpenRouter key or an OpenAI-compatible base URL). */
   realProviderConfigured: boolean;
+  /** Lowest level logged; prompt and answer text is only ever logged at debug. */
+  logLevel: LogLevel;
 }
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface OperatorDefaults {
   timeoutMs: number;
@@ -96,6 +105,15 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
     throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
   }
   return value;
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
 }
 
 const SIMULATED_ROSTER = ['sim/athena', 'sim/hermes', 'sim/apollo'];
@@ -167,7 +185,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
       attempts: int(env, 'STAGE_ATTEMPTS', 3, 1),
       reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 30_000, 100),
       reconcileIdleMs: int(env, 'RECONCILE_IDLE_MS', 30_000, 0),
+      httpPort: int(env, 'WORKER_HTTP_PORT', 3001),
+      shutdownTimeoutMs: int(env, 'WORKER_SHUTDOWN_TIMEOUT_MS', 150_000, 0),
     },
     realProviderConfigured,
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
   };
 }
