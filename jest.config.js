@@ -3,19 +3,11 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/libs', '<rootDir>/apps', '<rootDir>/test'],
   testRegex: '.*\\.(spec|e2e-spec)\\.tsx?$',
-  transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
-    // The web client's components: its own JSX settings, compiled to CommonJS for jest.
-    '^.+\\.tsx$': [
-      'ts-jest',
-      {
-        tsconfig: { jsx: 'react-jsx', module: 'commonjs', esModuleInterop: true, target: 'ES2022' },
-        diagnostics: false,
-      },
-    ],
-  },
+  // One ts-jest configuration for .ts and the web client's .tsx (tsconfig.json sets jsx): two
+  // configurations in one worker process share ts-jest's cached compiler settings.
+  transform: { '^.+\\.tsx?$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }] },
   moduleNameMapper: {
-    '^@conclave/(contracts|deliberation|llm|persistence|config)$': '<rootDir>/libs/$1/src',
+    '^@conclave/(contracts|deliberation|llm|persistence|config|observability)$': '<rootDir>/libs/$1/src',
     // marked ships only ESM under its main entry; its UMD build is the same code for jest's CommonJS.
     '^marked$': '<rootDir>/node_modules/marked/lib/marked.umd.js',
   },

@@ -2,9 +2,12 @@
  * Static checks of the deployment files (Dockerfile, .dockerignore, docker-compose.yml, k8s/). Nothing here
  * needs Docker or a cluster: the files are parsed and checked for structure and for consistency with the
  * code (entry points that exist, settings that loadConfig accepts, env names the code actually reads).
+ * Every Kubernetes manifest is also validated against the official OpenAPI schemas (kubernetes-models,
+ * @kubernetes-models/keda), see validateManifests below.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix, sep } from 'node:path';
 import { loadConfig } from '@conclave/config';
 import { load, loadAll } from 'js-yaml';
 
@@ -198,6 +201,8 @@ interface ComposeService {
   healthcheck?: { test?: string | string[] };
   restart?: string;
   stop_grace_period?: string;
+  container_name?: string;
+  volumes?: string[];
 }
 interface ComposeFile {
   services: Record<string, ComposeService>;
@@ -287,20 +292,36 @@ describe('docker-compose.yml', () => {
     else expect(postgresEnv.POSTGRES_PASSWORD).toBe(decodeURIComponent(database.password));
   });
 
-  it('has healthchecks on postgres, redis and gateway', () => {
+  it('has healthchecks on postgres, redis, gateway and worker (readiness on their own ports)', () => {
     expect(words(services.postgres.healthcheck?.test)).toContain('pg_isready');
     expect(words(services.redis.healthcheck?.test)).toEqual(expect.arrayContaining(['redis-cli', 'ping']));
-    const gateway = words(services.gateway.healthcheck?.test).join(' ');
-    expect(gateway).toContain(`:${composeEnv(services.gateway).PORT}/api/health`);
-    expect(gateway).toMatch(/^CMD node /);
-    expect(gateway).not.toMatch(/\b(curl|wget)\b/); // not in the slim image
+    const ports = {
+      gateway: loadConfig(composeEnv(services.gateway)).port,
+      worker: loadConfig(composeEnv(services.worker)).worker.httpPort,
+    };
+    for (const [name, port] of Object.entries(ports)) {
+      const test = words(services[name].healthcheck?.test).join(' ');
+      expect(test).toContain(`//127.0.0.1:${port}/health/ready'`);
+      expect(test).toMatch(/^CMD node /);
+      expect(test).not.toMatch(/\b(curl|wget)\b/); // not in the slim image
+    }
   });
 
-  it('runs redis with maxmemory-policy noeviction', () => {
+  it('runs redis with maxmemory-policy noeviction and AOF persistence on a volume', () => {
     const command = words(services.redis.command);
-    const at = command.indexOf('--maxmemory-policy');
-    expect(at).toBeGreaterThanOrEqual(0);
-    expect(command[at + 1]).toBe('noeviction');
+    const option = (name: string): string | undefined => {
+      const at = command.lastIndexOf(`--${name}`);
+      return at < 0 ? undefined : command[at + 1];
+    };
+    expect(option('maxmemory-policy')).toBe('noeviction');
+    expect(option('appendonly')).toBe('yes');
+    const volumes = services.redis.volumes ?? [];
+    expect(volumes.map((v) => String(v).split(':')[1])).toContain('/data');
+  });
+
+  it('lets the worker scale with `docker compose up --scale worker=N`', () => {
+    expect(services.worker.container_name).toBeUndefined();
+    expect(services.worker.ports).toBeUndefined();
   });
 
   it('builds one image for migrate, gateway and worker from this Dockerfile', () => {
@@ -338,9 +359,12 @@ describe('docker-compose.yml', () => {
     });
   });
 
-  it('gives the worker time to finish its active stages on stop', () => {
+  it('gives the worker time to drain and hand back its stages on stop', () => {
+    const { shutdownTimeoutMs } = loadConfig(composeEnv(services.worker)).worker;
     expect(services.worker.stop_grace_period).toBeDefined();
-    expect(durationSeconds(services.worker.stop_grace_period!)).toBeGreaterThanOrEqual(600);
+    expect(durationSeconds(services.worker.stop_grace_period!)).toBeGreaterThanOrEqual(
+      shutdownTimeoutMs / 1000 + 15,
+    );
   });
 
   it('points the apps at the compose postgres and redis services', () => {
@@ -381,6 +405,7 @@ interface Metadata {
   name?: string;
   namespace?: string;
   labels?: Record<string, string>;
+  annotations?: Record<string, string>;
 }
 interface K8sDoc {
   apiVersion?: string;
@@ -404,6 +429,12 @@ interface Container {
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   readinessProbe?: Probe;
   livenessProbe?: Probe;
+  securityContext?: {
+    allowPrivilegeEscalation?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    capabilities?: { drop?: string[] };
+  };
+  volumeMounts?: { name: string; mountPath: string }[];
 }
 interface PodTemplate {
   metadata?: Metadata;
@@ -412,6 +443,7 @@ interface PodTemplate {
     terminationGracePeriodSeconds?: number;
     restartPolicy?: string;
     securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
+    volumes?: { name: string }[];
   };
 }
 interface WorkloadSpec {
@@ -419,12 +451,51 @@ interface WorkloadSpec {
   selector?: { matchLabels?: Record<string, string> };
   template: PodTemplate;
 }
+interface ServiceSpec {
+  type?: string;
+  selector?: Record<string, string>;
+  ports?: { name?: string; port: number; targetPort?: number | string }[];
+}
+interface IngressBackend {
+  service?: { name: string; port: { name?: string; number?: number } };
+}
+interface IngressSpec {
+  ingressClassName?: string;
+  defaultBackend?: IngressBackend;
+  rules?: {
+    host?: string;
+    http?: { paths: { path?: string; pathType?: string; backend: IngressBackend }[] };
+  }[];
+}
+interface PdbSpec {
+  minAvailable?: number | string;
+  maxUnavailable?: number | string;
+  selector?: { matchLabels?: Record<string, string> };
+}
+interface ScaleTargetRef {
+  apiVersion?: string;
+  kind?: string;
+  name: string;
+}
 
 const K8S_DIR = 'k8s';
-const k8sFiles = readdirSync(join(ROOT, K8S_DIR))
+const KUSTOMIZATION = 'kustomization.yaml';
+/** Every YAML file under k8s/, relative to it and with forward slashes (`optional/worker-hpa.yaml`). */
+const k8sFiles = (readdirSync(join(ROOT, K8S_DIR), { recursive: true }) as string[])
+  .map((file) => file.split(sep).join('/'))
   .filter((file) => /\.ya?ml$/.test(file))
   .sort();
-const KUSTOMIZATION = 'kustomization.yaml';
+/** Files in subdirectories (k8s/optional/) are alternatives an operator swaps in by hand. */
+const isOptional = (file: string): boolean => file.includes('/');
+/** The two ways to autoscale the worker; exactly one of them is in the kustomization. */
+const AUTOSCALER_FILES = ['worker-scaledobject.yaml', 'optional/worker-hpa.yaml'];
+/** Queue depth for the worker autoscaler: every gateway replica exports the same queue, so max, not sum. */
+const QUEUE_DEPTH_QUERY = 'sum(max by (state) (conclave_queue_jobs{state=~"waiting|prioritized|active"}))';
+/** The first of the two `kubectl apply` of a rollout: everything but the gateway and the worker. */
+const PRE_DEPLOY_SELECTOR = "-l 'app.kubernetes.io/component notin (gateway,worker)'";
+/** The image's `node` user. */
+const NODE_UID = 1000;
+
 const kustomization = load(read(`${K8S_DIR}/${KUSTOMIZATION}`)) as {
   apiVersion?: string;
   kind?: string;
@@ -432,15 +503,23 @@ const kustomization = load(read(`${K8S_DIR}/${KUSTOMIZATION}`)) as {
   resources?: string[];
   images?: { name: string }[];
 };
-const manifests: { file: string; doc: K8sDoc }[] = k8sFiles
-  .filter((file) => file !== KUSTOMIZATION)
-  .flatMap((file) => loadAll(read(`${K8S_DIR}/${file}`)).map((doc) => ({ file, doc: doc as K8sDoc })));
+const resources = (kustomization.resources ?? []).map((r) => posix.normalize(r));
+const manifestFiles = k8sFiles.filter((file) => file !== KUSTOMIZATION);
+const manifests: { file: string; active: boolean; doc: K8sDoc }[] = manifestFiles.flatMap((file) =>
+  loadAll(read(`${K8S_DIR}/${file}`)).map((doc) => ({
+    file,
+    active: resources.includes(file),
+    doc: doc as K8sDoc,
+  })),
+);
+const active = (): K8sDoc[] => manifests.filter((m) => m.active).map((m) => m.doc);
 
 function find(kind: string, name: string): K8sDoc {
   const found = manifests.filter(({ doc }) => doc?.kind === kind && doc.metadata?.name === name);
   expect({ kind, name, count: found.length }).toEqual({ kind, name, count: 1 });
   return found[0].doc;
 }
+const ofKind = (kind: string): K8sDoc[] => active().filter((doc) => doc.kind === kind);
 const workload = (kind: string, name: string): WorkloadSpec => find(kind, name).spec as WorkloadSpec;
 const container = (spec: WorkloadSpec): Container => {
   expect(spec.template.spec.containers).toHaveLength(1);
@@ -450,6 +529,23 @@ const workloads = (): { kind: string; name: string; spec: WorkloadSpec }[] =>
   manifests
     .filter(({ doc }) => doc.kind === 'Deployment' || doc.kind === 'Job')
     .map(({ doc }) => ({ kind: doc.kind!, name: doc.metadata!.name!, spec: doc.spec as WorkloadSpec }));
+
+/** True when every label of `selector` is on `labels` (an empty selector selects nothing here). */
+const selects = (selector: Record<string, string> | undefined, labels: Record<string, string> | undefined) =>
+  Object.keys(selector ?? {}).length > 0 &&
+  Object.entries(selector ?? {}).every(([key, value]) => labels?.[key] === value);
+
+/** The one (applied) Deployment whose pods `selector` selects. */
+function selectedDeployment(selector: Record<string, string> | undefined, by: string): K8sDoc {
+  const selected = ofKind('Deployment').filter((doc) =>
+    selects(selector, (doc.spec as WorkloadSpec).template.metadata?.labels),
+  );
+  expect({ by, deployments: selected.map((d) => d.metadata?.name) }).toEqual({
+    by,
+    deployments: [expect.any(String)],
+  });
+  return selected[0];
+}
 
 function portNumber(target: Container, port: number | string | undefined): number | undefined {
   if (typeof port === 'number') return port;
@@ -470,15 +566,121 @@ function podEnv(target: Container): Record<string, string> {
   return env;
 }
 
+/**
+ * Schema validation with the kubernetes-models classes (and the KEDA ones): each class's validate() checks a
+ * document against the official OpenAPI schema of its apiVersion and kind. The packages are ESM only (their
+ * `exports` maps have just an "import" condition), which jest's CommonJS module system cannot load, so a
+ * plain `node` child process imports them, validates the documents it reads from stdin and answers in JSON.
+ * A document whose apiVersion/kind has no model class fails as unknown.
+ */
+const VALIDATOR = `
+import { readFileSync } from 'node:fs';
+const PACKAGES = ['kubernetes-models', '@kubernetes-models/keda'];
+const results = [];
+for (const doc of JSON.parse(readFileSync(0, 'utf8'))) {
+  const apiVersion = doc?.apiVersion;
+  const kind = doc?.kind;
+  let found;
+  for (const pkg of typeof apiVersion === 'string' && typeof kind === 'string' ? PACKAGES : []) {
+    let exports;
+    try {
+      exports = await import(pkg + '/' + apiVersion);
+    } catch {
+      continue;
+    }
+    const model = exports[kind];
+    if (typeof model === 'function' && model.apiVersion === apiVersion && model.kind === kind) {
+      found = { name: pkg + '/' + apiVersion + ' ' + kind, model };
+      break;
+    }
+  }
+  if (!found) {
+    results.push({ errors: ['no schema for apiVersion ' + apiVersion + ', kind ' + kind] });
+    continue;
+  }
+  try {
+    new found.model(doc).validate();
+    results.push({ model: found.name, errors: [] });
+  } catch (error) {
+    results.push({ model: found.name, errors: [String(error?.message ?? error)] });
+  }
+}
+process.stdout.write(JSON.stringify(results));
+`;
+interface SchemaResult {
+  model?: string;
+  errors: string[];
+}
+function validateWithSchemas(docs: unknown[]): SchemaResult[] {
+  const run = spawnSync(process.execPath, ['--input-type=module', '--eval', VALIDATOR], {
+    cwd: ROOT, // resolves the packages from this project's node_modules
+    input: JSON.stringify(docs),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (run.status !== 0) throw new Error(`schema validator failed: ${run.error ?? run.stderr}`);
+  const results = JSON.parse(run.stdout) as SchemaResult[];
+  expect(results).toHaveLength(docs.length);
+  return results;
+}
+let schemaResults: SchemaResult[] | undefined;
+const schemaResult = (index: number): SchemaResult =>
+  (schemaResults ??= validateWithSchemas(manifests.map(({ doc }) => doc)))[index];
+
+describe('k8s schema validation', () => {
+  it('rejects a broken manifest and an unknown kind (the validator itself works)', () => {
+    const gateway = find('Deployment', 'conclave-gateway');
+    const broken = JSON.parse(JSON.stringify(gateway)) as { spec: WorkloadSpec };
+    (broken.spec.template.spec.containers[0] as unknown as { image: number }).image = 42;
+    const [good, bad, unknown] = validateWithSchemas([
+      gateway,
+      broken,
+      { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'x' } },
+    ]);
+    expect(good).toEqual({ model: 'kubernetes-models/apps/v1 Deployment', errors: [] });
+    expect(bad.errors.join('\n')).toMatch(/containers\/0\/image must be string/);
+    expect(unknown.errors).toEqual(['no schema for apiVersion example.com/v1, kind Widget']);
+  });
+
+  it.each(manifestFiles)('k8s/%s: every document is valid for its apiVersion and kind', (file) => {
+    const indexes = manifests.flatMap((m, index) => (m.file === file ? [index] : []));
+    expect(indexes.length).toBeGreaterThan(0);
+    for (const index of indexes) {
+      const { doc } = manifests[index];
+      const id = `${doc?.kind}/${doc?.metadata?.name}`;
+      expect({ file, id, ...schemaResult(index) }).toEqual({
+        file,
+        id,
+        model: expect.any(String),
+        errors: [],
+      });
+    }
+  });
+});
+
 describe('k8s manifests', () => {
-  it('has a kustomization listing exactly the manifest files present', () => {
+  it('has a kustomization listing every manifest outside k8s/optional/ and exactly one worker autoscaler', () => {
     expect(k8sFiles).toContain(KUSTOMIZATION);
     expect(kustomization).toMatchObject({
       apiVersion: 'kustomize.config.k8s.io/v1beta1',
       kind: 'Kustomization',
       namespace: 'conclave',
     });
-    expect([...(kustomization.resources ?? [])].sort()).toEqual(k8sFiles.filter((f) => f !== KUSTOMIZATION));
+    for (const resource of resources) {
+      expect({ resource, exists: existsSync(join(ROOT, K8S_DIR, resource)) }).toEqual({
+        resource,
+        exists: true,
+      });
+      expect(manifestFiles).toContain(resource); // a YAML file inside k8s/, not the kustomization itself
+    }
+    expect(new Set(resources).size).toBe(resources.length);
+    const notAutoscaler = (file: string) => !AUTOSCALER_FILES.includes(file);
+    expect(resources.filter(notAutoscaler).sort()).toEqual(
+      manifestFiles.filter((f) => !isOptional(f)).filter(notAutoscaler),
+    );
+    // Two autoscalers on one Deployment would fight over its replica count.
+    expect(resources.filter((f) => AUTOSCALER_FILES.includes(f))).toHaveLength(1);
+    for (const file of AUTOSCALER_FILES) expect(manifestFiles).toContain(file);
   });
 
   it('parses every document with apiVersion, kind and metadata.name in the conclave namespace', () => {
@@ -492,7 +694,7 @@ describe('k8s manifests', () => {
       });
       expect({ file, name: doc.metadata?.name }).toEqual({
         file,
-        name: expect.stringMatching(/^[a-z0-9-]+$/),
+        name: expect.stringMatching(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/),
       });
       if (doc.kind !== 'Namespace')
         expect({ file, namespace: doc.metadata?.namespace }).toEqual({ file, namespace: 'conclave' });
@@ -507,25 +709,62 @@ describe('k8s manifests', () => {
         'Job/conclave-migrate',
         'Deployment/conclave-gateway',
         'Service/conclave-gateway',
+        'Ingress/conclave-gateway',
         'Deployment/conclave-worker',
+        'PodDisruptionBudget/conclave-gateway',
+        'PodDisruptionBudget/conclave-worker',
+        'ScaledObject/conclave-worker',
         'HorizontalPodAutoscaler/conclave-worker',
       ]),
     );
+  });
+
+  it('labels objects so the migration can be applied before the gateway and the worker', () => {
+    // docs/OPERATIONS.md: `kubectl apply -k k8s/ -l 'app.kubernetes.io/component notin (gateway,worker)'`,
+    // wait for the Job, then `kubectl apply -k k8s/`. The first step must bring the Job and everything it
+    // needs, and nothing that runs the new image against the old schema.
+    const PRE_DEPLOY = ['Namespace', 'ConfigMap', 'Secret', 'Job'];
+    for (const { file, doc } of manifests) {
+      const component = doc.metadata?.labels?.['app.kubernetes.io/component'];
+      const id = `${doc.kind}/${doc.metadata?.name}`;
+      const first = !['gateway', 'worker'].includes(component ?? '');
+      expect({ file, id, appliedFirst: first }).toEqual({
+        file,
+        id,
+        appliedFirst: PRE_DEPLOY.includes(doc.kind!),
+      });
+    }
+    for (const { spec } of workloads()) {
+      expect(spec.template.metadata?.labels?.['app.kubernetes.io/component']).toBeDefined();
+    }
+    expect(read(`${K8S_DIR}/migrate-job.yaml`)).toContain(`kubectl apply -k k8s/ ${PRE_DEPLOY_SELECTOR}`);
+    expect(read('docs/OPERATIONS.md')).toContain(`kubectl apply -k k8s/ ${PRE_DEPLOY_SELECTOR}`);
   });
 
   it('keeps non-secret settings in the ConfigMap, as strings', () => {
     const data = find('ConfigMap', 'conclave-config').data ?? {};
     for (const [key, value] of Object.entries(data)) {
       expect({ key, type: typeof value }).toEqual({ key, type: 'string' });
-      expect(key).not.toMatch(/^DATABASE_URL$|API_KEY$|PASSWORD$|TOKEN$|SECRET$/);
+      expect(key).not.toMatch(/^DATABASE_URL$|^REDIS_URL$|API_KEY$|PASSWORD$|TOKEN$|SECRET$/);
     }
-    expect(data.SCARF_ANALYTICS).toBe('false');
+    expect(data).toMatchObject({
+      SCARF_ANALYTICS: 'false',
+      NODE_ENV: 'production',
+      AUTH_MODE: 'apikey',
+      WORKER_HTTP_PORT: expect.any(String),
+      WORKER_SHUTDOWN_TIMEOUT_MS: expect.any(String),
+    });
+    // Fleet-wide provider limits; loadConfig (run on every pod's environment below) checks the JSON.
+    const { providerLimits } = loadConfig({ PROVIDER_LIMITS: String(data.PROVIDER_LIMITS) });
+    expect(Object.keys(providerLimits.providers).length).toBeGreaterThan(0);
   });
 
   it('ships the Secret as a template with placeholder values only', () => {
     const secret = find('Secret', 'conclave-secrets');
     const values = { ...(secret.data ?? {}), ...(secret.stringData ?? {}) };
-    expect(Object.keys(values)).toEqual(expect.arrayContaining(['DATABASE_URL', 'OPENROUTER_API_KEY']));
+    expect(Object.keys(values).sort()).toEqual(
+      ['DATABASE_URL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENROUTER_API_KEY', 'REDIS_URL'].sort(),
+    );
     for (const [key, value] of Object.entries(values)) {
       // Guards against committing real credentials: every value is empty or visibly a placeholder.
       expect({ key, placeholder: value === '' || String(value).includes('REPLACE_ME') }).toEqual({
@@ -535,7 +774,7 @@ describe('k8s manifests', () => {
     }
   });
 
-  it('gives every workload container the image, resources, config, and a non-root user', () => {
+  it('gives every workload container the image, resources, config, and a locked-down non-root user', () => {
     const imageNames = (kustomization.images ?? []).map((i) => i.name);
     expect(
       workloads()
@@ -547,9 +786,9 @@ describe('k8s manifests', () => {
       // The image's USER is a name, so the kubelet needs a numeric uid to enforce runAsNonRoot.
       expect({ name, securityContext: pod.securityContext }).toEqual({
         name,
-        securityContext: expect.objectContaining({ runAsNonRoot: true, runAsUser: expect.any(Number) }),
+        securityContext: expect.objectContaining({ runAsNonRoot: true, runAsUser: NODE_UID }),
       });
-      expect(pod.securityContext!.runAsUser).toBeGreaterThan(0);
+      const volumes = (pod.volumes ?? []).map((v) => v.name);
       for (const c of pod.containers) {
         expect(imageNames).toContain(c.image);
         for (const kind of ['requests', 'limits'] as const) {
@@ -559,6 +798,15 @@ describe('k8s manifests', () => {
             resources: expect.objectContaining({ cpu: expect.any(String), memory: expect.any(String) }),
           });
         }
+        expect({ name, securityContext: c.securityContext }).toEqual({
+          name,
+          securityContext: expect.objectContaining({
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+          }),
+        });
+        for (const mount of c.volumeMounts ?? []) expect(volumes).toContain(mount.name);
         expect(c.envFrom).toEqual([
           { configMapRef: { name: 'conclave-config' } },
           { secretRef: { name: 'conclave-secrets' } },
@@ -572,7 +820,7 @@ describe('k8s manifests', () => {
     }
   });
 
-  it('runs the gateway with API keys, health probes and a ClusterIP Service on port 80', () => {
+  it('runs the gateway with API keys, probes on /health/live and /health/ready, and a Service on port 80', () => {
     const spec = workload('Deployment', 'conclave-gateway');
     const gateway = container(spec);
     expect(spec.replicas).toBe(2);
@@ -585,51 +833,176 @@ describe('k8s manifests', () => {
         { name: 'AUTH_MODE', value: 'apikey' },
       ]),
     );
+    expect(gateway.livenessProbe?.httpGet?.path).toBe('/health/live');
+    expect(gateway.readinessProbe?.httpGet?.path).toBe('/health/ready');
     for (const probe of [gateway.readinessProbe, gateway.livenessProbe]) {
-      expect(probe?.httpGet?.path).toBe('/api/health');
       expect(portNumber(gateway, probe?.httpGet?.port)).toBe(config.port);
     }
     expect(gateway.ports?.map((p) => p.containerPort)).toEqual([config.port]);
 
-    const service = find('Service', 'conclave-gateway').spec as {
-      type?: string;
-      selector?: Record<string, string>;
-      ports?: { port: number; targetPort?: number | string }[];
-    };
+    const service = find('Service', 'conclave-gateway').spec as ServiceSpec;
     expect(service.type ?? 'ClusterIP').toBe('ClusterIP');
-    expect(spec.template.metadata?.labels).toEqual(expect.objectContaining(service.selector));
     expect(service.ports).toHaveLength(1);
     expect(service.ports![0].port).toBe(80);
     expect(portNumber(gateway, service.ports![0].targetPort)).toBe(config.port);
   });
 
-  it('gives the worker a termination grace period longer than a stage', () => {
-    const spec = workload('Deployment', 'conclave-worker');
-    expect(spec.replicas).toBe(2);
-    expect(distPaths(container(spec).command ?? [])).toEqual(['dist/apps/worker/src/main.js']);
-    expect(spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(600);
+  it('probes only paths the code serves', () => {
+    const source = sourceText();
+    for (const { name, spec } of workloads()) {
+      for (const c of spec.template.spec.containers) {
+        for (const probe of [c.readinessProbe, c.livenessProbe]) {
+          const path = probe?.httpGet?.path;
+          if (path === undefined) continue;
+          // Registered without the leading slash (Nest @Get('health/ready')) or with it (the worker's server).
+          expect({
+            name,
+            path,
+            served: source.includes(`'${path.slice(1)}'`) || source.includes(`'${path}'`),
+          }).toEqual({ name, path, served: true });
+        }
+      }
+    }
   });
 
-  it('autoscales the worker on CPU between 2 and 10 replicas', () => {
+  it('points every Service at one Deployment and at container ports that exist', () => {
+    for (const doc of ofKind('Service')) {
+      const service = doc.spec as ServiceSpec;
+      const target = selectedDeployment(service.selector, `Service/${doc.metadata?.name}`)
+        .spec as WorkloadSpec;
+      for (const port of service.ports ?? []) {
+        const resolved = target.template.spec.containers.map((c) =>
+          portNumber(c, port.targetPort ?? port.port),
+        );
+        expect({ service: doc.metadata?.name, port, exists: resolved.some((p) => p !== undefined) }).toEqual({
+          service: doc.metadata?.name,
+          port,
+          exists: true,
+        });
+      }
+    }
+  });
+
+  it('routes every Ingress path to an existing Service port, with websocket-friendly nginx settings', () => {
+    const ingresses = ofKind('Ingress');
+    expect(ingresses.length).toBeGreaterThan(0);
+    for (const doc of ingresses) {
+      const spec = doc.spec as IngressSpec;
+      expect(spec.ingressClassName).toBe('nginx');
+      const backends = [
+        ...(spec.defaultBackend ? [spec.defaultBackend] : []),
+        ...(spec.rules ?? []).flatMap((rule) => rule.http?.paths.map((p) => p.backend) ?? []),
+      ];
+      expect(backends.length).toBeGreaterThan(0);
+      for (const backend of backends) {
+        const service = find('Service', backend.service!.name).spec as ServiceSpec;
+        const { name, number } = backend.service!.port;
+        const exists = (service.ports ?? []).some((p) => (name ? p.name === name : p.port === number));
+        expect({ ingress: doc.metadata?.name, backend, exists }).toEqual({
+          ingress: doc.metadata?.name,
+          backend,
+          exists: true,
+        });
+      }
+    }
+    const main = find('Ingress', 'conclave-gateway');
+    const annotations = main.metadata?.annotations ?? {};
+    for (const timeout of ['proxy-read-timeout', 'proxy-send-timeout']) {
+      expect(Number(annotations[`nginx.ingress.kubernetes.io/${timeout}`])).toBeGreaterThanOrEqual(3600);
+    }
+    expect(annotations['nginx.ingress.kubernetes.io/affinity']).toBe('cookie');
+    const paths = (main.spec as IngressSpec).rules!.flatMap((r) => r.http!.paths);
+    expect(paths).toContainEqual(expect.objectContaining({ path: '/', pathType: 'Prefix' }));
+    // The websocket-only clients are why no sticky sessions are needed; the manifest says so.
+    expect(read(`${K8S_DIR}/ingress.yaml`)).toContain("transports: ['websocket']");
+  });
+
+  it('gives the worker probes on its own port and a grace period covering the drain', () => {
+    const spec = workload('Deployment', 'conclave-worker');
+    const worker = container(spec);
+    expect(distPaths(worker.command ?? [])).toEqual(['dist/apps/worker/src/main.js']);
+    // The autoscaler owns the replica count; a fixed one would reset it on every apply.
+    expect(spec.replicas).toBeUndefined();
+    const config = loadConfig(podEnv(worker));
+    expect(worker.livenessProbe?.httpGet?.path).toBe('/health/live');
+    expect(worker.readinessProbe?.httpGet?.path).toBe('/health/ready');
+    for (const probe of [worker.readinessProbe, worker.livenessProbe]) {
+      expect(portNumber(worker, probe?.httpGet?.port)).toBe(config.worker.httpPort);
+    }
+    expect(worker.ports?.map((p) => p.containerPort)).toEqual([config.worker.httpPort]);
+    // The drain time is set explicitly, so the grace period below is sized against a visible number.
+    expect(find('ConfigMap', 'conclave-config').data?.WORKER_SHUTDOWN_TIMEOUT_MS).toBeDefined();
+    expect(spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(
+      config.worker.shutdownTimeoutMs / 1000 + 15,
+    );
+  });
+
+  it('protects the gateway and the worker with PodDisruptionBudgets that select their pods', () => {
+    const budgets = ofKind('PodDisruptionBudget');
+    const covered = budgets.map((doc) => {
+      const spec = doc.spec as PdbSpec;
+      const target = selectedDeployment(
+        spec.selector?.matchLabels,
+        `PodDisruptionBudget/${doc.metadata?.name}`,
+      );
+      const replicas = (target.spec as WorkloadSpec).replicas;
+      // Exactly one of the two, and never one that forbids every eviction.
+      expect((spec.minAvailable === undefined) !== (spec.maxUnavailable === undefined)).toBe(true);
+      if (spec.maxUnavailable !== undefined) expect(spec.maxUnavailable).not.toBe(0);
+      if (typeof spec.minAvailable === 'number' && replicas !== undefined)
+        expect(spec.minAvailable).toBeLessThan(replicas);
+      return target.metadata?.name;
+    });
+    expect(covered.sort()).toEqual(['conclave-gateway', 'conclave-worker']);
+  });
+
+  it('autoscales the worker on queue depth: KEDA by default, an External-metric HPA as the alternative', () => {
+    const concurrency = loadConfig(podEnv(container(workload('Deployment', 'conclave-worker')))).worker
+      .concurrency;
+    const target: ScaleTargetRef = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'conclave-worker' };
+
+    const keda = find('ScaledObject', 'conclave-worker');
+    expect(keda.apiVersion).toBe('keda.sh/v1alpha1');
+    const scaled = keda.spec as {
+      scaleTargetRef: ScaleTargetRef;
+      minReplicaCount?: number;
+      maxReplicaCount?: number;
+      triggers: { type: string; metricType?: string; metadata: Record<string, string> }[];
+    };
+    expect(scaled.scaleTargetRef).toEqual(target);
+    expect(scaled.triggers).toHaveLength(1);
+    const [trigger] = scaled.triggers;
+    expect(trigger.type).toBe('prometheus');
+    expect(trigger.metricType ?? 'AverageValue').toBe('AverageValue');
+    expect(trigger.metadata.query).toBe(QUEUE_DEPTH_QUERY);
+    expect(trigger.metadata.serverAddress).toMatch(/^https?:\/\//);
+    // One replica per WORKER_CONCURRENCY jobs.
+    expect(Number(trigger.metadata.threshold)).toBe(concurrency);
+
     const hpa = find('HorizontalPodAutoscaler', 'conclave-worker');
     expect(hpa.apiVersion).toBe('autoscaling/v2');
     const spec = hpa.spec as {
-      scaleTargetRef: { apiVersion: string; kind: string; name: string };
+      scaleTargetRef: ScaleTargetRef;
       minReplicas: number;
       maxReplicas: number;
-      metrics: { type: string; resource?: { name: string } }[];
+      metrics: { type: string; external?: { metric: { name: string }; target: Record<string, string> } }[];
     };
-    expect(spec.scaleTargetRef).toEqual({
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      name: 'conclave-worker',
+    expect(spec.scaleTargetRef).toEqual(target);
+    expect(spec.metrics).toHaveLength(1);
+    expect(spec.metrics[0].type).toBe('External');
+    expect(spec.metrics[0].external?.target).toEqual({
+      type: 'AverageValue',
+      averageValue: String(concurrency),
     });
-    expect([spec.minReplicas, spec.maxReplicas]).toEqual([2, 10]);
-    expect(spec.metrics).toContainEqual(
-      expect.objectContaining({ type: 'Resource', resource: expect.objectContaining({ name: 'cpu' }) }),
-    );
-    // CPU utilization is relative to requests, so the worker must declare them.
-    expect(container(workload('Deployment', 'conclave-worker')).resources?.requests?.cpu).toBeDefined();
+    // The adapter rule in the file's comment serves this metric with the same query.
+    const hpaFile = manifests.find((m) => m.doc === hpa)!.file;
+    expect(read(`${K8S_DIR}/${hpaFile}`)).toContain(`as: ${spec.metrics[0].external?.metric.name} }`);
+    expect(read(`${K8S_DIR}/${hpaFile}`)).toContain(`metricsQuery: '${QUEUE_DEPTH_QUERY}'`);
+
+    expect([spec.minReplicas, spec.maxReplicas]).toEqual([scaled.minReplicaCount, scaled.maxReplicaCount]);
+    expect(spec.minReplicas).toBeGreaterThanOrEqual(2);
+    // Only one of the two is applied (the kustomization test checks it); the other lives in k8s/optional/.
+    expect(active().filter((doc) => doc === keda || doc === hpa)).toHaveLength(1);
   });
 
   it('runs migrations as a Job that does not restart in place forever', () => {

@@ -5,6 +5,7 @@ import type { INestApplication } from '@nestjs/common';
 import { loadConfig, type ConclaveConfig } from '@conclave/config';
 import { STAGE_QUEUE, type DeliveredEvent } from '@conclave/contracts';
 import type { ModelProvider } from '@conclave/llm';
+import { createLogger } from '@conclave/observability';
 import { createDataSource, createUserWithKey, migrate, type StageRowRecord } from '@conclave/persistence';
 import IORedis from 'ioredis';
 import { Queue } from 'bullmq';
@@ -39,6 +40,8 @@ export class TestStack {
       AUTH_MODE: 'none',
       SIM_LATENCY_MS: '5',
       SCARF_ANALYTICS: 'false',
+      // Tests run side by side: every worker's health/metrics server takes a free port.
+      WORKER_HTTP_PORT: '0',
       DEFAULT_COUNCIL_MODELS: 'sim/athena,sim/hermes,sim/apollo',
       DEFAULT_CHAIRMAN_MODEL: 'sim/chairman',
       ...env,
@@ -60,42 +63,76 @@ export class TestStack {
 
   async startWorker(realProvider?: ModelProvider | null): Promise<RunningWorker> {
     const worker = await startWorker(this.config, {
-      log: () => undefined,
+      logger: createLogger('silent', 'worker'),
       ...(realProvider !== undefined ? { realProvider } : {}),
     });
     this.workers.push(worker);
     return worker;
   }
 
+  /** Everything a spawned process has written to stdout and stderr so far. */
+  readonly outputs = new Map<ChildProcess, string>();
+
   /** A worker in its own process, so a test can SIGKILL it. Resolves once it consumes jobs. */
-  spawnWorker(extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
+  async spawnWorker(extraEnv: Record<string, string> = {}): Promise<ChildProcess> {
+    return (await this.spawnProcess('apps/worker/src/main.ts', /consuming/, extraEnv)).child;
+  }
+
+  /** A gateway in its own process on a free port; resolves with its base URL once it listens. */
+  async spawnGateway(
+    extraEnv: Record<string, string> = {},
+  ): Promise<{ child: ChildProcess; baseUrl: string }> {
+    const { child, match } = await this.spawnProcess(
+      'apps/gateway/src/main.ts',
+      /listening on http:\/\/localhost:(\d+)/,
+      {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        ...extraEnv,
+      },
+    );
+    return { child, baseUrl: `http://127.0.0.1:${match[1]}` };
+  }
+
+  private spawnProcess(
+    entry: string,
+    ready: RegExp,
+    extraEnv: Record<string, string>,
+  ): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
     const child = spawn(
       process.execPath,
-      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/worker/src/main.ts'],
+      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', entry],
       { cwd: ROOT, env: { ...process.env, ...this.env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     this.children.push(child);
+    this.outputs.set(child, '');
     return new Promise((resolve, reject) => {
-      let output = '';
-      const timer = setTimeout(() => reject(new Error(`worker did not start:\n${output}`)), 45_000);
+      const timer = setTimeout(
+        () => reject(new Error(`${entry} did not start:\n${this.outputs.get(child)}`)),
+        45_000,
+      );
+      let started = false;
       const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('consuming')) {
+        const output = (this.outputs.get(child) ?? '') + chunk.toString();
+        this.outputs.set(child, output);
+        const match = started ? null : ready.exec(output);
+        if (match) {
+          started = true;
           clearTimeout(timer);
-          resolve(child);
+          resolve({ child, match });
         }
       };
       child.stdout?.on('data', onData);
       child.stderr?.on('data', onData);
       child.on('exit', (code) => {
         clearTimeout(timer);
-        if (!output.includes('consuming')) reject(new Error(`worker exited (${code}):\n${output}`));
+        if (!started) reject(new Error(`${entry} exited (${code}):\n${this.outputs.get(child)}`));
       });
     });
   }
 
-  async createUser(name: string): Promise<string> {
-    return (await createUserWithKey(this.db, name)).apiKey;
+  async createUser(name: string, role: 'user' | 'admin' = 'user'): Promise<string> {
+    return (await createUserWithKey(this.db, name, role)).apiKey;
   }
 
   async api<T = unknown>(

@@ -17,7 +17,10 @@ import { DeliberationsGateway } from './events/deliberations.gateway';
 import { EventHub } from './events/event-hub';
 import { HealthController } from './health/health.controller';
 import { ModesController } from './modes/modes.controller';
-import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from './tokens';
+import { Metrics } from '@conclave/observability';
+import { DataSource } from 'typeorm';
+import { ProbesController } from './ops/probes.controller';
+import { CONFIG, METRICS, REDIS_PRODUCER, STAGE_QUEUE } from './tokens';
 
 @Module({})
 export class AppModule {
@@ -38,6 +41,7 @@ export class AppModule {
         BatchesController,
         ModesController,
         HealthController,
+        ProbesController,
       ],
       providers: [
         { provide: CONFIG, useValue: config },
@@ -60,6 +64,28 @@ export class AppModule {
               redis.disconnect();
             },
           }),
+        },
+        {
+          provide: METRICS,
+          inject: [STAGE_QUEUE, DataSource],
+          useFactory: (queue: StageQueue, dataSource: DataSource) => {
+            const metrics = new Metrics('gateway');
+            metrics.onScrape('conclave_queue_jobs', async () => {
+              const states = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed'] as const;
+              const counts = await queue.queue.getJobCounts(...states);
+              for (const state of states)
+                metrics.queueJobs.set({ queue: queue.queue.name, state }, counts[state] ?? 0);
+            });
+            metrics.onScrape('conclave_active_deliberations', async () => {
+              const rows: { status: string; n: number }[] = await dataSource.query(
+                `SELECT status, count(*)::int AS n FROM messages
+                 WHERE role = 'assistant' AND status IN ('queued', 'running') GROUP BY status`,
+              );
+              for (const status of ['queued', 'running'])
+                metrics.activeDeliberations.set({ status }, rows.find((r) => r.status === status)?.n ?? 0);
+            });
+            return metrics;
+          },
         },
         AuthService,
         ApiKeyGuard,

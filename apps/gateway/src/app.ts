@@ -1,4 +1,5 @@
-import { Logger, type INestApplication, type LoggerService } from '@nestjs/common';
+import type { INestApplication, LoggerService } from '@nestjs/common';
+import { createLogger } from '@conclave/observability';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
@@ -8,6 +9,8 @@ import { join, resolve } from 'node:path';
 import { json, text, type NextFunction, type Request, type Response } from 'express';
 import { AppModule } from './app.module';
 import { bodyParserError, ErrorFilter } from './common/error.filter';
+import { ADMIN_PATH, mountAdmin } from './ops/admin';
+import { JsonNestLogger } from './ops/nest-logger';
 
 export async function createGateway(
   config: ConclaveConfig,
@@ -15,7 +18,10 @@ export async function createGateway(
 ): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
     bodyParser: false,
-    logger: options.logger === undefined ? new Logger() : options.logger,
+    logger:
+      options.logger === undefined
+        ? new JsonNestLogger(createLogger(config.logLevel, 'gateway'))
+        : options.logger,
   });
   // Batches carry up to 10 000 items, as JSON or as a CSV / JSONL upload.
   app.use(
@@ -33,8 +39,9 @@ export async function createGateway(
     if (!body) return next(error);
     res.status(body.statusCode).json(body);
   });
+  mountAdmin(app);
   serveWebClient(app, config.webDir);
-  app.setGlobalPrefix('api');
+  app.setGlobalPrefix('api', { exclude: ['health/live', 'health/ready', 'metrics'] });
   app.useGlobalFilters(new ErrorFilter(config.bodyLimit));
   app.enableCors({ origin: true });
   app.enableShutdownHooks();
@@ -59,8 +66,8 @@ function serveWebClient(app: NestExpressApplication, webDir: string): void {
   const built = existsSync(index);
   if (built) app.useStaticAssets(dir, { index: false });
   app.use((req: Request, res: Response, next: NextFunction) => {
-    if (req.method !== 'GET' || req.path.startsWith('/api') || req.path.startsWith('/socket.io'))
-      return next();
+    const notClient = ['/api', '/socket.io', '/health/', '/metrics', ADMIN_PATH];
+    if (req.method !== 'GET' || notClient.some((prefix) => req.path.startsWith(prefix))) return next();
     if (built) return res.sendFile(index);
     res
       .status(503)

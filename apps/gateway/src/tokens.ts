@@ -1,3 +1,4 @@
 export const CONFIG = Symbol('CONFIG');
 export const STAGE_QUEUE = Symbol('STAGE_QUEUE');
 export const REDIS_PRODUCER = Symbol('REDIS_PRODUCER');
+export const METRICS = Symbol('METRICS');

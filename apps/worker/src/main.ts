@@ -1,17 +1,28 @@
 import 'reflect-metadata';
 import { loadConfig } from '@conclave/config';
+import { createLogger } from '@conclave/observability';
 import { startWorker } from './worker';
 
 async function main(): Promise<void> {
-  const worker = await startWorker(loadConfig());
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'worker');
+  const worker = await startWorker(config, { logger });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`[worker] ${signal}: finishing active jobs, then exiting`);
+    logger.info(
+      `${signal}: finishing active jobs (at most ${config.worker.shutdownTimeoutMs} ms), then exiting`,
+    );
     worker.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error(`could not stop cleanly: ${error instanceof Error ? error.message : String(error)}`);
+        process.exit(1);
+      },
     );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
@@ -19,6 +30,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // Configuration errors name the variable; nothing else is worth a stack trace at start-up.
   console.error(`[worker] could not start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });

@@ -2,46 +2,90 @@ import type { ConclaveConfig } from '@conclave/config';
 import { JOB_NAMES, STAGE_QUEUE, type StageJobData, type TitleJobData } from '@conclave/contracts';
 import { SIMULATED_FALLBACK, SIMULATED_RESPONDERS, StageRunner } from '@conclave/deliberation';
 import {
+  LimitedProvider,
+  PROVIDER_KEYS,
   RetryingProvider,
   RoutingProvider,
   SimulatedProvider,
+  hasProviderLimits,
+  limitsCover,
   providerFromEnv,
   type ModelProvider,
 } from '@conclave/llm';
 import {
   BatchDispatcher,
   RedisEventPublisher,
+  RedisFleetLimiter,
   StageQueue,
   TypeOrmDeliberationStore,
   createDataSource,
   createRedis,
 } from '@conclave/persistence';
+import {
+  Metrics,
+  ObservedProvider,
+  createLogger,
+  withLogContext,
+  type Logger,
+} from '@conclave/observability';
 import { Worker, type Job } from 'bullmq';
+import { hostname } from 'node:os';
+import { startWorkerHttp } from './http';
+
+/** Delphi's stages are numbered (round_3); one label per kind keeps the metric's series bounded. */
+const stageLabel = (stage: string) => stage.replace(/_\d+/g, '_n');
 
 /** Earlier turns loaded for a follow-up; each mode truncates further (council: 10). */
 const HISTORY_LOAD_LIMIT = 50;
 
 export interface RunningWorker {
+  /** Port of the worker's own HTTP server (health and metrics). */
+  readonly httpPort: number;
   close(): Promise<void>;
 }
 
 export interface WorkerOverrides {
   /** Replaces the real provider (tests point it at a local chat-completions server). */
   realProvider?: ModelProvider | null;
-  log?: (message: string) => void;
+  /** Replaces the JSON logger (tests pass a silent one). */
+  logger?: Logger;
 }
 
-export function buildProvider(config: ConclaveConfig, overrides: WorkerOverrides = {}): ModelProvider {
+/**
+ * The provider chain: Routing → Retrying → [Limited →] HTTP or simulator. With PROVIDER_LIMITS
+ * and a Redis connection, every attempt to a limited provider goes through the fleet-wide
+ * limiter (`redis` is the worker's own connection); without them no call touches Redis.
+ * An injected `realProvider` is used as given (it arrives with its own retry policy).
+ */
+export function buildProvider(
+  config: ConclaveConfig,
+  overrides: WorkerOverrides = {},
+  redis?: ReturnType<typeof createRedis>,
+): ModelProvider {
+  const limits = config.providerLimits;
+  const limiter =
+    redis && hasProviderLimits(limits) ? new RedisFleetLimiter(redis, config.redisPrefix, limits) : null;
+  const limited = (provider: ModelProvider, key: string, covered: boolean): ModelProvider =>
+    limiter && covered ? new LimitedProvider(provider, limiter, { provider: key }) : provider;
+  const real =
+    overrides.realProvider !== undefined
+      ? overrides.realProvider
+      : providerFromEnv(process.env, { wrap: (p, key) => limited(p, key, limitsCover(limits, key)) });
+  const simulatedKey = PROVIDER_KEYS.simulated;
   const simulated = new RetryingProvider(
-    new SimulatedProvider({
-      responders: SIMULATED_RESPONDERS,
-      fallback: SIMULATED_FALLBACK,
-      latencyMs: config.simulator.latencyMs,
-      seed: config.simulator.seed,
-    }),
+    limited(
+      new SimulatedProvider({
+        responders: SIMULATED_RESPONDERS,
+        fallback: SIMULATED_FALLBACK,
+        latencyMs: config.simulator.latencyMs,
+        seed: config.simulator.seed,
+      }),
+      simulatedKey,
+      // Without a real provider the simulator answers every model id, so every model limit applies.
+      limitsCover(limits, simulatedKey, { everyModel: !real }),
+    ),
     { policy: { maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 1000 } },
   );
-  const real = overrides.realProvider !== undefined ? overrides.realProvider : providerFromEnv(process.env);
   return new RoutingProvider(simulated, real);
 }
 
@@ -50,7 +94,9 @@ export async function startWorker(
   config: ConclaveConfig,
   overrides: WorkerOverrides = {},
 ): Promise<RunningWorker> {
-  const log = overrides.log ?? ((message: string) => console.log(`[worker] ${message}`));
+  const logger = overrides.logger ?? createLogger(config.logLevel, 'worker');
+  const log = (message: string) => logger.info(message);
+  const metrics = new Metrics('worker');
   const dataSource = createDataSource(config.databaseUrl, Math.max(5, config.worker.concurrency));
   await dataSource.initialize();
   const producer = createRedis(config.redisUrl, 'worker');
@@ -59,7 +105,9 @@ export async function startWorker(
   const batches = new BatchDispatcher(dataSource, scheduler, producer, config.redisPrefix);
   const runner = new StageRunner(
     new TypeOrmDeliberationStore(dataSource),
-    buildProvider(config, overrides),
+    new ObservedProvider(buildProvider(config, overrides, producer), metrics, (model) =>
+      model.startsWith('sim/') || !config.realProviderConfigured ? 'simulated' : 'real',
+    ),
     new RedisEventPublisher(producer, config.redisPrefix),
     scheduler,
     {
@@ -72,19 +120,16 @@ export async function startWorker(
 
   const worker = new Worker(
     STAGE_QUEUE,
-    async (job: Job) => {
-      if (job.name === JOB_NAMES.stage) {
-        const data = job.data as StageJobData;
-        await runner.runStage(data.messageId, data.stage);
-      } else if (job.name === JOB_NAMES.title) {
-        await runner.generateTitle((job.data as TitleJobData).messageId);
-      } else {
-        throw new Error(`no handler for job ${job.name}`);
-      }
-    },
+    (job: Job) =>
+      withLogContext(
+        { jobId: job.id ?? '', job: job.name, messageId: (job.data as StageJobData).messageId },
+        () => runJob(job),
+      ),
     {
       connection: consumer,
       prefix: config.redisPrefix,
+      // Shown as each job's processedBy (Bull Board, tests): which process holds it.
+      name: `${hostname()}:${process.pid}`,
       concurrency: config.worker.concurrency,
       lockDuration: config.worker.lockDurationMs,
       stalledInterval: config.worker.stalledIntervalMs,
@@ -92,9 +137,40 @@ export async function startWorker(
     },
   );
 
+  async function runJob(job: Job): Promise<void> {
+    if (job.name === JOB_NAMES.stage) {
+      const data = job.data as StageJobData;
+      const started = performance.now();
+      let outcome = 'error';
+      let mode = 'unknown';
+      try {
+        const ran = await runner.runStage(data.messageId, data.stage);
+        outcome = ran ? 'ok' : 'skipped';
+        mode = ran?.mode ?? mode;
+      } finally {
+        const seconds = (performance.now() - started) / 1000;
+        if (outcome !== 'skipped')
+          metrics.stageDuration.observe({ mode, stage: stageLabel(data.stage), outcome }, seconds);
+        logger.info({ stage: data.stage, mode, outcome, seconds }, 'stage job done');
+      }
+    } else if (job.name === JOB_NAMES.title) {
+      await runner.generateTitle((job.data as TitleJobData).messageId);
+    } else {
+      throw new Error(`no handler for job ${job.name}`);
+    }
+  }
+
   worker.on('failed', (job, error) => {
     if (!job) return;
-    log(`job ${job.name} ${job.id} failed (attempt ${job.attemptsMade}): ${error.message}`);
+    logger.warn(
+      {
+        jobId: job.id,
+        job: job.name,
+        messageId: (job.data as StageJobData).messageId,
+        attempt: job.attemptsMade,
+      },
+      `job failed: ${error.message}`,
+    );
     const spent = job.attemptsMade >= (job.opts.attempts ?? 1) || /stalled/i.test(error.message);
     if (job.name === JOB_NAMES.stage && spent) {
       const data = job.data as StageJobData;
@@ -106,8 +182,9 @@ export async function startWorker(
         .catch((e: unknown) => log(`could not mark ${data.messageId} failed: ${String(e)}`));
     }
   });
-  worker.on('error', (error) => log(`worker error: ${error.message}`));
+  worker.on('error', (error) => logger.error(`worker error: ${error.message}`));
   await worker.waitUntilReady();
+  const http = await startWorkerHttp(config.worker.httpPort, dataSource, producer, metrics);
   const reconciler = setInterval(() => {
     runner
       .reconcile(config.worker.reconcileIdleMs)
@@ -116,12 +193,30 @@ export async function startWorker(
       .catch((error: unknown) => log(`reconcile failed: ${String(error)}`));
   }, config.worker.reconcileIntervalMs);
   reconciler.unref();
-  log(`consuming ${config.redisPrefix}:${STAGE_QUEUE} with concurrency ${config.worker.concurrency}`);
+  logger.info(
+    { httpPort: http.port },
+    `consuming ${config.redisPrefix}:${STAGE_QUEUE} with concurrency ${config.worker.concurrency}`,
+  );
 
   return {
+    httpPort: http.port,
     async close() {
       clearInterval(reconciler);
-      await worker.close();
+      // Active stages may finish; past the deadline their jobs are left to expire their locks,
+      // and another worker's stalled-job check takes them over (model outcomes already stored are reused).
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), config.worker.shutdownTimeoutMs);
+      });
+      const drained = await Promise.race([worker.close().then(() => 'drained' as const), deadline]);
+      clearTimeout(timer);
+      if (drained === 'late') {
+        logger.warn(
+          `active jobs still running after ${config.worker.shutdownTimeoutMs} ms: handing them back`,
+        );
+        await worker.close(true);
+      }
+      await http.close();
       await scheduler.close();
       producer.disconnect();
       consumer.disconnect();

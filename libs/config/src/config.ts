@@ -1,3 +1,5 @@
+import { parseProviderLimits, type ProviderLimits } from './provider-limits';
+
 /**
  * Every setting Conclave reads, in one place. The README's configuration table mirrors this file.
  */
@@ -38,6 +40,8 @@ export interface ConclaveConfig {
   realProviderConfigured: boolean;
   /** Lowest level logged; prompt and answer text is only ever logged at debug. */
   logLevel: LogLevel;
+  /** PROVIDER_LIMITS: fleet-wide caps per provider and model; empty means none (no Redis per call). */
+  providerLimits: ProviderLimits;
 }
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
@@ -107,7 +111,12 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
   return value;
 }
 
-function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T): T {
+function oneOf<T extends string>(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  allowed: readonly T[],
+  fallback: T,
+): T {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!(allowed as readonly string[]).includes(raw)) {
@@ -190,5 +199,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     },
     realProviderConfigured,
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    providerLimits: parseProviderLimits(env.PROVIDER_LIMITS),
   };
 }

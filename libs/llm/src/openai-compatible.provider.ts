@@ -1,4 +1,5 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { PROVIDER_KEYS, type ProviderKey } from './fleet-limits';
 import { Completion, CompletionRequest, ModelCallError, ModelProvider, TokenUsage } from './provider';
 import { DEFAULT_RETRY_POLICY, RetryingProvider, RetryPolicy, modelCallErrorFromAbort } from './retry';
 
@@ -213,13 +214,26 @@ function hostOf(baseURL: string): string {
 const OPENROUTER_DEFAULT_BASE_URL = 'https://openrouter.ai/api/v1';
 const OPENROUTER_DEFAULT_REFERER = 'https://github.com/conclave';
 
+export interface ProviderFromEnvOptions {
+  /**
+   * Wraps the HTTP provider inside the retry policy, so the wrapper sees every attempt
+   * (the worker puts fleet limits there). `key` names the provider for PROVIDER_LIMITS.
+   */
+  wrap?: (provider: ModelProvider, key: ProviderKey) => ModelProvider;
+}
+
 /**
  * Builds the configured provider (wrapped in the retry policy), or null when no
  * provider is configured. OpenRouter takes precedence over a plain OpenAI-compatible endpoint.
  */
-export function providerFromEnv(env: NodeJS.ProcessEnv): ModelProvider | null {
+export function providerFromEnv(
+  env: NodeJS.ProcessEnv,
+  options: ProviderFromEnvOptions = {},
+): ModelProvider | null {
   let provider: OpenAiCompatibleProvider;
+  let key: ProviderKey;
   if (env.OPENROUTER_API_KEY) {
+    key = PROVIDER_KEYS.openrouter;
     provider = new OpenAiCompatibleProvider({
       name: 'openrouter',
       baseURL: env.OPENROUTER_BASE_URL || OPENROUTER_DEFAULT_BASE_URL,
@@ -230,6 +244,7 @@ export function providerFromEnv(env: NodeJS.ProcessEnv): ModelProvider | null {
       },
     });
   } else if (env.OPENAI_BASE_URL) {
+    key = PROVIDER_KEYS.openaiCompatible;
     provider = new OpenAiCompatibleProvider({
       baseURL: env.OPENAI_BASE_URL,
       apiKey: env.OPENAI_API_KEY || 'not-needed',
@@ -238,7 +253,8 @@ export function providerFromEnv(env: NodeJS.ProcessEnv): ModelProvider | null {
   } else {
     return null;
   }
-  return new RetryingProvider(provider, { policy: retryPolicyFromEnv(env) });
+  const inner = options.wrap ? options.wrap(provider, key) : provider;
+  return new RetryingProvider(inner, { policy: retryPolicyFromEnv(env) });
 }
 
 function retryPolicyFromEnv(env: NodeJS.ProcessEnv): RetryPolicy {

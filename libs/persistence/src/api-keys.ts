@@ -10,15 +10,21 @@ export function generateApiKey(): string {
   return `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
 }
 
+export type UserRole = 'user' | 'admin';
+
+/** Creates the user (or finds it) and gives it a new key; `role` is only ever raised, never lowered here. */
 export async function createUserWithKey(
   dataSource: DataSource,
   name: string,
+  role: UserRole = 'user',
 ): Promise<{ userId: string; apiKey: string }> {
   const apiKey = generateApiKey();
   return dataSource.transaction(async (manager) => {
     const [user]: { id: string }[] = await manager.query(
-      `INSERT INTO users (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id`,
-      [name],
+      `INSERT INTO users (name, role) VALUES ($1, $2)
+       ON CONFLICT (name) DO UPDATE SET role = CASE WHEN $2 = 'admin' THEN 'admin' ELSE users.role END
+       RETURNING id`,
+      [name, role],
     );
     await manager.query('INSERT INTO api_keys (user_id, key_hash, key_prefix) VALUES ($1, $2, $3)', [
       user.id,
@@ -38,10 +44,16 @@ export async function userIdForApiKey(dataSource: DataSource, key: string): Prom
   return row?.user_id ?? null;
 }
 
-/** The single user of `AUTH_MODE=none`. */
+export async function isAdmin(dataSource: DataSource, userId: string): Promise<boolean> {
+  const [row]: { role: string }[] = await dataSource.query('SELECT role FROM users WHERE id = $1', [userId]);
+  return row?.role === 'admin';
+}
+
+/** The single user of `AUTH_MODE=none`: the operator of a local install, so an admin. */
 export async function ensureLocalUser(dataSource: DataSource): Promise<string> {
   const [user]: { id: string }[] = await dataSource.query(
-    `INSERT INTO users (name) VALUES ('local') ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id`,
+    `INSERT INTO users (name, role) VALUES ('local', 'admin')
+     ON CONFLICT (name) DO UPDATE SET role = 'admin' RETURNING id`,
   );
   return user.id;
 }

@@ -3,8 +3,14 @@ import { ENTITIES } from './entities';
 import { InitialSchema1763780000000 } from './migrations/1763780000000-initial-schema';
 import { StageParticipant1763790000000 } from './migrations/1763790000000-stage-participant';
 import { Batches1763800000000 } from './migrations/1763800000000-batches';
+import { UserRoles1763810000000 } from './migrations/1763810000000-user-roles';
 
-export const MIGRATIONS = [InitialSchema1763780000000, StageParticipant1763790000000, Batches1763800000000];
+export const MIGRATIONS = [
+  InitialSchema1763780000000,
+  StageParticipant1763790000000,
+  Batches1763800000000,
+  UserRoles1763810000000,
+];
 
 export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {
   return {

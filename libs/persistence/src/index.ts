@@ -4,3 +4,4 @@ export * from './deliberation.store';
 export * from './api-keys';
 export * from './queue';
 export * from './batches';
+export * from './fleet-limiter';

@@ -16,6 +16,33 @@ export function bodyParserError(error: unknown, bodyLimit: string): ApiErrorBody
   return { statusCode: 400, error: 'Bad Request', message };
 }
 
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  '57P01',
+  '57P03',
+]);
+
+/** PostgreSQL or Redis could not be reached: the client should come back, not report a bug. */
+export function isStoreUnavailable(error: unknown): boolean {
+  const e = error as { code?: unknown; name?: unknown; message?: unknown; driverError?: unknown };
+  if (typeof e?.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('08'))) return true;
+  if (e?.name === 'MaxRetriesPerRequestError') return true;
+  const message = typeof e?.message === 'string' ? e.message : '';
+  if (
+    /Connection terminated|connection timeout|Connection is closed|Stream isn't writeable|enableOfflineQueue|the database system is (starting up|shutting down)/i.test(
+      message,
+    )
+  )
+    return true;
+  return e?.driverError !== undefined && e.driverError !== error && isStoreUnavailable(e.driverError);
+}
+
+export const RETRY_AFTER_SECONDS = 5;
+
 /** Every HTTP error leaves in one JSON shape; unexpected errors are logged, never shown. */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
@@ -32,6 +59,7 @@ export class ErrorFilter implements ExceptionFilter {
       return;
     }
     const body = this.toBody(exception, request);
+    if (body.statusCode === 503) response.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
     response.status(body.statusCode).json(body);
   }
 
@@ -47,9 +75,21 @@ export class ErrorFilter implements ExceptionFilter {
     }
     const parsed = bodyParserError(exception, this.bodyLimit);
     if (parsed) return parsed;
+    if (isStoreUnavailable(exception)) {
+      this.logger.warn(
+        `${request.method} ${request.path}: storage unavailable (${String((exception as Error)?.message)})`,
+      );
+      return {
+        statusCode: 503,
+        error: 'Service Unavailable',
+        message: `Storage is unavailable right now; try again in ${RETRY_AFTER_SECONDS} seconds`,
+      };
+    }
+    // The stack only at debug: error-level lines stay free of internals.
     this.logger.error(
-      `${request.method} ${request.url}: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`,
+      `${request.method} ${request.path}: ${exception instanceof Error ? exception.message : String(exception)}`,
     );
+    if (exception instanceof Error && exception.stack) this.logger.debug(exception.stack);
     return { statusCode: 500, error: 'Internal Server Error', message: 'Something went wrong on our side' };
   }
 }

@@ -1,4 +1,6 @@
-import { Logger } from '@nestjs/common';
+import { Inject, Logger } from '@nestjs/common';
+import type { Metrics } from '@conclave/observability';
+import { METRICS } from '../tokens';
 import {
   ConnectedSocket,
   MessageBody,
@@ -47,9 +49,13 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     private readonly hub: EventHub,
     private readonly batches: BatchesService,
     private readonly batchHub: BatchHub,
+    @Inject(METRICS) private readonly metrics: Metrics,
   ) {}
 
   afterInit(namespace: Namespace): void {
+    this.metrics.onScrape('conclave_connected_sockets', async () => {
+      this.metrics.connectedSockets.set(namespace.sockets.size);
+    });
     namespace.use((socket, next) => {
       const auth = socket.handshake.auth as { token?: unknown };
       const token = typeof auth?.token === 'string' ? auth.token : undefined;

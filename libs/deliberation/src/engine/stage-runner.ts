@@ -86,16 +86,17 @@ export class StageRunner {
     this.now = options.now ?? Date.now;
   }
 
-  async runStage(messageId: string, stage: string): Promise<void> {
+  /** Runs one stage; resolves with the mode when it ran model calls, null when there was nothing to run. */
+  async runStage(messageId: string, stage: string): Promise<{ mode: string } | null> {
     const loaded = await this.store.load(messageId, this.options.historyTurns);
-    if (!loaded || TERMINAL.has(loaded.status)) return;
+    if (!loaded || TERMINAL.has(loaded.status)) return null;
     if (loaded.stage !== stage) {
       // This stage was committed by an earlier attempt that died before it scheduled the next one
       // or published its events: do both again (both are idempotent).
       if (loaded.stage)
         await this.scheduler.enqueueStage(messageId, loaded.stage, { background: loaded.batchId !== null });
       await this.publish(await this.store.eventsAfter(messageId, 0));
-      return;
+      return null;
     }
     const mode = this.mode(loaded);
     const ctx = contextOf(loaded, this.now(), this.options.deliberationCapMs);
@@ -106,7 +107,7 @@ export class StageRunner {
       const seconds = Math.round(this.options.deliberationCapMs / 1000);
       const message = `The deliberation ran past its ${seconds} s limit and was stopped.`;
       await this.commit(loaded, stage, failure(message));
-      return;
+      return null;
     }
 
     await this.emit(messageId, mode.startEvents(stage, ctx), { stage, markRunning: true });
@@ -117,6 +118,7 @@ export class StageRunner {
     // Reduce sees how long the deliberation has now run (Delphi decides its next round by it).
     const elapsedMs = this.now() - loaded.createdAt.getTime();
     await this.commit(loaded, stage, mode.reduce(stage, { ...ctx, elapsedMs }, outcomes));
+    return { mode: loaded.mode };
   }
 
   /** Runs beside the first stage; whichever of title and pipeline finishes last does not wait. */

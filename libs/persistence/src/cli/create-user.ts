@@ -5,16 +5,19 @@ import { createDataSource } from '../data-source';
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const nameIndex = args.indexOf('--name');
-  const name = nameIndex >= 0 ? args[nameIndex + 1] : args[0];
+  const name = nameIndex >= 0 ? args[nameIndex + 1] : args.find((a) => !a.startsWith('--'));
+  const role = args.includes('--admin') ? 'admin' : 'user';
   if (!name || !/^[\w.@-]{1,100}$/.test(name)) {
-    console.error('usage: npm run user:create -- --name <name>   (letters, digits, . _ @ -; at most 100)');
+    console.error(
+      'usage: npm run user:create -- --name <name> [--admin]   (letters, digits, . _ @ -; at most 100)',
+    );
     process.exit(2);
   }
   const dataSource = createDataSource(loadConfig().databaseUrl, 1);
   await dataSource.initialize();
   try {
-    const { userId, apiKey } = await createUserWithKey(dataSource, name);
-    console.log(`user ${name} (${userId})`);
+    const { userId, apiKey } = await createUserWithKey(dataSource, name, role);
+    console.log(`user ${name} (${userId})${role === 'admin' ? ', admin' : ''}`);
     console.log(`api key (shown once, store it now): ${apiKey}`);
   } finally {
     await dataSource.destroy();

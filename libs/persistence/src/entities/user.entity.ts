@@ -8,6 +8,9 @@ export class UserEntity {
   @Column({ type: 'text', unique: true })
   name: string;
 
+  @Column({ type: 'text', default: 'user' })
+  role: 'user' | 'admin';
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

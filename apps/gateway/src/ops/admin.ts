@@ -1,0 +1,78 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import type { INestApplication } from '@nestjs/common';
+import { isAdmin, type StageQueue } from '@conclave/persistence';
+import type { NextFunction, Request, Response } from 'express';
+import { DataSource } from 'typeorm';
+import { AuthService } from '../auth/auth.service';
+import { STAGE_QUEUE } from '../tokens';
+
+export const ADMIN_PATH = '/admin/queues';
+const COOKIE = 'conclave_admin';
+
+function cookie(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return decodeURIComponent(value.join('='));
+  }
+  return undefined;
+}
+
+/**
+ * Bull Board for operators: admin keys only. A browser opens `/admin/queues?access_token=<key>`
+ * once; the key then travels in an HttpOnly cookie scoped to /admin.
+ */
+export function mountAdmin(app: INestApplication): void {
+  const auth = app.get(AuthService);
+  const dataSource = app.get(DataSource);
+  const queue = app.get<StageQueue>(STAGE_QUEUE);
+  const board = new ExpressAdapter();
+  board.setBasePath(ADMIN_PATH);
+  createBullBoard({ queues: [new BullMQAdapter(queue.queue)], serverAdapter: board });
+
+  const guard = (req: Request, res: Response, next: NextFunction) => {
+    const fromQuery = typeof req.query.access_token === 'string' ? req.query.access_token : undefined;
+    const token = AuthService.bearer(req.headers.authorization) ?? fromQuery ?? cookie(req, COOKIE);
+    auth
+      .userFor(token)
+      .then(async (userId) => {
+        if (!userId) {
+          res.status(401).json({
+            statusCode: 401,
+            error: 'Unauthorized',
+            message:
+              'Missing or invalid API key: send "Authorization: Bearer <key>" or open ?access_token=<key>',
+          });
+          return;
+        }
+        if (!(await isAdmin(dataSource, userId))) {
+          res.status(403).json({
+            statusCode: 403,
+            error: 'Forbidden',
+            message: 'The queue dashboard is for admin keys only',
+          });
+          return;
+        }
+        if (fromQuery) {
+          res.cookie(COOKIE, fromQuery, {
+            httpOnly: true,
+            sameSite: 'strict',
+            path: '/admin',
+            secure: req.secure,
+          });
+          res.redirect(req.baseUrl || ADMIN_PATH);
+          return;
+        }
+        next();
+      })
+      .catch(() =>
+        res.status(503).json({
+          statusCode: 503,
+          error: 'Service Unavailable',
+          message: 'Authentication is unavailable right now',
+        }),
+      );
+  };
+  app.use(ADMIN_PATH, guard, board.getRouter());
+}

@@ -1,0 +1,60 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { checkReadiness, type Metrics } from '@conclave/observability';
+import type { Redis } from 'ioredis';
+import type { DataSource } from 'typeorm';
+
+export interface WorkerHttp {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** The worker's only HTTP surface: liveness, readiness (PostgreSQL and Redis) and Prometheus metrics. */
+export async function startWorkerHttp(
+  port: number,
+  dataSource: DataSource,
+  redis: Redis,
+  metrics: Metrics,
+): Promise<WorkerHttp> {
+  const server = createServer((req, res) => {
+    const reply = (status: number, type: string, body: string) =>
+      res.writeHead(status, { 'content-type': type }).end(body);
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET') return reply(405, 'application/json', '{"message":"only GET is served here"}');
+    if (path === '/health/live') return reply(200, 'application/json', '{"status":"ok"}');
+    if (path === '/health/ready') {
+      void checkReadiness(dataSource, redis).then((r) =>
+        reply(
+          r.ready ? 200 : 503,
+          'application/json',
+          JSON.stringify({ status: r.ready ? 'ok' : 'error', ...r.checks }),
+        ),
+      );
+      return;
+    }
+    if (path === '/metrics') {
+      void metrics.exposition().then(
+        (m) => reply(200, m.contentType, m.body),
+        () => reply(500, 'text/plain', 'metrics could not be collected'),
+      );
+      return;
+    }
+    reply(
+      404,
+      'application/json',
+      '{"message":"not found: the worker serves /health/live, /health/ready and /metrics"}',
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, process.env.HOST ?? '0.0.0.0', () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,32 @@
+import type { Redis } from 'ioredis';
+import type { DataSource } from 'typeorm';
+
+export interface Readiness {
+  ready: boolean;
+  checks: { postgres: 'up' | 'down'; redis: 'up' | 'down' };
+}
+
+const within = <T>(ms: number, work: Promise<T>): Promise<T> =>
+  Promise.race([
+    work,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref()),
+  ]);
+
+/** Ready means both stores answer within `timeoutMs`; the answer names the one that did not. */
+export async function checkReadiness(
+  dataSource: DataSource,
+  redis: Redis,
+  timeoutMs = 2000,
+): Promise<Readiness> {
+  const [postgres, redisUp] = await Promise.all([
+    within(timeoutMs, dataSource.query('SELECT 1')).then(
+      () => 'up' as const,
+      () => 'down' as const,
+    ),
+    within(timeoutMs, redis.ping()).then(
+      () => 'up' as const,
+      () => 'down' as const,
+    ),
+  ]);
+  return { ready: postgres === 'up' && redisUp === 'up', checks: { postgres, redis: redisUp } };
+}

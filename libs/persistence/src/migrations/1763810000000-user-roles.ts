@@ -1,0 +1,16 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/** Admin-only routes (Bull Board at /admin/queues) need to know who is an operator. */
+export class UserRoles1763810000000 implements MigrationInterface {
+  name = 'UserRoles1763810000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(
+      `ALTER TABLE users ADD COLUMN role text NOT NULL DEFAULT 'user' CONSTRAINT users_role_check CHECK (role IN ('user', 'admin'))`,
+    );
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query('ALTER TABLE users DROP COLUMN role');
+  }
+}
