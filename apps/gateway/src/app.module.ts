@@ -20,6 +20,7 @@ import { ModesController } from './modes/modes.controller';
 import { Metrics } from '@conclave/observability';
 import { DataSource } from 'typeorm';
 import { ProbesController } from './ops/probes.controller';
+import { RateLimiter } from './common/rate-limiter';
 import { CONFIG, METRICS, REDIS_PRODUCER, STAGE_QUEUE } from './tokens';
 
 @Module({})
@@ -88,6 +89,7 @@ export class AppModule {
           },
         },
         AuthService,
+        RateLimiter,
         ApiKeyGuard,
         RequestValidator,
         DeliberationsService,

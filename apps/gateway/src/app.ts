@@ -7,7 +7,9 @@ import type { ConclaveConfig } from '@conclave/config';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { json, text, type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
 import { AppModule } from './app.module';
+import { OriginCheckedIoAdapter } from './common/origins';
 import { bodyParserError, ErrorFilter } from './common/error.filter';
 import { ADMIN_PATH, mountAdmin } from './ops/admin';
 import { JsonNestLogger } from './ops/nest-logger';
@@ -23,6 +25,7 @@ export async function createGateway(
         ? new JsonNestLogger(createLogger(config.logLevel, 'gateway'))
         : options.logger,
   });
+  app.use(helmet({ contentSecurityPolicy: false }));
   // Batches carry up to 10 000 items, as JSON or as a CSV / JSONL upload.
   app.use(
     '/api/batches',
@@ -43,7 +46,9 @@ export async function createGateway(
   serveWebClient(app, config.webDir);
   app.setGlobalPrefix('api', { exclude: ['health/live', 'health/ready', 'metrics'] });
   app.useGlobalFilters(new ErrorFilter(config.bodyLimit));
-  app.enableCors({ origin: true });
+  // Cross-site callers only from the allow-list; the web client is served from the same origin.
+  app.enableCors({ origin: config.corsOrigins.length > 0 ? config.corsOrigins : false });
+  app.useWebSocketAdapter(new OriginCheckedIoAdapter(app, config.corsOrigins));
   app.enableShutdownHooks();
 
   const document = SwaggerModule.createDocument(
@@ -59,6 +64,19 @@ export async function createGateway(
   return app;
 }
 
+/** Model output is rendered in this page: no script but our own, no external images or frames. */
+const WEB_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self' ws: wss:",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 /** The browser client at `/`: its built files, and its page for every other non-API path. */
 function serveWebClient(app: NestExpressApplication, webDir: string): void {
   const dir = resolve(webDir);
@@ -68,7 +86,7 @@ function serveWebClient(app: NestExpressApplication, webDir: string): void {
   app.use((req: Request, res: Response, next: NextFunction) => {
     const notClient = ['/api', '/socket.io', '/health/', '/metrics', ADMIN_PATH];
     if (req.method !== 'GET' || notClient.some((prefix) => req.path.startsWith(prefix))) return next();
-    if (built) return res.sendFile(index);
+    if (built) return res.setHeader('Content-Security-Policy', WEB_CSP).sendFile(index);
     res
       .status(503)
       .type('html')

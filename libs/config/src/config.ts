@@ -42,6 +42,14 @@ export interface ConclaveConfig {
   logLevel: LogLevel;
   /** PROVIDER_LIMITS: fleet-wide caps per provider and model; empty means none (no Redis per call). */
   providerLimits: ProviderLimits;
+  /** Per-user limits, held in Redis so they apply across every gateway replica. */
+  abuse: {
+    requestsPerMinute: number;
+    deliberationsPerMinute: number;
+    activeBatchesPerUser: number;
+  };
+  /** Origins (scheme://host[:port]) allowed to call the API and open sockets from another site. */
+  corsOrigins: string[];
 }
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
@@ -125,6 +133,25 @@ function oneOf<T extends string>(
   return raw as T;
 }
 
+function origins(raw: string | undefined): string[] {
+  const list = (raw ?? '')
+    .split(',')
+    .map((s) => s.trim().replace(/\/$/, ''))
+    .filter(Boolean);
+  for (const origin of list) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = null;
+    }
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(`CORS_ORIGINS: "${origin}" is not an origin like https://app.example.com`);
+    }
+  }
+  return list;
+}
+
 const SIMULATED_ROSTER = ['sim/athena', 'sim/hermes', 'sim/apollo'];
 const SIMULATED_CHAIRMAN = 'sim/chairman';
 const HOSTED_ROSTER = ['openai/gpt-4o-mini', 'anthropic/claude-3.5-haiku', 'google/gemini-2.0-flash-001'];
@@ -200,5 +227,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     realProviderConfigured,
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     providerLimits: parseProviderLimits(env.PROVIDER_LIMITS),
+    abuse: {
+      requestsPerMinute: int(env, 'RATE_LIMIT_REQUESTS_PER_MINUTE', 600, 0),
+      deliberationsPerMinute: int(env, 'RATE_LIMIT_DELIBERATIONS_PER_MINUTE', 60, 0),
+      activeBatchesPerUser: int(env, 'MAX_ACTIVE_BATCHES_PER_USER', 10, 1),
+    },
+    corsOrigins: origins(env.CORS_ORIGINS),
   };
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 
 export const API_KEY_PREFIX = 'ck_';
@@ -35,13 +35,41 @@ export async function createUserWithKey(
   });
 }
 
+/**
+ * The user a key belongs to, or null. Candidates are found by the key's public prefix and their
+ * stored hashes compared in constant time, so response timing says nothing about a stored hash.
+ */
 export async function userIdForApiKey(dataSource: DataSource, key: string): Promise<string | null> {
   if (!key.startsWith(API_KEY_PREFIX) || key.length > 200) return null;
-  const [row]: { user_id: string }[] = await dataSource.query(
-    'SELECT user_id FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
-    [hashApiKey(key)],
+  const rows: { user_id: string; key_hash: string }[] = await dataSource.query(
+    'SELECT user_id, key_hash FROM api_keys WHERE key_prefix = $1 AND revoked_at IS NULL',
+    [key.slice(0, 8)],
   );
-  return row?.user_id ?? null;
+  const given = Buffer.from(hashApiKey(key), 'hex');
+  const match = rows.find((row) => {
+    const stored = Buffer.from(row.key_hash, 'hex');
+    return stored.length === given.length && timingSafeEqual(stored, given);
+  });
+  return match?.user_id ?? null;
+}
+
+/** Revokes one key (by its full value or its 8-character prefix) or every key of a user. */
+export async function revokeApiKeys(
+  dataSource: DataSource,
+  target: { key: string } | { prefix: string } | { user: string },
+): Promise<number> {
+  const [sql, value] =
+    'key' in target
+      ? ['key_hash = $1', hashApiKey(target.key)]
+      : 'prefix' in target
+        ? ['key_prefix = $1', target.prefix]
+        : ['user_id = (SELECT id FROM users WHERE name = $1)', target.user];
+  const [{ n }]: { n: number }[] = await dataSource.query(
+    `WITH revoked AS (UPDATE api_keys SET revoked_at = now() WHERE ${sql} AND revoked_at IS NULL RETURNING 1)
+     SELECT count(*)::int AS n FROM revoked`,
+    [value],
+  );
+  return n;
 }
 
 export async function isAdmin(dataSource: DataSource, userId: string): Promise<boolean> {

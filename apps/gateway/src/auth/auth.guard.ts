@@ -1,13 +1,17 @@
 import { createParamDecorator, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import { ApiError } from '../common/api-error';
+import { RateLimiter } from '../common/rate-limiter';
 import { AuthService } from './auth.service';
 
 type AuthenticatedRequest = Request & { userId?: string };
 
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  constructor(private readonly auth: AuthService) {}
+  constructor(
+    private readonly auth: AuthService,
+    private readonly limiter: RateLimiter,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
@@ -23,6 +27,7 @@ export class ApiKeyGuard implements CanActivate {
       throw new ApiError(401, 'Missing or invalid API key: send "Authorization: Bearer <key>"');
     }
     request.userId = userId;
+    await this.limiter.take(userId, 'requests');
     return true;
   }
 }

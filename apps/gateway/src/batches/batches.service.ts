@@ -45,7 +45,7 @@ export class BatchesService {
   readonly dispatcher: BatchDispatcher;
 
   constructor(
-    @Inject(CONFIG) config: ConclaveConfig,
+    @Inject(CONFIG) private readonly config: ConclaveConfig,
     private readonly dataSource: DataSource,
     private readonly validator: RequestValidator,
     @Inject(STAGE_QUEUE) queue: StageQueue,
@@ -95,6 +95,18 @@ export class BatchesService {
         400,
         `${badItems.length} of ${batch.items.length} items are invalid: items ${shown}`,
         fields,
+      );
+    }
+
+    const [{ active }]: { active: number }[] = await this.dataSource.query(
+      `SELECT count(*)::int AS active FROM batches WHERE user_id = $1 AND status IN ('queued', 'running')`,
+      [userId],
+    );
+    const allowed = this.config.abuse.activeBatchesPerUser;
+    if (active >= allowed) {
+      throw new ApiError(
+        429,
+        `You have ${active} batches queued or running, the most allowed at once is ${allowed}: wait for one to finish or cancel one`,
       );
     }
 

@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } fro
 import type { ApiErrorBody } from '@conclave/contracts';
 import type { Request, Response } from 'express';
 import { reasonPhrase } from './api-error';
+import { RateLimited } from './rate-limiter';
 
 /** Turns an error from body parsing (malformed JSON, oversized body, bad charset) into a 400. */
 export function bodyParserError(error: unknown, bodyLimit: string): ApiErrorBody | null {
@@ -13,6 +14,7 @@ export function bodyParserError(error: unknown, bodyLimit: string): ApiErrorBody
       : e.type === 'entity.parse.failed'
         ? 'Request body is not valid JSON'
         : `Request body could not be read (${e.type})`;
+  if (e.type === 'entity.too.large') return { statusCode: 413, error: 'Payload Too Large', message };
   return { statusCode: 400, error: 'Bad Request', message };
 }
 
@@ -60,6 +62,8 @@ export class ErrorFilter implements ExceptionFilter {
     }
     const body = this.toBody(exception, request);
     if (body.statusCode === 503) response.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+    if (exception instanceof RateLimited)
+      response.setHeader('Retry-After', String(exception.retryAfterSeconds));
     response.status(body.statusCode).json(body);
   }
 

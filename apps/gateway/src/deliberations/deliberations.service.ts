@@ -20,6 +20,7 @@ import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '../tokens';
 import type { Redis } from 'ioredis';
+import { RateLimiter } from '../common/rate-limiter';
 import { RequestValidator, type ValidatedRequest } from './request-validator';
 import {
   IdempotencyRace,
@@ -67,6 +68,7 @@ export class DeliberationsService {
     private readonly validator: RequestValidator,
     @Inject(STAGE_QUEUE) private readonly queue: StageQueue,
     @Inject(REDIS_PRODUCER) redis: Redis,
+    private readonly limiter: RateLimiter,
   ) {
     this.store = new TypeOrmDeliberationStore(dataSource);
     this.publisher = new RedisEventPublisher(redis, config.redisPrefix);
@@ -84,6 +86,7 @@ export class DeliberationsService {
     }
     const outcome = await this.validator.validate(body);
     if (!outcome.ok) throw ApiError.invalid(outcome.fields);
+    await this.limiter.take(userId, 'deliberations');
     try {
       return await this.create(userId, outcome.request, idempotency);
     } catch (error) {

@@ -39,7 +39,8 @@ function errorAck(error: unknown): Ack {
 }
 
 /** The Socket.IO protocol of 00-shared.md §4, namespace `/deliberations`. */
-@WebSocketGateway({ namespace: '/deliberations', cors: { origin: true } })
+// CORS and the origin check are set for the whole server by OriginCheckedIoAdapter.
+@WebSocketGateway({ namespace: '/deliberations' })
 export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGatewayDisconnect<Socket> {
   private readonly logger = new Logger('socket');
 
@@ -64,6 +65,7 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
           if (!userId) return next(new Error('unauthorized: give a valid API key as auth.token'));
           const state: SocketState = { userId, subscriptions: new Map(), batches: new Map() };
           socket.data = state;
+          socket.use((packet, proceed) => this.recheck(socket, token, userId, packet, proceed));
           next();
         },
         (error: unknown) => {
@@ -72,6 +74,31 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
         },
       );
     });
+  }
+
+  /** Every message re-checks the key: one revoked while its socket is open stops working there too. */
+  private recheck(
+    socket: Socket,
+    token: string | undefined,
+    userId: string,
+    packet: unknown[],
+    proceed: (error?: Error) => void,
+  ): void {
+    const refuse = (message: string) => {
+      const ack = packet.at(-1);
+      if (typeof ack === 'function') ack({ error: { message } });
+    };
+    this.auth.userFor(token).then(
+      (current) => {
+        if (current === userId) return proceed();
+        refuse('unauthorized: the API key is no longer valid');
+        socket.disconnect(true);
+      },
+      (error: unknown) => {
+        this.logger.error(`auth failed: ${String(error)}`);
+        refuse('authentication is unavailable right now');
+      },
+    );
   }
 
   handleDisconnect(socket: Socket): void {
