@@ -144,4 +144,16 @@ describe('operations: probes, metrics, admin dashboard', () => {
     expect(refused.status).toBe(403);
     expect(refused.headers.get('set-cookie')).toBeNull();
   });
+
+  it('refuses to start with a malformed setting, naming the variable', async () => {
+    await expect(stack.spawnWorker({ WORKER_CONCURRENCY: 'many' })).rejects.toThrow(
+      /exited \(1\)[\s\S]*WORKER_CONCURRENCY must be an integer >= 1, got "many"/,
+    );
+    await expect(stack.spawnGateway({ PROVIDER_LIMITS: '{"openrouter":{"rpm":0}}' })).rejects.toThrow(
+      /exited \(1\)[\s\S]*PROVIDER_LIMITS/,
+    );
+    await expect(stack.spawnGateway({ CORS_ORIGINS: 'app.example.com' })).rejects.toThrow(
+      /CORS_ORIGINS: "app.example.com" is not an origin/,
+    );
+  }, 60_000);
 });
