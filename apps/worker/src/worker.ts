@@ -20,6 +20,7 @@ import {
   TypeOrmDeliberationStore,
   createDataSource,
   createRedis,
+  isStoreUnavailable,
 } from '@conclave/persistence';
 import {
   Metrics,
@@ -28,9 +29,12 @@ import {
   withLogContext,
   type Logger,
 } from '@conclave/observability';
-import { Worker, type Job } from 'bullmq';
+import { DelayedError, Worker, type Job } from 'bullmq';
 import { hostname } from 'node:os';
 import { startWorkerHttp } from './http';
+
+/** How long a stage waits before trying again while PostgreSQL or Redis cannot be reached. */
+const STORE_WAIT_MS = 2000;
 
 /** Delphi's stages are numbered (round_3); one label per kind keeps the metric's series bounded. */
 const stageLabel = (stage: string) => stage.replace(/_\d+/g, '_n');
@@ -120,10 +124,21 @@ export async function startWorker(
 
   const worker = new Worker(
     STAGE_QUEUE,
-    (job: Job) =>
+    (job: Job, token?: string) =>
       withLogContext(
         { jobId: job.id ?? '', job: job.name, messageId: (job.data as StageJobData).messageId },
-        () => runJob(job),
+        async () => {
+          try {
+            await runJob(job);
+          } catch (error) {
+            // PostgreSQL (or Redis) away: wait for it without spending the job's attempts, which are
+            // for errors of the stage itself. Model answers already stored are reused on the rerun.
+            if (!isStoreUnavailable(error) || !token) throw error;
+            logger.warn(`storage unavailable, stage waits ${STORE_WAIT_MS} ms: ${(error as Error).message}`);
+            await job.moveToDelayed(Date.now() + STORE_WAIT_MS, token);
+            throw new DelayedError();
+          }
+        },
       ),
     {
       connection: consumer,
@@ -185,13 +200,16 @@ export async function startWorker(
   worker.on('error', (error) => logger.error(`worker error: ${error.message}`));
   await worker.waitUntilReady();
   const http = await startWorkerHttp(config.worker.httpPort, dataSource, producer, metrics);
-  const reconciler = setInterval(() => {
+  // PostgreSQL is the source of truth: work it holds that Redis lost (a restart without
+  // persistence, a flushed instance) is found and enqueued again, at start and then periodically.
+  const reconcile = () =>
     runner
       .reconcile(config.worker.reconcileIdleMs)
-      .then((n) => n > 0 && log(`rescheduled or closed ${n} deliberation(s) that had stopped moving`))
+      .then((n) => n > 0 && logger.warn(`rescheduled or closed ${n} deliberation(s) that had stopped moving`))
       .then(() => batches.reconcile())
-      .catch((error: unknown) => log(`reconcile failed: ${String(error)}`));
-  }, config.worker.reconcileIntervalMs);
+      .catch((error: unknown) => logger.warn(`reconcile failed: ${String(error)}`));
+  void reconcile();
+  const reconciler = setInterval(reconcile, config.worker.reconcileIntervalMs);
   reconciler.unref();
   logger.info(
     { httpPort: http.port },

@@ -5,3 +5,4 @@ export * from './api-keys';
 export * from './queue';
 export * from './batches';
 export * from './fleet-limiter';
+export * from './unavailable';

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import type { ApiErrorBody } from '@conclave/contracts';
 import type { Request, Response } from 'express';
+import { isStoreUnavailable } from '@conclave/persistence';
 import { reasonPhrase } from './api-error';
 import { RateLimited } from './rate-limiter';
 
@@ -16,31 +17,6 @@ export function bodyParserError(error: unknown, bodyLimit: string): ApiErrorBody
         : `Request body could not be read (${e.type})`;
   if (e.type === 'entity.too.large') return { statusCode: 413, error: 'Payload Too Large', message };
   return { statusCode: 400, error: 'Bad Request', message };
-}
-
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  '57P01',
-  '57P03',
-]);
-
-/** PostgreSQL or Redis could not be reached: the client should come back, not report a bug. */
-export function isStoreUnavailable(error: unknown): boolean {
-  const e = error as { code?: unknown; name?: unknown; message?: unknown; driverError?: unknown };
-  if (typeof e?.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('08'))) return true;
-  if (e?.name === 'MaxRetriesPerRequestError') return true;
-  const message = typeof e?.message === 'string' ? e.message : '';
-  if (
-    /Connection terminated|connection timeout|Connection is closed|Stream isn't writeable|enableOfflineQueue|the database system is (starting up|shutting down)/i.test(
-      message,
-    )
-  )
-    return true;
-  return e?.driverError !== undefined && e.driverError !== error && isStoreUnavailable(e.driverError);
 }
 
 export const RETRY_AFTER_SECONDS = 5;

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import IORedis from 'ioredis';
-import { isStoreUnavailable } from './error.filter';
+import { isStoreUnavailable } from '@conclave/persistence';
 
 describe('isStoreUnavailable', () => {
   it('recognises a PostgreSQL server that cannot be reached', async () => {
