@@ -32,7 +32,7 @@ describe('bad input: 400 or 404 naming each offending field, nothing stored or e
     ['a question of the wrong type', { body: { question: 42 } }, 400, ['question']],
     ['an empty question', { body: { question: '   ' } }, 400, ['question']],
     ['an oversized question', { body: { question: longQuestion } }, 400, ['question']],
-    ['an oversized body', { raw: JSON.stringify({ question: 'q', pad: 'y'.repeat(70_000) }) }, 400, []],
+    ['an oversized body', { raw: JSON.stringify({ question: 'q', pad: 'y'.repeat(70_000) }) }, 413, []],
     ['an unknown mode', { body: { question: 'q', mode: 'parliament' } }, 400, ['mode']],
     ['an unknown top-level field', { body: { question: 'q', temperature: 2 } }, 400, ['temperature']],
     [

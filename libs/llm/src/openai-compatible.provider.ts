@@ -131,7 +131,29 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     }
     if (err instanceof APIConnectionError) {
       const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-      return new ModelCallError(`Network error calling ${this.name}${this.clean(cause)}`, 'network', true);
+      const code = networkErrorCode(err);
+      return new ModelCallError(
+        `Network error calling ${this.name}${this.clean(cause)}${code ? ` (${code})` : ''}`,
+        'network',
+        true,
+      );
+    }
+    // A connection lost after the headers arrived fails while the SDK reads the body, outside
+    // its APIConnectionError: still a transient network failure (00-shared.md §2), so retryable.
+    const lost = networkErrorCode(err);
+    if (lost) {
+      return new ModelCallError(
+        `Network error calling ${this.name}: connection lost while reading the response (${lost})`,
+        'network',
+        true,
+      );
+    }
+    if (typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'SyntaxError') {
+      return new ModelCallError(
+        `Invalid response from ${this.name}: body is not valid JSON`,
+        'invalid-response',
+        false,
+      );
     }
     if (err instanceof APIError && typeof err.status === 'number') {
       const status = err.status;
@@ -161,6 +183,41 @@ export class OpenAiCompatibleProvider implements ModelProvider {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+
+/**
+ * The socket-level code (ECONNRESET, ...) somewhere in an error's cause chain, or for undici's
+ * bare "terminated" (the body stream died with its connection) that code or UND_ERR_SOCKET.
+ */
+function networkErrorCode(err: unknown): string | undefined {
+  let terminated = false;
+  let current: unknown = err;
+  // Duck-typed: fetch's errors come from Node's own realm, not necessarily the caller's (jest).
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    const { code, name, message, cause } = current as {
+      code?: unknown;
+      name?: unknown;
+      message?: unknown;
+      cause?: unknown;
+    };
+    if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) return code;
+    if (name === 'TypeError' && message === 'terminated') terminated = true;
+    current = cause;
+  }
+  return terminated ? 'UND_ERR_SOCKET' : undefined;
 }
 
 function isRetryableStatus(status: number): boolean {

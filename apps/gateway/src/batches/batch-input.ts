@@ -82,6 +82,9 @@ export function parseBatch(body: unknown, uploaded?: Record<string, unknown>[]):
   const name = input.name ?? null;
   if (name !== null && (typeof name !== 'string' || name.length > 200))
     fields.name = 'name must be a string of at most 200 characters';
+  // PostgreSQL text cannot hold NUL (the items' fields are checked by the request validator).
+  else if (typeof name === 'string' && name.includes('\u0000'))
+    fields.name = 'name must not contain NUL characters';
   const concurrency = input.concurrency ?? BATCH_DEFAULT_CONCURRENCY;
   if (
     !Number.isInteger(concurrency) ||

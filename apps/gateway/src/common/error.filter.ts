@@ -7,8 +7,14 @@ import { RateLimited } from './rate-limiter';
 
 /** Turns an error from body parsing (malformed JSON, oversized body, bad charset) into a 400. */
 export function bodyParserError(error: unknown, bodyLimit: string): ApiErrorBody | null {
-  const e = error as { type?: string; status?: number; message?: string };
-  if (typeof e?.type !== 'string' || typeof e.status !== 'number') return null;
+  const e = error as { type?: string; status?: number; message?: string; expose?: boolean };
+  if (typeof e?.status !== 'number') return null;
+  // Errors body-parser raises itself carry a `type`; those from decoding (a body that claims a
+  // compression it does not have) carry only an exposed 4xx status.
+  if (typeof e.type !== 'string') {
+    if (e.expose !== true || e.status < 400 || e.status >= 500) return null;
+    return { statusCode: 400, error: 'Bad Request', message: 'Request body could not be decoded' };
+  }
   const message =
     e.type === 'entity.too.large'
       ? `Request body is larger than the ${bodyLimit} limit`

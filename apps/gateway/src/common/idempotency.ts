@@ -22,7 +22,14 @@ export function idempotencyContext(
   if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
     throw ApiError.invalid({ 'Idempotency-Key': 'must be 1 to 255 visible ASCII characters' });
   }
-  const requestHash = createHash('sha256').update(JSON.stringify(request)).digest('hex');
+  let text: string;
+  try {
+    text = JSON.stringify(request) ?? '';
+  } catch {
+    // Nested thousands of levels deep (the stack overflows): no valid request looks like that.
+    throw ApiError.invalid({ body: 'the request nests objects or arrays too deeply' });
+  }
+  const requestHash = createHash('sha256').update(text).digest('hex');
   return { userId, scope, key, requestHash };
 }
 

@@ -71,12 +71,39 @@ async function check(
   ]);
 }
 
-/** PostgreSQL text and jsonb cannot hold NUL characters: name every string that has one. */
+/** Far deeper than any valid request (modeConfig.jurorModels[0] is three levels down). */
+export const MAX_REQUEST_DEPTH = 32;
+
+/**
+ * Whether objects or arrays nest deeper than `limit`, found without recursion: the checks below
+ * recurse, and a few thousand levels of `[[[...]]]` would otherwise overflow the stack (a 500).
+ */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  while (pending.length > 0) {
+    const [current, depth] = pending.pop() as [unknown, number];
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(current)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** A UTF-16 surrogate without its partner: JSON can carry one (`"\ud800"`), jsonb refuses it. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * PostgreSQL text and jsonb cannot hold NUL characters, nor jsonb an unpaired surrogate (the mode's
+ * config is stored as jsonb): name every string that has one.
+ */
 function nulCharacters(value: unknown, at: string): [string, string][] {
   if (typeof value === 'string') {
-    return value.includes('\u0000')
-      ? [[at || 'body', `${at || 'body'} must not contain NUL characters`]]
-      : [];
+    const field = at || 'body';
+    if (value.includes('\u0000')) return [[field, `${field} must not contain NUL characters`]];
+    if (LONE_SURROGATE.test(value)) {
+      return [[field, `${field} must be valid Unicode text (it contains an unpaired surrogate)`]];
+    }
+    return [];
   }
   if (Array.isArray(value)) return value.flatMap((item, i) => nulCharacters(item, `${at}[${i}]`));
   if (value && typeof value === 'object') {
@@ -95,6 +122,12 @@ export class RequestValidator {
   async validate(body: unknown): Promise<ValidationOutcome> {
     if (!isPlainObject(body)) {
       return { ok: false, fields: { body: 'the request body must be a JSON object' } };
+    }
+    if (nestedDeeperThan(body, MAX_REQUEST_DEPTH)) {
+      return {
+        ok: false,
+        fields: { body: `the request nests objects or arrays more than ${MAX_REQUEST_DEPTH} levels deep` },
+      };
     }
     // A Map, so that a field named `__proto__` is reported like any other.
     const fields = new Map(Object.entries(await check(CreateDeliberationDto, body, '')));

@@ -10,6 +10,8 @@ import { OrderedDelivery } from './ordered-delivery';
 type Listener = (event: DeliveredEvent) => void;
 
 const RESYNC_INTERVAL_MS = 15_000;
+/** Event `seq` is a PostgreSQL int: a larger `afterSeq` means "after everything" (and would fail the query). */
+const MAX_SEQ = 2_147_483_647;
 
 /**
  * Every gateway replica hears every event on one Redis channel and hands each to the local
@@ -71,7 +73,7 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
   ): OrderedDelivery {
     let listener: Listener = () => undefined;
     const delivery = new OrderedDelivery(
-      afterSeq,
+      Math.min(afterSeq, MAX_SEQ),
       (after) => this.deliberations.eventsAfter(messageId, after),
       send,
       (reason) => {

@@ -145,4 +145,31 @@ describe('OrderedDelivery', () => {
     await delivery.start();
     expect(delivery.isEnded).toBe(true);
   });
+
+  it('stays subscribed while the store is unavailable, and catches up once it is back', async () => {
+    const stored = [event(1)];
+    let down = false;
+    const sent: number[] = [];
+    const delivery = new OrderedDelivery(
+      0,
+      async (after) => {
+        if (down)
+          throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+        return stored.filter((e) => e.seq > after);
+      },
+      (e) => sent.push(e.seq),
+    );
+    await delivery.start();
+    down = true;
+    delivery.resync();
+    await flush();
+    expect(delivery.isEnded).toBe(false);
+    down = false;
+    stored.push(event(2), event(3, 'complete'));
+    delivery.offer(event(3, 'complete'));
+    await flush();
+    await flush();
+    expect(sent).toEqual([1, 2, 3]);
+    expect(delivery.isEnded).toBe(true);
+  });
 });

@@ -1,4 +1,5 @@
 import { TERMINAL_EVENT_TYPES, type DeliveredEvent } from '@conclave/contracts';
+import { isStoreUnavailable } from '@conclave/persistence';
 
 export type FetchAfter = (afterSeq: number) => Promise<DeliveredEvent[]>;
 
@@ -66,7 +67,9 @@ export class OrderedDelivery {
       if (this.ended) return;
       try {
         await work();
-      } catch {
+      } catch (error) {
+        // PostgreSQL briefly away: the subscriber stays; the next live event or resync catches up.
+        if (isStoreUnavailable(error)) return;
         this.end('failed');
       }
     });

@@ -24,6 +24,17 @@ export type ChatBehaviour =
   | { kind: 'http-error'; status: number; message?: string; headers?: Record<string, string> }
   /** Never answers; the request settles as 'client-disconnected' when the client gives up. */
   | { kind: 'hang' }
+  /**
+   * Sends 200 headers (a JSON content type and a content length), optionally the first bytes of
+   * the body, then nothing more; the request settles as 'client-disconnected' when the client gives up.
+   */
+  | { kind: 'stall'; partialBody?: string }
+  /**
+   * The server destroys the connection (the client sees a reset): before any byte of the
+   * response (`at: 'start'`, the default), right after 200 headers (`'headers'`), or halfway
+   * through a successful body (`'body'`). The request settles as 'reset'.
+   */
+  | { kind: 'reset'; at?: 'start' | 'headers' | 'body' }
   /** 200 with an OpenRouter-style `{ error: { code, message } }` body (optionally with an errored choice). */
   | { kind: 'error-body'; code: number | string; message?: string; withErroredChoice?: boolean }
   /** Anything else: full control over status, headers and body text. */
@@ -49,7 +60,7 @@ export interface ChatScript {
   fallback?: ChatBehaviour;
 }
 
-export type RequestOutcome = 'answered' | 'client-disconnected';
+export type RequestOutcome = 'answered' | 'client-disconnected' | 'reset';
 
 export interface RecordedChatRequest {
   method: string;
@@ -133,10 +144,15 @@ export async function startChatCompletionsServer(
     requests.push(record);
 
     const behaviour = pick(script, { request: record, callIndex, modelCallIndex });
-    respond(res, behaviour, record);
+    respond(res, behaviour, record, settle);
   }
 
-  function respond(res: ServerResponse, behaviour: ChatBehaviour, record: RecordedChatRequest): void {
+  function respond(
+    res: ServerResponse,
+    behaviour: ChatBehaviour,
+    record: RecordedChatRequest,
+    settle: (outcome: RequestOutcome) => void,
+  ): void {
     switch (behaviour.kind) {
       case 'success': {
         const send = (): void => sendJson(res, 200, successBody(behaviour, record, requests.length));
@@ -169,6 +185,43 @@ export async function startChatCompletionsServer(
         return;
       case 'hang':
         return;
+      case 'stall': {
+        const partial = behaviour.partialBody ?? '';
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          // Promises more than ever comes, so the client waits for the rest.
+          'content-length': Buffer.byteLength(partial) + 4096,
+        });
+        res.flushHeaders();
+        if (partial) res.write(partial);
+        return;
+      }
+      case 'reset': {
+        const at = behaviour.at ?? 'start';
+        const destroy = (): void => {
+          settle('reset');
+          // A TCP RST (ECONNRESET at the client), not an orderly close.
+          res.socket?.resetAndDestroy();
+        };
+        if (at === 'start') {
+          destroy();
+          return;
+        }
+        // Let the bytes written so far reach the client before the connection goes.
+        const later = (): void => {
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            destroy();
+          }, 25);
+          timers.add(timer);
+        };
+        const text = JSON.stringify(successBody({ kind: 'success' }, record, requests.length));
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+        res.flushHeaders();
+        if (at === 'body') res.write(text.slice(0, Math.floor(text.length / 2)), later);
+        else later();
+        return;
+      }
       case 'error-body': {
         const body: Record<string, unknown> = {
           id: `gen-${requests.length}`,

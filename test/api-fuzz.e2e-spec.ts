@@ -1,0 +1,955 @@
+import { request as httpRequest } from 'node:http';
+import fc from 'fast-check';
+import type { Socket } from 'socket.io-client';
+import { TestStack } from './support/harness';
+
+/**
+ * Any JSON in (00-shared.md §1: "wrong types, oversize bodies: 400, never 500"): random and
+ * near-valid bodies, raw uploads, headers, query strings and Socket.IO messages. Invariants only:
+ * never a 5xx, errors in the product's JSON shape, nothing stored when the input is rejected, the
+ * gateway keeps answering. Unhandled rejections fail the running test (jest reports them), so each
+ * property ends with a short pause for late ones to land inside it.
+ */
+
+const RUNS = { numRuns: 80 };
+const MODES = ['council', 'vote', 'jury', 'debate', 'delphi'];
+const TOP_KEYS = ['question', 'mode', 'conversationId', 'modeConfig', 'councilModels', 'chairmanModel'];
+const CONFIG_KEYS = [
+  'councilModels',
+  'chairmanModel',
+  'timeoutMs',
+  'content',
+  'originalQuestion',
+  'jurorModels',
+  'foremanModel',
+  'models',
+  'panelistModels',
+  'facilitatorModel',
+  'maxRounds',
+  'numericConvergenceThreshold',
+  'qualitativeConvergenceThreshold',
+  'questionType',
+  'options',
+];
+const BATCH_KEYS = ['name', 'defaults', 'items', 'concurrency', 'generateTitles'];
+const NASTY_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  '__defineGetter__',
+];
+const SIM_MODELS = ['sim/a', 'sim/b', 'sim/c', 'sim/d', 'sim/e', 'sim/chair'];
+
+// ---------- JSON text, built by hand so that keys such as __proto__ and raw number tokens survive ----------
+
+const obj = (entries: [string, string][]) =>
+  `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`;
+const arr = (items: string[]) => `[${items.join(',')}]`;
+const str = (s: string) => JSON.stringify(s);
+
+const hugeNumber = fc.constantFrom(
+  '1e999',
+  '-1e999',
+  '1e308',
+  '-0',
+  '4.9e-324',
+  '9007199254740993',
+  '123456789012345678901234567890',
+  '0.0000000000000000000000000001',
+  '2147483648',
+  '-2147483649',
+);
+const loneSurrogates = fc
+  .array(fc.integer({ min: 0xd800, max: 0xdfff }), { minLength: 1, maxLength: 4 })
+  .map((codes) => String.fromCharCode(...codes));
+const longString = fc.oneof(
+  fc.constant('x'.repeat(20_001)),
+  fc.constant('\u{1F600}'.repeat(6_000)),
+  fc.integer({ min: 1, max: 30_000 }).map((n) => 'é'.repeat(n)),
+);
+const oddString = fc.oneof(
+  fc.string({ maxLength: 20 }),
+  fc.string({ unit: 'binary', maxLength: 20 }),
+  fc.string({ unit: 'grapheme', maxLength: 10 }),
+  loneSurrogates,
+  fc.constantFrom(
+    '',
+    ' ',
+    '\t\n',
+    '\u0000',
+    'a\u0000b',
+    '\u202e',
+    '\ufeff',
+    '%00',
+    '../../etc/passwd',
+    '<script>',
+  ),
+);
+const modelIdish = fc.oneof(
+  fc.constantFrom(...SIM_MODELS),
+  oddString.map((s) => `sim/${s}`),
+  oddString,
+  fc.constantFrom('local/x', 'a/b/c', 'UPPER/case', `sim/${'m'.repeat(300)}`),
+);
+const plausibleString = fc.oneof(
+  { weight: 3, arbitrary: fc.lorem({ maxCount: 6 }) },
+  { weight: 2, arbitrary: oddString },
+  { weight: 1, arbitrary: longString },
+);
+
+const leafText = fc.oneof(
+  fc.jsonValue({ maxDepth: 0 }).map((v) => JSON.stringify(v)),
+  hugeNumber,
+  oddString.map(str),
+  longString.map(str),
+  modelIdish.map(str),
+  fc.uuid().map(str),
+  fc.constantFrom(...MODES).map(str),
+  fc.constantFrom('true', 'false', 'null', '{}', '[]'),
+);
+const anyKey = fc.oneof(
+  fc.constantFrom(...TOP_KEYS, ...CONFIG_KEYS, ...BATCH_KEYS, ...NASTY_KEYS),
+  oddString,
+);
+
+const { value: jsonText } = fc.letrec<{ value: string; array: string; object: string }>((tie) => ({
+  value: fc.oneof({ depthSize: 'small' }, leafText, tie('array'), tie('object')),
+  array: fc.array(tie('value'), { maxLength: 5 }).map(arr),
+  object: fc.array(fc.tuple(anyKey, tie('value')), { maxLength: 6 }).map(obj),
+}));
+
+/** Either a plausible value for a field or anything at all. */
+const either = (plausible: fc.Arbitrary<string>) =>
+  fc.oneof({ weight: 3, arbitrary: plausible }, { weight: 1, arbitrary: jsonText });
+const modelList = (min: number, max: number) =>
+  fc.oneof(
+    fc
+      .shuffledSubarray(SIM_MODELS.slice(0, 5), { minLength: min, maxLength: max })
+      .map((m) => arr(m.map(str))),
+    fc.array(modelIdish, { maxLength: 8 }).map((m) => arr(m.map(str))),
+  );
+const modeConfigText = fc
+  .array(
+    fc.oneof(
+      fc.tuple(
+        fc.constantFrom('councilModels', 'jurorModels', 'models', 'panelistModels'),
+        either(modelList(2, 5)),
+      ),
+      fc.tuple(
+        fc.constantFrom('chairmanModel', 'foremanModel', 'facilitatorModel'),
+        either(modelIdish.map(str)),
+      ),
+      fc.tuple(fc.constantFrom('content', 'originalQuestion'), either(plausibleString.map(str))),
+      fc.tuple(
+        fc.constantFrom(
+          'timeoutMs',
+          'maxRounds',
+          'numericConvergenceThreshold',
+          'qualitativeConvergenceThreshold',
+        ),
+        either(
+          fc.oneof(
+            fc.integer().map(String),
+            fc.double().map((d) => JSON.stringify(d)),
+            hugeNumber,
+          ),
+        ),
+      ),
+      fc.tuple(
+        fc.constantFrom('questionType'),
+        either(fc.constantFrom('numeric', 'qualitative', 'other').map(str)),
+      ),
+      fc.tuple(
+        fc.constantFrom('options'),
+        either(fc.array(plausibleString, { maxLength: 11 }).map((o) => arr(o.map(str)))),
+      ),
+      fc.tuple(fc.oneof(fc.constantFrom(...NASTY_KEYS), oddString), jsonText),
+    ),
+    { maxLength: 5 },
+  )
+  .map(obj);
+
+/** A deliberation request that is often valid and otherwise wrong in one or two places. */
+const envelopeEntries = fc
+  .record(
+    {
+      question: either(plausibleString.map(str)),
+      mode: either(fc.constantFrom(...MODES).map(str)),
+      conversationId: either(fc.oneof(fc.uuid(), oddString).map(str)),
+      modeConfig: either(modeConfigText),
+      councilModels: either(modelList(2, 4)),
+      chairmanModel: either(modelIdish.map(str)),
+      extra: fc.array(fc.tuple(fc.oneof(fc.constantFrom(...NASTY_KEYS), oddString), jsonText), {
+        maxLength: 2,
+      }),
+    },
+    { requiredKeys: ['question'] },
+  )
+  .map(({ extra, ...fields }) => [
+    ...Object.entries(fields).filter((e): e is [string, string] => e[1] !== undefined),
+    ...(extra ?? []),
+  ]);
+const envelopeText = envelopeEntries.map(obj);
+
+/** A valid request of one of the modes (simulated models), as entries, before mutation. */
+interface Draft {
+  top: [string, string][];
+  config: [string, string][] | null;
+}
+const question = fc.oneof(
+  { weight: 4, arbitrary: fc.lorem({ maxCount: 8 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }) },
+  { weight: 1, arbitrary: oddString },
+);
+const simModels = (min: number, max: number) =>
+  fc.shuffledSubarray(SIM_MODELS.slice(0, 5), { minLength: min, maxLength: max }).map((m) => arr(m.map(str)));
+const validDraft: fc.Arbitrary<Draft> = fc.oneof(
+  fc.tuple(question, simModels(2, 5)).map(([q, models]): Draft => ({
+    top: [
+      ['question', str(q)],
+      ['councilModels', models],
+    ],
+    config: null,
+  })),
+  fc.tuple(question, simModels(3, 5)).map(([q, models]): Draft => ({
+    top: [
+      ['question', str(q)],
+      ['mode', str('vote')],
+    ],
+    config: [['models', models]],
+  })),
+  fc.tuple(question, plausibleString, simModels(3, 5)).map(([q, content, jurors]): Draft => ({
+    top: [
+      ['question', str(q)],
+      ['mode', str('jury')],
+    ],
+    config: [
+      ['content', str(content)],
+      ['jurorModels', jurors],
+      ['foremanModel', str('sim/chair')],
+    ],
+  })),
+  fc.tuple(question, simModels(3, 5)).map(([q, models]): Draft => ({
+    top: [
+      ['question', str(q)],
+      ['mode', str('debate')],
+    ],
+    config: [['models', models]],
+  })),
+  fc.tuple(question, simModels(3, 5), fc.integer({ min: 2, max: 5 })).map(([q, models, rounds]): Draft => ({
+    top: [
+      ['question', str(q)],
+      ['mode', str('delphi')],
+    ],
+    config: [
+      ['panelistModels', models],
+      ['maxRounds', String(rounds)],
+    ],
+  })),
+);
+const mutation = fc.record({
+  where: fc.constantFrom('top', 'config'),
+  op: fc.constantFrom('replace', 'add', 'delete'),
+  index: fc.nat(),
+  key: anyKey,
+  value: jsonText,
+});
+/** A valid request with 0-2 fields replaced by anything, added (`__proto__`, ...) or removed. */
+const nearValidText = fc.tuple(validDraft, fc.array(mutation, { maxLength: 2 })).map(([draft, mutations]) => {
+  const top = [...draft.top];
+  const config = draft.config ? [...draft.config] : null;
+  for (const m of mutations) {
+    const target = m.where === 'config' && config ? config : top;
+    if (m.op === 'add') target.push([m.key, m.value]);
+    else if (target.length > 0) {
+      const i = m.index % target.length;
+      if (m.op === 'delete') target.splice(i, 1);
+      else target[i] = [target[i][0], m.value];
+    }
+  }
+  return obj(config ? [...top, ['modeConfig', obj(config)]] : top);
+});
+
+const batchText = fc
+  .record(
+    {
+      name: either(fc.oneof(plausibleString, oddString).map(str)),
+      defaults: either(
+        envelopeEntries.map((entries) =>
+          obj(entries.filter(([k]) => k !== 'question' && k !== 'conversationId')),
+        ),
+      ),
+      items: either(fc.array(fc.oneof(nearValidText, envelopeText), { maxLength: 4 }).map(arr)),
+      concurrency: either(fc.oneof(fc.integer({ min: -5, max: 200 }).map(String), hugeNumber)),
+      generateTitles: either(fc.boolean().map(String)),
+      extra: fc.array(fc.tuple(fc.oneof(fc.constantFrom(...NASTY_KEYS), oddString), jsonText), {
+        maxLength: 2,
+      }),
+    },
+    { requiredKeys: [] },
+  )
+  .map(({ extra, ...fields }) =>
+    obj([
+      ...Object.entries(fields).filter((e): e is [string, string] => e[1] !== undefined),
+      ...(extra ?? []),
+    ]),
+  );
+
+const csvCell = fc.oneof(
+  plausibleString,
+  fc.constantFrom('"', '""', '"a,b"', ',', '\r\n', '\n', 'a"b', '\u0000', ''),
+);
+const csvText = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 200 }),
+  fc
+    .tuple(
+      fc.array(fc.oneof(fc.constantFrom('question', 'content', 'originalQuestion'), oddString), {
+        minLength: 1,
+        maxLength: 4,
+      }),
+      fc.array(fc.array(csvCell, { maxLength: 5 }), { maxLength: 5 }),
+      fc.constantFrom('\n', '\r\n', '\r'),
+    )
+    .map(([header, rows, eol]) => [header.join(','), ...rows.map((r) => r.join(','))].join(eol)),
+);
+const jsonlText = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 200 }),
+  fc.array(fc.oneof(envelopeText, jsonText, oddString), { maxLength: 5 }).map((lines) => lines.join('\n')),
+);
+const uploadQuery = fc
+  .array(
+    fc.tuple(
+      fc.oneof(
+        fc.constantFrom('name', 'concurrency', 'generateTitles', 'defaults', 'mode', 'defaults[mode]'),
+        oddString,
+      ),
+      fc.oneof(oddString, jsonText, fc.constantFrom('2', 'true', 'council', 'jury', '{"mode":"vote"}')),
+    ),
+    { maxLength: 4 },
+  )
+  .map(queryString);
+
+function queryString(pairs: [string, string][]): string {
+  const safe = (s: string) => {
+    try {
+      return encodeURIComponent(s);
+    } catch {
+      return encodeURIComponent(s.replace(/[\ud800-\udfff]/g, '?'));
+    }
+  };
+  return pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${safe(k)}=${safe(v)}`).join('&')}`;
+}
+
+// ---------- the stack and its invariants ----------
+
+interface Answer {
+  status: number;
+  text: string;
+  contentType: string;
+}
+
+describe('any JSON in: never a 5xx, nothing stored for a rejected request, the gateway keeps answering', () => {
+  const stack = new TestStack({
+    RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
+    RATE_LIMIT_DELIBERATIONS_PER_MINUTE: '0',
+    MAX_ACTIVE_BATCHES_PER_USER: '100000',
+    BATCH_BODY_LIMIT: '2mb',
+  });
+  /** Rows that exist from the start, for GET routes and subscriptions to find. */
+  const known = { messageId: '', conversationId: '', batchId: '', finishedMessageId: '' };
+  let socket: Socket;
+
+  beforeAll(async () => {
+    await stack.start({ worker: false });
+    const accepted = await stack.deliberate({
+      question: 'A known deliberation',
+      councilModels: ['sim/a', 'sim/b'],
+    });
+    known.messageId = accepted.messageId;
+    known.conversationId = accepted.conversationId;
+    const finished = await stack.deliberate({
+      question: 'A finished one',
+      councilModels: ['sim/a', 'sim/b'],
+    });
+    await stack.db.query(
+      `UPDATE messages SET status = 'failed', error = 'stopped for the test' WHERE id = $1`,
+      [finished.messageId],
+    );
+    known.finishedMessageId = finished.messageId;
+    const batch = await stack.api<{ batchId: string }>('POST', '/api/batches', {
+      body: { items: [{ question: 'A known batch item', councilModels: ['sim/a', 'sim/b'] }] },
+    });
+    expect(batch.status).toBe(202);
+    known.batchId = batch.body.batchId;
+    socket = await stack.connect();
+  }, 60_000);
+  afterAll(() => stack.stop());
+
+  const counts = async () =>
+    (
+      await stack.db.query(
+        `SELECT (SELECT COUNT(*)::int FROM messages) AS messages,
+           (SELECT COUNT(*)::int FROM conversations) AS conversations,
+           (SELECT COUNT(*)::int FROM batches) AS batches,
+           (SELECT COUNT(*)::int FROM idempotency_keys) AS keys`,
+      )
+    )[0] as Record<string, number>;
+
+  async function send(
+    method: string,
+    url: string,
+    options: { body?: string | Uint8Array; headers?: Record<string, string> } = {},
+  ): Promise<Answer> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), 15_000);
+    try {
+      const response = await fetch(`${stack.baseUrl}${url}`, {
+        method,
+        headers: options.headers,
+        body: options.body as RequestInit['body'],
+        signal: abort.signal,
+      });
+      const contentType = response.headers.get('content-type') ?? '';
+      // A live event stream never ends by itself: its status and headers are the answer.
+      const text = contentType.includes('text/event-stream') ? '' : await response.text();
+      return { status: response.status, text, contentType };
+    } finally {
+      clearTimeout(timer);
+      abort.abort();
+    }
+  }
+
+  /** Through node:http, which (unlike fetch) sends any Latin-1 header value, an empty one too. */
+  function sendNode(url: string, body: string, headers: Record<string, string>): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(
+        `${stack.baseUrl}${url}`,
+        {
+          method: 'POST',
+          agent: false,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            ...headers,
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('error', reject);
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              text: Buffer.concat(chunks).toString('utf8'),
+              contentType: String(res.headers['content-type'] ?? ''),
+            }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.setTimeout(15_000, () => req.destroy(new Error('no answer in 15 s')));
+      req.end(body);
+    });
+  }
+
+  /** The invariants of every HTTP answer; `before` are the row counts before the request. */
+  async function expectSafe(answer: Answer, before: Record<string, number>, method = 'POST'): Promise<void> {
+    if (answer.status >= 500) throw new Error(`HTTP ${answer.status}: ${answer.text.slice(0, 500)}`);
+    if (answer.status < 400) return;
+    expect(await counts()).toEqual(before);
+    // 431: Node's HTTP parser refused an oversized request line before the app saw it.
+    if (method === 'HEAD' || answer.status === 431) return;
+    let body: unknown;
+    try {
+      body = JSON.parse(answer.text);
+    } catch {
+      throw new Error(
+        `HTTP ${answer.status} answered with a body that is not JSON: ${answer.text.slice(0, 200)}`,
+      );
+    }
+    expect(body).toMatchObject({
+      statusCode: answer.status,
+      error: expect.any(String),
+      message: expect.any(String),
+    });
+  }
+
+  async function expectAlive(): Promise<void> {
+    // Late rejections and errors from the runs above land inside this test.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await send('GET', '/health/live')).status).toBe(200);
+    expect(socket.connected).toBe(true);
+  }
+
+  const post = async (url: string, body: string | Uint8Array, headers: Record<string, string> = {}) => {
+    const before = await counts();
+    const answer = await send('POST', url, {
+      body,
+      headers: { 'content-type': 'application/json', ...headers },
+    });
+    await expectSafe(answer, before);
+    return answer;
+  };
+
+  describe('POST /api/deliberations', () => {
+    it('random JSON values (fc.json, fc.anything)', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(
+            fc.json(),
+            fc.anything().map((v) => JSON.stringify(v) ?? ''),
+            jsonText,
+          ),
+          async (body) => {
+            await post('/api/deliberations', body);
+          },
+        ),
+        RUNS,
+      );
+      await expectAlive();
+    });
+
+    it('near-valid envelopes: random field types, huge numbers, nested arrays, unicode, __proto__ keys, long strings', async () => {
+      let accepted = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.oneof(nearValidText, envelopeText), async (body) => {
+          const answer = await post('/api/deliberations', body);
+          if (answer.status < 400) {
+            accepted += 1;
+            expect(answer.status).toBe(202);
+            expect(JSON.parse(answer.text)).toEqual({
+              conversationId: expect.any(String),
+              messageId: expect.any(String),
+            });
+          }
+        }),
+        { numRuns: 150 },
+      );
+      await expectAlive();
+      // The generator is near-valid on purpose: some of it gets through.
+      expect(accepted).toBeGreaterThan(0);
+    });
+
+    it('raw invalid JSON, wrong content types, odd encodings, invalid UTF-8 and deep nesting', async () => {
+      const bytes = (...b: number[]) => new Uint8Array(b);
+      const utf8 = (s: string) => new TextEncoder().encode(s);
+      const concat = (...parts: Uint8Array[]) => new Uint8Array(parts.flatMap((p) => [...p]));
+      const cases: [string, string | Uint8Array, Record<string, string>][] = [
+        ['truncated', '{"question": "hi",', {}],
+        ['trailing garbage', '{"question": "hi"} x', {}],
+        ['single quotes', "{'question': 'hi'}", {}],
+        ['NaN literal', '{"question": NaN}', {}],
+        ['comments', '{"question": "hi" /* c */}', {}],
+        ['a bare string', '"question"', {}],
+        ['null', 'null', {}],
+        ['empty', '', {}],
+        ['whitespace', ' \n\t ', {}],
+        ['BOM then JSON', '\ufeff{"question":"hi","councilModels":["sim/a","sim/b"]}', {}],
+        ['duplicate keys', '{"question":"a","question":{"x":1}}', {}],
+        [
+          '__proto__ pollution',
+          '{"question":"q","__proto__":{"isAdmin":true},"constructor":{"prototype":{"x":1}}}',
+          {},
+        ],
+        ['text/plain', '{"question":"hi"}', { 'content-type': 'text/plain' }],
+        ['form', 'question=hi&mode=council', { 'content-type': 'application/x-www-form-urlencoded' }],
+        [
+          'multipart',
+          '--b\r\nContent-Disposition: form-data; name="question"\r\n\r\nhi\r\n--b--',
+          { 'content-type': 'multipart/form-data; boundary=b' },
+        ],
+        ['csv to deliberations', 'question\nhi', { 'content-type': 'text/csv' }],
+        ['latin1 charset', '{"question":"hi"}', { 'content-type': 'application/json; charset=latin1' }],
+        ['utf-16 charset', '{"question":"hi"}', { 'content-type': 'application/json; charset=utf-16' }],
+        ['unknown charset', '{"question":"hi"}', { 'content-type': 'application/json; charset=klingon' }],
+        ['unknown encoding', '{"question":"hi"}', { 'content-encoding': 'snappy' }],
+        ['json+suffix type', '{"question":"hi"}', { 'content-type': 'application/vnd.api+json' }],
+        [
+          'invalid UTF-8 in a string',
+          concat(utf8('{"question":"'), bytes(0xff, 0xfe, 0xc3, 0x28), utf8('"}')),
+          {},
+        ],
+        [
+          'overlong UTF-8',
+          concat(utf8('{"question":"'), bytes(0xc0, 0xaf, 0xe0, 0x80, 0xaf), utf8('"}')),
+          {},
+        ],
+        ['UTF-8 encoded surrogate', concat(utf8('{"question":"'), bytes(0xed, 0xa0, 0x80), utf8('"}')), {}],
+        ['invalid UTF-8 in a key', concat(utf8('{"'), bytes(0xff), utf8('":1,"question":"q"}')), {}],
+        ['NUL bytes outside strings', concat(utf8('{"question":"q"'), bytes(0), utf8('}')), {}],
+        ['deeply nested arrays', '['.repeat(100_000) + ']'.repeat(100_000), {}],
+        [
+          'deeply nested modeConfig',
+          `{"question":"q","modeConfig":${'{"a":'.repeat(40_000)}1${'}'.repeat(40_000)}}`,
+          {},
+        ],
+        ['deeply nested question', `{"question":${'['.repeat(100_000)}${']'.repeat(100_000)}}`, {}],
+        ['many keys', obj(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, '1'])), {}],
+        ['oversized', JSON.stringify({ question: 'q', pad: 'y'.repeat(300_000) }), {}],
+        [
+          'deeply nested, with an Idempotency-Key',
+          `{"question":${'['.repeat(50_000)}${']'.repeat(50_000)}}`,
+          { 'idempotency-key': 'deep-1' },
+        ],
+        [
+          'text/plain with an Idempotency-Key',
+          '{"question":"hi"}',
+          { 'content-type': 'text/plain', 'idempotency-key': 'plain-1' },
+        ],
+        [
+          'no body with an Idempotency-Key',
+          '',
+          { 'content-type': 'text/plain', 'idempotency-key': 'empty-1' },
+        ],
+      ];
+      const failures: string[] = [];
+      for (const [name, body, headers] of cases) {
+        await post('/api/deliberations', body, headers).catch((error: Error) =>
+          failures.push(`${name}: ${error.message}`),
+        );
+      }
+      expect(failures).toEqual([]);
+      await expectAlive();
+    });
+
+    // zlib fails on such a body; body-parser's error has a 4xx status but no `type`.
+    it('a body that claims a compression it does not have is a 4xx, not a 500', async () => {
+      const failures: string[] = [];
+      for (const encoding of ['gzip', 'deflate', 'br']) {
+        await post('/api/deliberations', '{"question":"hi"}', { 'content-encoding': encoding }).catch(
+          (error: Error) => failures.push(`${encoding}: ${error.message}`),
+        );
+      }
+      await expectAlive();
+      expect(failures).toEqual([]);
+    });
+
+    it('random Idempotency-Key headers: valid keys replay, invalid ones are a 400, a reused key with another body is a 422, nothing stored twice', async () => {
+      const headerChar = fc.oneof(
+        { weight: 6, arbitrary: fc.integer({ min: 0x21, max: 0x7e }) },
+        // 0x7f and control characters cannot be sent by any HTTP client here; Latin-1 can.
+        { weight: 1, arbitrary: fc.constantFrom(0x20, 0x09, 0x80, 0xa0, 0xe9, 0xff) },
+      );
+      const key = fc.oneof(
+        fc.array(headerChar, { maxLength: 40 }).map((codes) => String.fromCharCode(...codes)),
+        fc.integer({ min: 250, max: 300 }).map((n) => 'k'.repeat(n)),
+        fc.uuid(),
+      );
+      let n = 0;
+      const used = new Set<string>();
+      const post = async (url: string, body: string, headers: Record<string, string>) => {
+        const before = await counts();
+        const answer = await sendNode(url, body, headers);
+        await expectSafe(answer, before);
+        return answer;
+      };
+      await fc.assert(
+        fc.asyncProperty(key, async (rawKey) => {
+          n += 1;
+          const body = JSON.stringify({
+            question: `Idempotent ${n} ${Date.now()}`,
+            councilModels: ['sim/a', 'sim/b'],
+          });
+          const headers = { 'idempotency-key': rawKey };
+          const sent = rawKey.replace(/^[ \t]+|[ \t]+$/g, ''); // what fetch puts on the wire
+          const first = await post('/api/deliberations', body, headers);
+          if (used.has(sent)) {
+            // fast-check drew a key again: it was first used with another body.
+            expect(first.status).toBe(422);
+            return;
+          }
+          if (/^[\x21-\x7e]{1,255}$/.test(sent)) {
+            expect(first.status).toBe(202);
+            used.add(sent);
+          } else {
+            expect(first.status).toBe(400);
+            expect(JSON.parse(first.text).fields).toHaveProperty(['Idempotency-Key']);
+            return;
+          }
+          const afterFirst = await counts();
+          const again = await post('/api/deliberations', body, headers);
+          expect([again.status, JSON.parse(again.text)]).toEqual([first.status, JSON.parse(first.text)]);
+          expect(await counts()).toEqual(afterFirst);
+          const other = await post('/api/deliberations', body.replace('Idempotent', 'Different'), headers);
+          expect(other.status).toBe(422);
+        }),
+        { numRuns: 40 },
+      );
+      await expectAlive();
+    });
+  });
+
+  describe('POST /api/batches', () => {
+    it('random and near-valid JSON envelopes', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.oneof(batchText, jsonText, fc.json()), async (body) => {
+          const answer = await post('/api/batches', body);
+          if (answer.status < 400) expect(answer.status).toBe(202);
+        }),
+        { numRuns: 120 },
+      );
+      // A name with a NUL, too many items, and items that are not objects.
+      for (const body of [
+        { name: 'a\u0000b', items: [{ question: 'q', councilModels: ['sim/a', 'sim/b'] }] },
+        { items: Array.from({ length: 10_001 }, () => ({})) },
+        { items: [1, 'two', null, [], { question: 'q' }] },
+        { items: [{ question: 'q' }], defaults: { question: 'd', conversationId: 'x' } },
+        { items: [{ question: 'q', councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c\ud800' }] },
+      ]) {
+        await post('/api/batches', JSON.stringify(body));
+      }
+      const deep = `{"question":"q","modeConfig":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}}`;
+      await post('/api/batches', `{"items":[${deep}]}`);
+      await post('/api/batches', `{"items":[{"question":"q"}],"defaults":{"modeConfig":${deep}}}`);
+      await post('/api/batches', `{"items":[${deep}]}`, { 'idempotency-key': 'deep-batch' });
+      await expectAlive();
+    });
+
+    it('raw CSV and JSONL uploads with random text and query parameters', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(
+            fc.tuple(fc.constant('text/csv'), csvText),
+            fc.tuple(
+              fc.constantFrom('application/x-ndjson', 'application/jsonl', 'application/jsonlines'),
+              jsonlText,
+            ),
+            fc.tuple(
+              fc.constantFrom('text/csv; charset=utf-8', 'application/x-ndjson; charset=latin1'),
+              csvText,
+            ),
+          ),
+          uploadQuery,
+          async ([type, body], query) => {
+            const answer = await post(`/api/batches${query}`, body, { 'content-type': type });
+            if (answer.status < 400) expect(answer.status).toBe(202);
+          },
+        ),
+        { numRuns: 120 },
+      );
+      const invalidUtf8 = new Uint8Array([
+        0x71, 0x75, 0x65, 0x73, 0x74, 0x69, 0x6f, 0x6e, 0x0a, 0xff, 0xfe, 0x0a,
+      ]);
+      await post('/api/batches', invalidUtf8, { 'content-type': 'text/csv' });
+      await post('/api/batches', invalidUtf8, { 'content-type': 'application/x-ndjson' });
+      await post('/api/batches?name=%00', 'question\nhi', { 'content-type': 'text/csv' });
+      await expectAlive();
+    });
+  });
+
+  describe('GET routes', () => {
+    it('random path parameters and query strings', async () => {
+      const id = fc.oneof(
+        fc.constantFrom(known.messageId, known.conversationId, known.batchId, known.finishedMessageId),
+        fc.uuid(),
+        oddString.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, '?'))),
+        fc.constantFrom(
+          '%',
+          '%E0%A4%A',
+          '%zz',
+          '..',
+          '%2e%2e',
+          '%00',
+          'x'.repeat(5000),
+          '%F0%9F%98',
+          '%ED%A0%80',
+        ),
+      );
+      const route = fc.oneof(
+        fc.constantFrom(
+          '/api/deliberations',
+          '/api/conversations',
+          '/api/batches',
+          '/api/modes',
+          '/health/live',
+        ),
+        id.map((x) => `/api/deliberations/${x}`),
+        id.map((x) => `/api/deliberations/${x}/events`),
+        id.map((x) => `/api/conversations/${x}`),
+        id.map((x) => `/api/batches/${x}`),
+        id.map((x) => `/api/batches/${x}/results`),
+      );
+      const query = fc.oneof(
+        fc
+          .array(
+            fc.tuple(
+              fc.oneof(
+                fc.constantFrom(
+                  'format',
+                  'lastEventId',
+                  'afterSeq',
+                  'limit',
+                  'a[b]',
+                  'a[]',
+                  '__proto__[x]',
+                  'constructor[prototype][x]',
+                ),
+                oddString,
+              ),
+              fc.oneof(oddString, hugeNumber, fc.constantFrom('csv', 'jsonl', 'xml', '-1', '1e400')),
+            ),
+            { maxLength: 4 },
+          )
+          .map(queryString),
+        fc.constantFrom(
+          '?%',
+          '?a=%zz',
+          '?format=csv&format=jsonl',
+          '?format[]=csv',
+          '?format[x]=csv',
+          '?lastEventId=99999999999999999999999',
+        ),
+      );
+      const lastEventId = fc.option(
+        fc.oneof(hugeNumber, fc.integer().map(String), fc.constantFrom('abc', '-5', '1.5')),
+        {
+          nil: undefined,
+        },
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom('GET', 'GET', 'GET', 'HEAD', 'OPTIONS'),
+          route,
+          query,
+          lastEventId,
+          async (method, path, q, last) => {
+            // HEAD on a live event stream would leave it open: GET it and hang up instead.
+            const verb = method === 'HEAD' && path.endsWith('/events') ? 'GET' : method;
+            const before = await counts();
+            const answer = await send(verb, `${path}${q}`, {
+              headers: last === undefined ? {} : { 'last-event-id': last },
+            });
+            await expectSafe(answer, before, verb);
+          },
+        ),
+        { numRuns: 150 },
+      );
+      await expectAlive();
+    });
+  });
+
+  describe('subscriptions past the last possible seq', () => {
+    it('a Last-Event-ID beyond the integer range means "after everything": the stream stays open', async () => {
+      const abort = new AbortController();
+      try {
+        const response = await fetch(`${stack.baseUrl}/api/deliberations/${known.messageId}/events`, {
+          headers: { 'last-event-id': '99999999999999999999' },
+          signal: abort.signal,
+        });
+        expect(response.status).toBe(200);
+        const reader = response.body!.getReader();
+        await reader.read(); // ": connected"
+        const next = await Promise.race([
+          reader.read().then((chunk) => (chunk.done ? 'closed' : 'data')),
+          new Promise((resolve) => setTimeout(() => resolve('open'), 500)),
+        ]);
+        expect(next).toBe('open');
+      } finally {
+        abort.abort();
+      }
+      expect(
+        await socket
+          .timeout(5000)
+          .emitWithAck('subscribe', { messageId: known.messageId, afterSeq: 2 ** 40 }),
+      ).toEqual({ ok: true });
+      await expectAlive();
+    });
+  });
+
+  describe('Socket.IO messages', () => {
+    const ackTimeout = 5000;
+    const knownIds = () => [known.messageId, known.finishedMessageId, known.batchId, known.conversationId];
+    const payload = fc.oneof(
+      fc.anything({
+        withBoxedValues: true,
+        withNullPrototype: true,
+        withSparseArray: true,
+        withTypedArray: true,
+      }),
+      fc.jsonValue(),
+      jsonText.map((t) => JSON.parse(t) as unknown),
+      envelopeText.map((t) => JSON.parse(t) as unknown),
+      nearValidText.map((t) => JSON.parse(t) as unknown),
+      fc.record(
+        {
+          messageId: fc.oneof(fc.constantFrom(...knownIds()), fc.uuid(), oddString, fc.jsonValue()),
+          afterSeq: fc.oneof(
+            fc.integer(),
+            fc.constantFrom(-1, 0.5, 1e20, 2 ** 31, Number.MAX_SAFE_INTEGER, 1e308, -0),
+            fc.jsonValue(),
+          ),
+          batchId: fc.oneof(fc.constantFrom(...knownIds()), fc.uuid(), oddString, fc.jsonValue()),
+        },
+        { requiredKeys: [] },
+      ),
+      fc.constantFrom(null, 0, -1, '', 'subscribe', true, [], [[]], Number.NaN),
+    );
+    type Mode = 'ack' | 'no-ack' | 'extra-args' | 'ack-only';
+
+    /** Row counts once they have stopped moving (unchanged over two reads 100 ms apart). */
+    async function settledCounts(): Promise<Record<string, number>> {
+      let last = await counts();
+      for (let i = 0; i < 30; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const now = await counts();
+        if (JSON.stringify(now) === JSON.stringify(last)) return now;
+        last = now;
+      }
+      throw new Error('row counts kept changing for 3 s');
+    }
+
+    /** What an ack may be: ok, an error the user can read, or an accepted deliberation. */
+    function expectWellFormedAck(ack: unknown): void {
+      expect(ack).toEqual(expect.any(Object));
+      const a = ack as Record<string, unknown>;
+      if ('error' in a) {
+        expect(a.error).toMatchObject({ message: expect.any(String) });
+        expect((a.error as { message: string }).message).not.toMatch(/went wrong on our side/);
+      } else if ('messageId' in a) {
+        expect(a).toEqual({ conversationId: expect.any(String), messageId: expect.any(String) });
+      } else {
+        expect(a).toEqual({ ok: true });
+      }
+    }
+
+    it('deliberate, subscribe and unsubscribe with random payloads, with and without an ack', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom('deliberate', 'subscribe', 'unsubscribe'),
+          payload,
+          fc.constantFrom<Mode>('ack', 'ack', 'no-ack', 'extra-args', 'ack-only'),
+          async (event, body, mode) => {
+            const before = await counts();
+            if (mode === 'no-ack') {
+              socket.emit(event, body);
+              // Handlers run concurrently: let one that stores a deliberation finish before the next run.
+              await settledCounts();
+            } else {
+              const ack =
+                mode === 'ack'
+                  ? await socket.timeout(ackTimeout).emitWithAck(event, body)
+                  : mode === 'extra-args'
+                    ? await socket.timeout(ackTimeout).emitWithAck(event, body, { extra: true }, 42)
+                    : await socket.timeout(ackTimeout).emitWithAck(event);
+              expectWellFormedAck(ack);
+              const stored = typeof ack === 'object' && ack !== null && 'messageId' in ack;
+              if (!stored) expect(await counts()).toEqual(before);
+            }
+            // The socket still answers.
+            expect(
+              await socket.timeout(ackTimeout).emitWithAck('unsubscribe', { messageId: 'probe' }),
+            ).toEqual({ ok: true });
+          },
+        ),
+        { numRuns: 150 },
+      );
+      // Events nobody handles, with and without an ack callback, do not upset the namespace.
+      socket.emit('no-such-event', { x: 1 });
+      socket.emit('no-such-event', { x: 1 }, () => undefined);
+      expect(await socket.timeout(ackTimeout).emitWithAck('unsubscribe', {})).toEqual({ ok: true });
+      await expectAlive();
+    });
+  });
+});
