@@ -1,7 +1,7 @@
 import type { ModeName } from '@conclave/contracts';
 import type { SimulatedResponder } from '@conclave/llm';
 import type { AnyModeDefinition } from '../engine/types';
-import { answerResponder, titleResponder } from '../shared/simulation';
+import { answerResponder, titleResponder, unaffectedByFences } from '../shared/simulation';
 import { councilMode } from './council/council.mode';
 import { councilResponders } from './council/council.sim';
 import { debateMode } from './debate/debate.mode';
@@ -29,7 +29,7 @@ export const SIMULATED_RESPONDERS: SimulatedResponder[] = [
   ...debateResponders,
   ...delphiResponders,
   ...voteResponders,
-];
+].map(unaffectedByFences);
 export const SIMULATED_FALLBACK = answerResponder;
 
 export function modeDefinition(mode: ModeName): AnyModeDefinition | undefined {

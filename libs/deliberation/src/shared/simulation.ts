@@ -5,6 +5,7 @@ import {
   type SimulatedResponder,
   type SimulationContext,
 } from '@conclave/llm';
+import { readFences, withoutFences } from './fence';
 
 const ANGLES = [
   'Start from first principles',
@@ -58,7 +59,8 @@ export const titleResponder: SimulatedResponder = {
   kind: 'title',
   matches: (prompt) => prompt.startsWith('Generate a brief title'),
   respond: (ctx) => {
-    const question = /"([\s\S]*)"/.exec(ctx.prompt)?.[1] ?? '';
+    const quoted = readFences(ctx.prompt).blocks[0]?.text ?? ctx.prompt;
+    const question = /"([\s\S]*)"/.exec(quoted)?.[1] ?? '';
     const words = question
       .replace(/[^\p{L}\p{N}\s-]/gu, ' ')
       .split(/\s+/)
@@ -75,6 +77,14 @@ export const answerResponder: SimulatedResponder = {
   respond: (ctx) => simulatedAnswer(ctx, ctx.prompt),
 };
 
+/** The responses a prompt shows under `--- Response X ---` headers, read from their fences. */
+export function labeledBlocks(prompt: string): { label: string; text: string }[] {
+  return readFences(prompt).blocks.flatMap((block) => {
+    const label = /^--- (Response [A-Z]) ---$/.exec(block.header)?.[1];
+    return label && block.kind === 'RESPONSE' ? [{ label, text: block.text.trim() }] : [];
+  });
+}
+
 /**
  * A voter. It favours the response the whole panel rates best, with personal noise. Flags:
  * `voteA`…`voteF` vote for that label, `self` for its own response, `novote` names no
@@ -86,15 +96,11 @@ export const simulatedVoter = (marker: string): SimulatedResponder => ({
   respond: (ctx) => {
     if (ctx.flags.includes('novote')) return 'These responses are all reasonable; I cannot pick one.';
     if (ctx.flags.includes('badlabel')) return 'None of these is quite right.\n\nVOTE: Response Z';
-    const blocks = ctx.prompt.split(/^--- (Response [A-Z]) ---$/m);
-    const responses: { label: string; text: string }[] = [];
-    for (let i = 1; i + 1 < blocks.length; i += 2) {
-      responses.push({ label: blocks[i], text: blocks[i + 1].split('\nConsider:')[0].trim() });
-    }
+    const responses = labeledBlocks(ctx.prompt);
     const fixed = /^vote([A-F])$/.exec(ctx.flags.find((f) => /^vote[A-F]$/.test(f)) ?? '')?.[1];
     let choice = fixed ? `Response ${fixed}` : undefined;
     if (!choice && ctx.flags.includes('self')) {
-      const question = /^Question: (.*)$/m.exec(ctx.prompt)?.[1] ?? '';
+      const question = readFences(ctx.prompt).blocks.find((b) => b.kind === 'QUESTION')?.text ?? '';
       const own = simulatedAnswer(
         { ...ctx, random: seededRandom(hashString(`${ctx.seed}|${ctx.model}|${question}`)) },
         question,
@@ -108,4 +114,19 @@ export const simulatedVoter = (marker: string): SimulatedResponder => ({
     }
     return `[simulated vote by ${ctx.model}] ${choice ?? 'Response A'} is the most complete and practical.\n\nVOTE: ${choice ?? 'Response A'}`;
   },
+});
+
+/**
+ * A responder whose draws do not depend on the containment layer: its random source is seeded as
+ * the simulated provider seeds it (seed, model, prompt), but from the prompt without the fences
+ * and their notice — the mode document's template. So fencing changed no simulated answer: a
+ * seed gives the panel, the votes and the verdicts it gave before.
+ */
+export const unaffectedByFences = (responder: SimulatedResponder): SimulatedResponder => ({
+  ...responder,
+  respond: (ctx) =>
+    responder.respond({
+      ...ctx,
+      random: seededRandom(hashString(`${ctx.seed}|${ctx.model}|${withoutFences(ctx.prompt)}`)),
+    }),
 });

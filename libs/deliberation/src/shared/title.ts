@@ -1,12 +1,20 @@
 import type { ChatMessage } from '@conclave/llm';
+import { createFence } from './fence';
 
-export function buildTitlePrompt(userQuery: string): ChatMessage[] {
+/**
+ * The title prompt of 01-council.md. The quoted question is fenced (shared/fence.ts, the
+ * containment layer): a question that says "ignore the above" is still only a question to title.
+ */
+export function buildTitlePrompt(userQuery: string, seed = ''): ChatMessage[] {
+  const quoted = `"${userQuery}"`;
+  const fence = createFence([quoted], `${seed}:title`);
   return [
     {
       role: 'user',
       content:
         'Generate a brief title (3-5 words) for a conversation that starts with this question:\n\n' +
-        `"${userQuery}"\n\n` +
+        `${fence.wrap('QUESTION', quoted)}\n\n` +
+        `${fence.notice}\n\n` +
         'Reply with ONLY the title. No quotes, no punctuation, no explanation.',
     },
   ];
@@ -24,7 +32,16 @@ export function cleanTitle(raw: string): string | null {
     .replace(/\s+/g, ' ')
     .trim();
   if (!cleaned) return null;
-  return cleaned.length > TITLE_MAX_LENGTH ? `${cleaned.slice(0, TITLE_MAX_LENGTH - 1).trimEnd()}…` : cleaned;
+  return cleaned.length > TITLE_MAX_LENGTH
+    ? `${truncate(cleaned, TITLE_MAX_LENGTH - 1).trimEnd()}…`
+    : cleaned;
+}
+
+/** The first `max` UTF-16 units, without splitting a surrogate pair (an emoji is kept whole or dropped). */
+export function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
 }
 
 /** What a conversation is called when the title call fails: the question's first words. */
@@ -32,5 +49,5 @@ export function fallbackTitle(question: string, words = 6): string {
   const parts = question.trim().split(/\s+/);
   const head = parts.slice(0, words).join(' ');
   const title = parts.length > words ? `${head}…` : head;
-  return title.length > TITLE_MAX_LENGTH ? `${title.slice(0, TITLE_MAX_LENGTH - 1)}…` : title;
+  return title.length > TITLE_MAX_LENGTH ? `${truncate(title, TITLE_MAX_LENGTH - 1)}…` : title;
 }

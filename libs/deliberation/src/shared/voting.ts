@@ -1,3 +1,5 @@
+import { createFence } from './fence';
+
 /** The vote parser and tally of 04-debate.md, shared by Debate and Vote mode (02-vote.md). */
 
 const VOTE = /VOTE[ \t]*(?:\*+[ \t]*)?:[ \t]*(?:\*+[ \t]*)?Response[ \t]+([A-Z])\b/gi;
@@ -34,16 +36,24 @@ export function tallyVotes(votedFor: readonly (string | null)[], labels: readonl
   };
 }
 
-/** 04-debate.md's "Vote-on-Revised Prompt"; Vote mode gives it another first sentence (02-vote.md). */
+/**
+ * 04-debate.md's "Vote-on-Revised Prompt"; Vote mode gives it another first sentence (02-vote.md).
+ * Containment layer (shared/fence.ts): the question and each response are fenced and declared
+ * data, so a response that ends in "VOTE: Response B" is only a response.
+ */
 export function buildVotePrompt(
   opening: string,
   userQuery: string,
   labeled: { label: string; response: string }[],
+  seed = '',
 ): string {
-  const blocks = labeled.map((l) => `--- ${l.label} ---\n${l.response}\n`).join('\n');
+  const fence = createFence([userQuery, ...labeled.map((l) => l.response)], `${seed}:vote`);
+  const blocks = labeled.map((l) => `--- ${l.label} ---\n${fence.wrap('RESPONSE', l.response)}\n`).join('\n');
   return `${opening}
 
-Question: ${userQuery}
+${fence.notice}
+
+Question: ${fence.wrap('QUESTION', userQuery)}
 
 ${blocks}
 Consider: accuracy, completeness, clarity, helpfulness, and practical value.

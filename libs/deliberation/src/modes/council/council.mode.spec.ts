@@ -1,5 +1,6 @@
 import type { CouncilConfig } from '@conclave/contracts';
 import type { CallOutcome, DeliberationContext, StageRow } from '../../engine/types';
+import { withoutFences } from '../../shared/fence';
 import { councilMode } from './council.mode';
 
 const config: CouncilConfig = {
@@ -81,9 +82,15 @@ describe('council mode as plain functions', () => {
     const plan2 = councilMode.plan('stage2', ctx(rows));
     expect(plan2).toHaveLength(3);
     const prompt = plan2[0].messages[0].content;
-    expect(prompt).toContain('--- Response A ---\nanswer a');
-    expect(prompt).toContain('--- Response B ---\nanswer c');
+    const n = /^<<<RESPONSE ([0-9a-f]{16})>>>$/m.exec(prompt)?.[1];
+    expect(prompt).toContain(`--- Response A ---\n<<<RESPONSE ${n}>>>\nanswer a\n<<<END RESPONSE ${n}>>>`);
+    expect(prompt).toContain(`--- Response B ---\n<<<RESPONSE ${n}>>>\nanswer c\n<<<END RESPONSE ${n}>>>`);
+    expect(withoutFences(prompt)).toContain(
+      'Question: Why?\n\n--- Response A ---\nanswer a\n\n--- Response B ---\nanswer c\n\nInstructions:',
+    );
     expect(prompt).not.toContain('p/a');
+    // planned again (a retried job): the same prompt, boundary included
+    expect(councilMode.plan('stage2', ctx(rows))[0].messages[0].content).toBe(prompt);
 
     const s2 = councilMode.reduce('stage2', ctx(rows), [
       ok('p/a', 'FINAL RANKING:\n1. Response B\n2. Response A'),
@@ -110,7 +117,7 @@ describe('council mode as plain functions', () => {
     const allRows = [...rows, ...s2.rows];
     const plan3 = councilMode.plan('stage3', ctx(allRows));
     expect(plan3.map((c) => c.model)).toEqual(['p/chair']);
-    expect(plan3[0].messages[0].content).toContain('--- Evaluator: p/a ---');
+    expect(plan3[0].messages[0].content).toMatch(/^--- Evaluator: p\/a ---\n<<<EVALUATION [0-9a-f]{16}>>>$/m);
 
     const s3 = councilMode.reduce('stage3', ctx(allRows), [ok('p/chair', 'the synthesis')]);
     expect(s3.transition).toEqual({ kind: 'done', content: 'the synthesis' });

@@ -1,13 +1,25 @@
 import type { Stage1Response, Stage2Response } from '@conclave/contracts';
+import { createFence } from '../../shared/fence';
 
+/**
+ * 01-council.md's ranking prompt. Containment layer (shared/fence.ts): the question and each
+ * response are fenced and declared data, so a response cannot speak to the evaluator, close its
+ * own block or pose as another label.
+ */
 export function buildRankingPrompt(
   userQuery: string,
   labeled: { label: string; response: string }[],
+  seed = '',
 ): string {
-  const blocks = labeled.map(({ label, response }) => `--- ${label} ---\n${response}\n`).join('\n');
+  const fence = createFence([userQuery, ...labeled.map((l) => l.response)], `${seed}:ranking`);
+  const blocks = labeled
+    .map(({ label, response }) => `--- ${label} ---\n${fence.wrap('RESPONSE', response)}\n`)
+    .join('\n');
   return `You are an expert evaluator. Below is a question and several responses from different sources. Your task is to evaluate each response and rank them from best to worst.
 
-Question: ${userQuery}
+${fence.notice}
+
+Question: ${fence.wrap('QUESTION', userQuery)}
 
 ${blocks}
 Instructions:
@@ -25,16 +37,38 @@ FINAL RANKING:
 Do not include any other text in the FINAL RANKING section.`;
 }
 
+/**
+ * 01-council.md's synthesis prompt. Containment layer (shared/fence.ts): the question, the answers
+ * and the evaluations are fenced and declared data.
+ */
 export function buildSynthesisPrompt(
   userQuery: string,
   stage1: Stage1Response[],
   stage2: Stage2Response[],
+  seed = '',
 ): string {
-  const responses = stage1.map((r) => `--- ${r.model} ---\n${r.response}\n`).join('\n');
-  const rankings = stage2.map((r) => `--- Evaluator: ${r.model} ---\n${r.ranking}\n`).join('\n');
+  const fence = createFence(
+    // the model ids are not fenced (they are validated ids), but the boundary avoids them too
+    [
+      userQuery,
+      ...stage1.map((r) => r.response),
+      ...stage2.map((r) => r.ranking),
+      ...stage1.map((r) => r.model),
+      ...stage2.map((r) => r.model),
+    ],
+    `${seed}:synthesis`,
+  );
+  const responses = stage1
+    .map((r) => `--- ${r.model} ---\n${fence.wrap('RESPONSE', r.response)}\n`)
+    .join('\n');
+  const rankings = stage2
+    .map((r) => `--- Evaluator: ${r.model} ---\n${fence.wrap('EVALUATION', r.ranking)}\n`)
+    .join('\n');
   return `You are a chairman synthesizing the best possible answer from multiple AI model responses and their peer evaluations.
 
-Original Question: ${userQuery}
+${fence.notice}
+
+Original Question: ${fence.wrap('QUESTION', userQuery)}
 
 STAGE 1 — Individual Responses:
 

@@ -1,16 +1,7 @@
 import type { SimulatedResponder } from '@conclave/llm';
-import { simulatedQuality } from '../../shared/simulation';
+import { readFences } from '../../shared/fence';
+import { labeledBlocks, simulatedQuality } from '../../shared/simulation';
 import { RANKING_PROMPT_MARKER, SYNTHESIS_PROMPT_MARKER } from './council.prompts';
-
-/** Responses shown in a ranking prompt, by label. */
-function labeledResponses(prompt: string): { label: string; text: string }[] {
-  const parts = prompt.split(/^--- (Response [A-Z]) ---$/m);
-  const found: { label: string; text: string }[] = [];
-  for (let i = 1; i + 1 < parts.length; i += 2) {
-    found.push({ label: parts[i], text: parts[i + 1].split('\nInstructions:')[0].trim() });
-  }
-  return found;
-}
 
 /**
  * Ranks by a quality every evaluator shares plus personal noise, so the panel mostly agrees and
@@ -21,7 +12,7 @@ export const councilRankingResponder: SimulatedResponder = {
   kind: 'rank',
   matches: (prompt) => prompt.includes(RANKING_PROMPT_MARKER),
   respond: (ctx) => {
-    const ranked = labeledResponses(ctx.prompt)
+    const ranked = labeledBlocks(ctx.prompt)
       .map((r) => ({ ...r, score: simulatedQuality(r.text, ctx.seed) + ctx.random() * 0.45 }))
       .sort((a, b) => b.score - a.score);
     const labels = ranked.map((r) => r.label);
@@ -47,9 +38,16 @@ export const councilSynthesisResponder: SimulatedResponder = {
   kind: 'synthesis',
   matches: (prompt) => prompt.includes(SYNTHESIS_PROMPT_MARKER),
   respond: (ctx) => {
-    const question = /Original Question: (.*)/.exec(ctx.prompt)?.[1] ?? 'the question';
-    const models = [...ctx.prompt.matchAll(/^--- ([^\s]+\/[^\s]+) ---$/gm)].map((m) => m[1]);
-    const evaluators = (ctx.prompt.match(/^--- Evaluator: /gm) ?? []).length;
+    const { blocks } = readFences(ctx.prompt);
+    const question =
+      blocks
+        .find((b) => b.kind === 'QUESTION')
+        ?.text.split('\n')
+        .find((l) => l.trim()) ?? 'the question';
+    const models = blocks.flatMap((b) =>
+      b.kind === 'RESPONSE' ? [/^--- ([^\s]+\/[^\s]+) ---$/.exec(b.header)?.[1] ?? '?'] : [],
+    );
+    const evaluators = blocks.filter((b) => b.kind === 'EVALUATION').length;
     return [
       `[simulated synthesis by ${ctx.model}]`,
       `On "${question}", the council (${models.join(', ')}) agrees on the essentials and differs on emphasis.`,

@@ -9,7 +9,7 @@ export interface ParsedRanking {
 const LABEL = /Response [A-Z]\b/g;
 // Whitespace runs are followed by required tokens and stay within a line: no quadratic backtracking.
 const NUMBERED_LABEL = /^[ \t]*\d+[ \t]*[.):-][ \t]*(?:\*+[ \t]*)?(Response [A-Z])\b/gm;
-const HEADER = /FINAL RANKING\s*:/i;
+const HEADER = /FINAL RANKING\s*:/gi;
 
 function unique(labels: string[], allowed: ReadonlySet<string>): string[] {
   const seen = new Set<string>();
@@ -25,10 +25,13 @@ const mentioned = (text: string): string[] => text.match(LABEL) ?? [];
  * (1) the numbered list under `FINAL RANKING:`; (2) labels in order after `FINAL RANKING:`;
  * (3) a numbered list of labels anywhere; (4) every label in order of first mention.
  * Labels the evaluator was not shown are dropped at every level, and so are repeats.
+ *
+ * `FINAL RANKING:` is the evaluator's last such header: one it quotes earlier (from a response
+ * under evaluation, or from the prompt's example) does not count.
  */
 export function parseRanking(text: string, shownLabels: readonly string[]): ParsedRanking {
   const allowed = new Set(shownLabels);
-  const header = HEADER.exec(text);
+  const header = [...text.matchAll(HEADER)].at(-1);
   const afterHeader = header ? text.slice(header.index + header[0].length) : null;
   const levels: [RankingParseLevel, () => string[]][] = [
     [1, () => (afterHeader === null ? [] : numbered(afterHeader))],

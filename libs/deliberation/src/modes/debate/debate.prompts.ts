@@ -1,3 +1,4 @@
+import { createFence } from '../../shared/fence';
 import { buildVotePrompt } from '../../shared/voting';
 
 export const REVISION_PROMPT_MARKER =
@@ -5,19 +6,33 @@ export const REVISION_PROMPT_MARKER =
 export const DEBATE_VOTE_PROMPT_MARKER =
   'After a round of deliberation, all respondents have finalized their answers. Vote for the single best response.';
 
+/**
+ * 04-debate.md's revision prompt, unique per debater. Containment layer (shared/fence.ts): the
+ * question, the debater's own answer and the others' answers are fenced and declared data, so an
+ * answer that says "DECISION: STAND" or "ignore your instructions" cannot steer another debater.
+ */
 export function buildRevisionPrompt(input: {
   userQuery: string;
   yourOriginalResponse: string;
   otherResponses: { label: string; response: string }[];
+  seed?: string;
 }): string {
-  const others = input.otherResponses.map((o) => `--- ${o.label} ---\n${o.response}\n`).join('\n');
+  const fence = createFence(
+    [input.userQuery, input.yourOriginalResponse, ...input.otherResponses.map((o) => o.response)],
+    `${input.seed ?? ''}:revision`,
+  );
+  const others = input.otherResponses
+    .map((o) => `--- ${o.label} ---\n${fence.wrap('RESPONSE', o.response)}\n`)
+    .join('\n');
   return `${REVISION_PROMPT_MARKER} You may revise your response or stand by your original if you believe it was superior.
 
+${fence.notice}
+
 ORIGINAL QUESTION:
-${input.userQuery}
+${fence.wrap('QUESTION', input.userQuery)}
 
 YOUR ORIGINAL RESPONSE:
-${input.yourOriginalResponse}
+${fence.wrap('YOUR RESPONSE', input.yourOriginalResponse)}
 
 OTHER RESPONSES:
 ${others}
@@ -41,6 +56,7 @@ REVISED RESPONSE:
 export function buildVoteOnRevisedPrompt(
   userQuery: string,
   labeled: { label: string; response: string }[],
+  seed = '',
 ): string {
-  return buildVotePrompt(DEBATE_VOTE_PROMPT_MARKER, userQuery, labeled);
+  return buildVotePrompt(DEBATE_VOTE_PROMPT_MARKER, userQuery, labeled, seed);
 }

@@ -1,13 +1,7 @@
 import type { SimulatedResponder } from '@conclave/llm';
-import { simulatedVoter } from '../../shared/simulation';
+import { readFences } from '../../shared/fence';
+import { labeledBlocks, simulatedVoter } from '../../shared/simulation';
 import { DEBATE_VOTE_PROMPT_MARKER, REVISION_PROMPT_MARKER } from './debate.prompts';
-
-const between = (text: string, start: string, end: string): string => {
-  const from = text.indexOf(start);
-  if (from < 0) return '';
-  const to = text.indexOf(end, from + start.length);
-  return text.slice(from + start.length, to < 0 ? undefined : to).trim();
-};
 
 /**
  * A debater reconsidering. Flags: `revise`, `stand`, `merge` force the decision; `markdown`
@@ -18,8 +12,11 @@ export const revisionResponder: SimulatedResponder = {
   kind: 'revision',
   matches: (prompt) => prompt.startsWith(REVISION_PROMPT_MARKER),
   respond: (ctx) => {
-    const original = between(ctx.prompt, 'YOUR ORIGINAL RESPONSE:\n', '\n\nOTHER RESPONSES:');
-    const others = [...ctx.prompt.matchAll(/^--- (Response [A-Z]) ---$/gm)].map((m) => m[1]);
+    const original =
+      readFences(ctx.prompt)
+        .blocks.find((b) => b.kind === 'YOUR RESPONSE')
+        ?.text.trim() ?? '';
+    const others = labeledBlocks(ctx.prompt).map((r) => r.label);
     const forced = ['revise', 'stand', 'merge'].find((d) => ctx.flags.includes(d));
     const roll = ctx.random();
     const decision = (forced ?? (roll < 0.5 ? 'revise' : roll < 0.8 ? 'stand' : 'merge')).toUpperCase();

@@ -33,11 +33,17 @@ export function parseNumber(text: string): number | null {
   return sign ? -value : value;
 }
 
+/**
+ * The value of the panelist's `NAME:` line. When the line appears several times the last one wins:
+ * a panelist that quotes "ESTIMATE: 1" (from the question, or someone's claim) and then gives its
+ * own `ESTIMATE:` is read by its own.
+ */
 const field = (text: string, name: string): string | null => {
-  const match = new RegExp(
+  const pattern = new RegExp(
     String.raw`^[ \t>*_#-]*${name}[ \t]*(?:\*+[ \t]*)?:[ \t]*(?:\*+[ \t]*)?(.+)$`,
-    'im',
-  ).exec(text);
+    'gim',
+  );
+  const match = [...text.matchAll(pattern)].at(-1);
   return match ? match[1].replace(/\*\*$/, '').trim() : null;
 };
 
@@ -48,12 +54,18 @@ export function parseConfidence(text: string): { confidence: Confidence; parsed:
   return value ? { confidence: value, parsed: true } : { confidence: 'MEDIUM', parsed: false };
 }
 
+const REASONING_LINE = /^[ \t>*_#-]*REASONING[ \t]*(?:\*+[ \t]*)?:[ \t]*(?:\*+[ \t]*)?/gim;
+
+/** Everything after the last `REASONING:` line start (the field ends the format); else the whole text. */
 export function parseReasoning(text: string): string {
-  const match = /^[ \t>*_#-]*REASONING[ \t]*(?:\*+[ \t]*)?:[ \t]*(?:\*+[ \t]*)?([\s\S]*)$/im.exec(text);
-  return (match ? match[1] : text).trim();
+  const match = [...text.matchAll(REASONING_LINE)].at(-1);
+  return (match ? text.slice(match.index + match[0].length) : text).trim();
 }
 
-/** The `ESTIMATE:` number; without that line, the first number anywhere (05-delphi.md §F). */
+/**
+ * The number on the last `ESTIMATE:` line; without that line (or without a number on it), the
+ * first number anywhere (05-delphi.md §F).
+ */
 export function parseEstimate(text: string): { estimate: number | null; fromLine: boolean } {
   const line = field(text, 'ESTIMATE');
   const fromLine = line === null ? null : parseNumber(line);

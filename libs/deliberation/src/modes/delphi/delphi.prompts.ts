@@ -1,4 +1,11 @@
 import type { Confidence, NumericStats, QualitativeStats } from '@conclave/contracts';
+import { createFence } from '../../shared/fence';
+
+/*
+ * Containment layer (shared/fence.ts): the question, the options, and every answer a model wrote
+ * that another prompt shows (the distribution, a panelist's own previous answer, the majority)
+ * are fenced and declared data. Figures the server computed are not.
+ */
 
 export const CLASSIFY_PROMPT_MARKER = 'Classify the following question for a Delphi estimation exercise.';
 export const NUMERIC_ROUND1_MARKER = 'You are participating in a Delphi estimation exercise.';
@@ -12,11 +19,14 @@ export function formatNumber(value: number | null): string {
   return rounded.toLocaleString('en-US', { maximumFractionDigits: 3 });
 }
 
-export function buildClassifyPrompt(userQuery: string): string {
+export function buildClassifyPrompt(userQuery: string, seed = ''): string {
+  const fence = createFence([userQuery], `${seed}:classify`);
   return `${CLASSIFY_PROMPT_MARKER}
 
+${fence.notice}
+
 QUESTION:
-${userQuery}
+${fence.wrap('QUESTION', userQuery)}
 
 Determine:
 1. Is this a NUMERIC question (expects a number, quantity, estimate, percentage, date, or measurable value)?
@@ -30,11 +40,14 @@ OPTIONS: [comma-separated options, or "N/A" if NUMERIC]
 REASONING: [one sentence explaining your classification]`;
 }
 
-export function buildNumericRound1Prompt(userQuery: string): string {
+export function buildNumericRound1Prompt(userQuery: string, seed = ''): string {
+  const fence = createFence([userQuery], `${seed}:round1`);
   return `${NUMERIC_ROUND1_MARKER} You will provide your independent estimate for a question. In later rounds, you will see aggregate statistics from all participants (but never individual responses).
 
+${fence.notice}
+
 QUESTION:
-${userQuery}
+${fence.wrap('QUESTION', userQuery)}
 
 Provide:
 1. Your numeric estimate
@@ -47,15 +60,23 @@ CONFIDENCE: [LOW|MEDIUM|HIGH]
 REASONING: [your reasoning]`;
 }
 
-export function buildQualitativeRound1Prompt(userQuery: string, options: readonly string[] | null): string {
+export function buildQualitativeRound1Prompt(
+  userQuery: string,
+  options: readonly string[] | null,
+  seed = '',
+): string {
+  const numbered = options && options.length > 0 ? options.map((o, i) => `${i + 1}. ${o}`).join('\n') : null;
+  const fence = createFence(numbered === null ? [userQuery] : [userQuery, numbered], `${seed}:round1`);
   const list =
-    options && options.length > 0
-      ? options.map((o, i) => `${i + 1}. ${o}`).join('\n')
-      : '(no options could be prepared: give your own short answer)';
+    numbered === null
+      ? '(no options could be prepared: give your own short answer)'
+      : fence.wrap('OPTIONS', numbered);
   return `${QUALITATIVE_ROUND1_MARKER} You will provide your independent assessment. In later rounds, you will see aggregate results from all participants (but never individual responses).
 
+${fence.notice}
+
 QUESTION:
-${userQuery}
+${fence.wrap('QUESTION', userQuery)}
 
 Choose from these options:
 ${list}
@@ -82,11 +103,15 @@ export function buildNumericRoundPrompt(input: {
   previousConfidence: Confidence;
   participantCount: number;
   stats: NumericStats;
+  seed?: string;
 }): string {
   const { stats } = input;
+  const fence = createFence([input.userQuery], `${input.seed ?? ''}:round${input.round}`);
   return `DELPHI ROUND ${input.round} of ${input.maxRounds}
 
-QUESTION: ${input.userQuery}
+${fence.notice}
+
+QUESTION: ${fence.wrap('QUESTION', input.userQuery)}
 
 YOUR PREVIOUS ESTIMATE: ${input.previousEstimate === null ? 'none (it could not be read as a number)' : formatNumber(input.previousEstimate)}
 YOUR PREVIOUS CONFIDENCE: ${input.previousConfidence}
@@ -113,20 +138,28 @@ export function buildQualitativeRoundPrompt(input: {
   previousAnswer: string | null;
   participantCount: number;
   stats: QualitativeStats;
+  seed?: string;
 }): string {
   const { stats } = input;
   const distribution = stats.distribution
     .map((d) => `  ${d.answer}: ${d.count} participants (${d.percentage}%)`)
     .join('\n');
+  const previous = input.previousAnswer;
+  const fence = createFence(
+    [input.userQuery, distribution, ...(previous === null ? [] : [previous])],
+    `${input.seed ?? ''}:round${input.round}`,
+  );
   return `DELPHI ROUND ${input.round} of ${input.maxRounds}
 
-QUESTION: ${input.userQuery}
+${fence.notice}
 
-YOUR PREVIOUS ANSWER: ${input.previousAnswer ?? 'none (it could not be read)'}
+QUESTION: ${fence.wrap('QUESTION', input.userQuery)}
+
+YOUR PREVIOUS ANSWER: ${previous === null ? 'none (it could not be read)' : fence.wrap('ANSWER', previous)}
 
 AGGREGATE RESULTS FROM ALL ${input.participantCount} PARTICIPANTS (Round ${input.round - 1}):
 - Distribution:
-${distribution}
+${fence.wrap('DISTRIBUTION', distribution)}
 - Agreement Level: ${stats.agreementPercentage}%
 - Confidence Distribution: ${confidenceLine(stats)}
 
@@ -146,6 +179,7 @@ export function buildDelphiSynthesisPrompt(input: {
   finalValue: number | string;
   median?: number;
   confidenceInterval?: { low: number; high: number };
+  seed?: string;
 }): string {
   const trajectory = input.rounds
     .map(({ roundNumber, stats }) => {
@@ -157,17 +191,27 @@ export function buildDelphiSynthesisPrompt(input: {
       return `Round ${roundNumber}:\n${body}\n- Confidence: ${c.low}L / ${c.medium}M / ${c.high}H`;
     })
     .join('\n');
-  const final = typeof input.finalValue === 'number' ? formatNumber(input.finalValue) : input.finalValue;
+  const finalAnswer = typeof input.finalValue === 'number' ? null : input.finalValue;
+  const fence = createFence(
+    [input.userQuery, trajectory, ...(finalAnswer === null ? [] : [finalAnswer])],
+    `${input.seed ?? ''}:synthesis`,
+  );
+  const final =
+    finalAnswer === null ? formatNumber(input.finalValue as number) : fence.wrap('ANSWER', finalAnswer);
   const extra =
     input.numeric && input.median !== undefined && input.confidenceInterval
       ? `\nFINAL MEDIAN: ${formatNumber(input.median)}\n95% CONFIDENCE INTERVAL OF THE MEAN: ${formatNumber(input.confidenceInterval.low)} — ${formatNumber(input.confidenceInterval.high)}`
       : '';
+  // The report template's "### Question" repeats the question; a placeholder stands there instead,
+  // so that the question appears only inside its fence.
   return `${DELPHI_SYNTHESIS_PROMPT_MARKER} that ran ${input.rounds.length} rounds with ${input.participantCount} participants.
 
-QUESTION: ${input.userQuery}
+${fence.notice}
+
+QUESTION: ${fence.wrap('QUESTION', input.userQuery)}
 
 CONVERGENCE TRAJECTORY:
-${trajectory}
+${fence.wrap('TRAJECTORY', trajectory)}
 
 CONVERGENCE STATUS: ${input.converged ? 'Converged' : 'Max rounds reached'}
 FINAL ${input.numeric ? 'CONSENSUS VALUE' : 'MAJORITY ANSWER'}: ${final}${extra}
@@ -177,7 +221,7 @@ Produce a Delphi Report:
 ## Delphi Consensus Report
 
 ### Question
-${input.userQuery}
+[The question between the QUESTION markers above, verbatim, without the markers]
 
 ### Final Consensus
 [The consensus value/answer with confidence interval if numeric]

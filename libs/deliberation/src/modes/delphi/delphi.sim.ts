@@ -5,6 +5,7 @@ import {
   type SimulatedResponder,
   type SimulationContext,
 } from '@conclave/llm';
+import { readFences } from '../../shared/fence';
 import { parseNumber } from './delphi.parse';
 import {
   CLASSIFY_PROMPT_MARKER,
@@ -21,7 +22,14 @@ const REASONS = [
 ];
 const CONFIDENCES = ['LOW', 'MEDIUM', 'HIGH'];
 
-const questionOf = (prompt: string) => /QUESTION:\s*\n?(.*)/.exec(prompt)?.[1]?.trim() ?? '';
+/** The first line of the fenced question, trimmed: what the panel's baseline is derived from. */
+const questionOf = (prompt: string) =>
+  (readFences(prompt).blocks.find((b) => b.kind === 'QUESTION')?.text ?? '')
+    .split('\n')
+    .find((l) => l.trim())
+    ?.trim() ?? '';
+const blockText = (prompt: string, kind: string): string | null =>
+  readFences(prompt).blocks.find((b) => b.kind === kind)?.text ?? null;
 
 /** The panel's shared sense of the answer's size, from the question alone. */
 function baseline(question: string, seed: string): number {
@@ -95,8 +103,9 @@ const fixedValue = (ctx: SimulationContext): number | null => {
 function respondAsPanelist(ctx: SimulationContext): string {
   const question = questionOf(ctx.prompt);
   const base = baseline(question, ctx.seed);
+  const { outside } = readFences(ctx.prompt);
   const qualitative =
-    ctx.prompt.startsWith(QUALITATIVE_ROUND1_MARKER) || ctx.prompt.includes('YOUR PREVIOUS ANSWER:');
+    ctx.prompt.startsWith(QUALITATIVE_ROUND1_MARKER) || outside.includes('YOUR PREVIOUS ANSWER:');
   const value = fixedValue(ctx);
   if (value !== null && !qualitative) {
     return [
@@ -110,15 +119,15 @@ function respondAsPanelist(ctx: SimulationContext): string {
     if (ctx.flags.includes('stubborn')) return estimateLines(ctx, base * 4).join('\n');
     return estimateLines(ctx, base * (1 + (ctx.random() - 0.5) * 0.8)).join('\n');
   }
-  if (ctx.prompt.includes('YOUR PREVIOUS ESTIMATE:')) {
-    const previous = parseNumber(/YOUR PREVIOUS ESTIMATE: (.*)/.exec(ctx.prompt)?.[1] ?? '') ?? base;
-    const mean = parseNumber(/- Mean: (.*)/.exec(ctx.prompt)?.[1] ?? '') ?? previous;
+  if (outside.includes('YOUR PREVIOUS ESTIMATE:')) {
+    const previous = parseNumber(/YOUR PREVIOUS ESTIMATE: (.*)/.exec(outside)?.[1] ?? '') ?? base;
+    const mean = parseNumber(/- Mean: (.*)/.exec(outside)?.[1] ?? '') ?? previous;
     if (ctx.flags.includes('stubborn') || ctx.flags.includes('fixed'))
       return estimateLines(ctx, previous).join('\n');
     const moved = previous + (mean - previous) * 0.8 + (ctx.random() - 0.5) * 0.02 * mean;
     return estimateLines(ctx, moved).join('\n');
   }
-  const options = [...ctx.prompt.matchAll(/^(\d+)\. (.+)$/gm)].map((m) => m[2]);
+  const options = [...(blockText(ctx.prompt, 'OPTIONS') ?? '').matchAll(/^(\d+)\. (.+)$/gm)].map((m) => m[2]);
   const answer = (index: number) =>
     ctx.flags.includes('byname') ? (options[index] ?? 'No preference') : String(index + 1);
   if (ctx.prompt.startsWith(QUALITATIVE_ROUND1_MARKER)) {
@@ -130,8 +139,10 @@ function respondAsPanelist(ctx: SimulationContext): string {
     const shown = options.length > 0 ? answer(index) : 'A cautious middle path';
     return [`ANSWER: ${shown}`, ...confidenceLine(ctx), `REASONING: ${pick(REASONS, ctx.random)}`].join('\n');
   }
-  const previous = /YOUR PREVIOUS ANSWER: (.*)/.exec(ctx.prompt)?.[1]?.trim() ?? '';
-  const mode = /- Distribution:\n\s+(.+?): \d+ participants/.exec(ctx.prompt)?.[1] ?? previous;
+  const previous =
+    blockText(ctx.prompt, 'ANSWER')?.trim() ?? /YOUR PREVIOUS ANSWER: (.*)/.exec(outside)?.[1]?.trim() ?? '';
+  const mode =
+    /^\s+(.+?): \d+ participants/.exec(blockText(ctx.prompt, 'DISTRIBUTION') ?? '')?.[1] ?? previous;
   const keep = ctx.flags.includes('stubborn') || ctx.flags.includes('fixed') || ctx.random() < 0.25;
   return [
     `ANSWER: ${keep ? previous : mode}`,
@@ -158,16 +169,18 @@ export const delphiReportResponder: SimulatedResponder = {
   kind: 'report',
   matches: (prompt) => prompt.startsWith(DELPHI_SYNTHESIS_PROMPT_MARKER),
   respond: (ctx) => {
-    const final = /FINAL (?:CONSENSUS VALUE|MAJORITY ANSWER): (.*)/.exec(ctx.prompt)?.[1] ?? 'unknown';
-    const status = /CONVERGENCE STATUS: (.*)/.exec(ctx.prompt)?.[1] ?? '';
-    const rounds = (ctx.prompt.match(/^Round \d+:$/gm) ?? []).length;
+    const { outside } = readFences(ctx.prompt);
+    const final =
+      blockText(ctx.prompt, 'ANSWER') ?? /FINAL CONSENSUS VALUE: (.*)/.exec(outside)?.[1] ?? 'unknown';
+    const status = /CONVERGENCE STATUS: (.*)/.exec(outside)?.[1] ?? '';
+    const rounds = (blockText(ctx.prompt, 'TRAJECTORY')?.match(/^Round \d+:$/gm) ?? []).length;
     return [
       '## Delphi Consensus Report',
       '',
       `[simulated report by ${ctx.model}]`,
       '',
       '### Question',
-      questionOf(ctx.prompt) || (/QUESTION: (.*)/.exec(ctx.prompt)?.[1] ?? ''),
+      questionOf(ctx.prompt),
       '',
       '### Final Consensus',
       `${final} (${status.toLowerCase()} after ${rounds} round${rounds === 1 ? '' : 's'}).`,

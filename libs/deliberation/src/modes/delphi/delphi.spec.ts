@@ -3,10 +3,12 @@ import type { CallOutcome, DeliberationContext, StageRow } from '../../engine/ty
 import { classificationOf, delphiMode, needsClassificationCall } from './delphi.mode';
 import {
   matchOption,
+  parseAnswer,
   parseClassification,
   parseConfidence,
   parseEstimate,
   parseNumber,
+  parseReasoning,
 } from './delphi.parse';
 import { confidenceInterval95, hasConverged, numericStats, qualitativeStats } from './delphi.stats';
 
@@ -97,6 +99,20 @@ describe('Delphi parsing', () => {
     expect(parseEstimate('**Estimate:** ~42 million')).toEqual({ estimate: 42e6, fromLine: true });
     expect(parseEstimate('I think roughly 7 million in total.')).toEqual({ estimate: 7e6, fromLine: false });
     expect(parseEstimate('No idea at all.')).toEqual({ estimate: null, fromLine: false });
+  });
+
+  it("reads the panelist's own last ESTIMATE, CONFIDENCE and ANSWER lines, not ones it quotes first", () => {
+    const text =
+      'The question insists:\nESTIMATE: 1\nCONFIDENCE: HIGH\nI ignore that.\n\nESTIMATE: 42 million\nCONFIDENCE: LOW\nREASONING: my own';
+    expect(parseEstimate(text)).toEqual({ estimate: 42e6, fromLine: true });
+    expect(parseConfidence(text)).toEqual({ confidence: 'LOW', parsed: true });
+    expect(parseReasoning(text)).toBe('my own');
+    expect(parseAnswer('> ANSWER: 1\nANSWER: Polyrepo', ['Monorepo', 'Polyrepo'])).toBe('Polyrepo');
+    expect(
+      parseClassification(
+        'Example:\nTYPE: NUMERIC\nOPTIONS: N/A\n\nTYPE: QUALITATIVE\nOPTIONS: A, B\nREASONING: a choice',
+      ),
+    ).toEqual({ type: 'qualitative', options: ['A', 'B'], reasoning: 'a choice' });
   });
 
   it('defaults confidence to MEDIUM when it cannot be read', () => {

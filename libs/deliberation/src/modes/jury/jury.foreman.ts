@@ -19,13 +19,17 @@ const cellsOf = (line: string): string[] =>
     .split('|')
     .map((c) => c.replace(/\*\*/g, '').trim());
 
-/** The foreman's Consensus column, by dimension, read from the table under that header only. */
+const isConsensusHeader = (line: string) =>
+  line.includes('|') && cellsOf(line).some((c) => /^consensus$/i.test(c));
+
+/**
+ * The foreman's Consensus column, by dimension, read from the table under that header only: the
+ * last such table, when the report quotes another (from the content) before its own.
+ */
 export function consensusNotes(text: string): Record<string, string> {
   const lines = ownLines(text);
   const notes: Record<string, string> = {};
-  const headerAt = lines.findIndex(
-    (line) => line.includes('|') && cellsOf(line).some((c) => /^consensus$/i.test(c)),
-  );
+  const headerAt = lines.findLastIndex(isConsensusHeader);
   if (headerAt < 0) return notes;
   const column = cellsOf(lines[headerAt]).findIndex((c) => /^consensus$/i.test(c));
   for (const line of lines.slice(headerAt + 1)) {
@@ -59,12 +63,22 @@ function items(section: Section | undefined): string[] {
 const NO_DISSENT =
   /^(none|n\/a|not applicable|no dissent(ing opinions?)?|no juror dissented|there (were|was) no dissent(ing opinions?)?|(the )?jury (was|is) unanimous)\b[^.]*\.?$/i;
 
-/** The verdict the foreman states under its Final Verdict heading, or null. */
+const VERDICT_LINE = /^ ?[#*]*\** ?(?:final )?verdict ?\** ?[:—–-] ?\** ?\[? ?(APPROVE|REVISE|REJECT)\b/i;
+
+/**
+ * The verdict the foreman states under its Final Verdict heading, or null: the heading's, unless
+ * the section has `Verdict: X` lines, of which the last wins; else the first verdict word under it.
+ */
 function statedVerdict(section: Section | undefined): Verdict | null {
   if (!section) return null;
   const heading = section.heading.replace(/final verdict/i, '');
   const word =
-    VERDICT_WORD.exec(heading)?.[1] ?? section.body.map((l) => VERDICT_WORD.exec(l)?.[1]).find(Boolean);
+    section.body
+      .map((l) => VERDICT_LINE.exec(l)?.[1])
+      .filter(Boolean)
+      .at(-1) ??
+    VERDICT_WORD.exec(heading)?.[1] ??
+    section.body.map((l) => VERDICT_WORD.exec(l)?.[1]).find(Boolean);
   return word ? (word.toUpperCase() as Verdict) : null;
 }
 

@@ -31,6 +31,8 @@ export function ownLines(text: string): string[] {
 export interface Section {
   heading: string;
   body: string[];
+  /** The heading's index in the lines; the body follows it. */
+  at: number;
 }
 
 /** Every section whose heading matches, with its lines up to the next heading. */
@@ -39,11 +41,8 @@ export function sections(lines: readonly string[], heading: RegExp): Section[] {
   lines.forEach((line, i) => {
     if (!isHeading(line) || !heading.test(line)) return;
     const body: string[] = [];
-    for (const next of lines.slice(i + 1)) {
-      if (isHeading(next)) break;
-      body.push(next);
-    }
-    found.push({ heading: line, body });
+    for (let next = i + 1; next < lines.length && !isHeading(lines[next]); next++) body.push(lines[next]);
+    found.push({ heading: line, body, at: i });
   });
   return found;
 }

@@ -35,9 +35,9 @@ const SCORE_CELL = /^\**(-?\d+(?:\.\d+)?)\** ?(?:\/ ?10)?\**(?: ?\(.*\))?$/;
 
 type Found = { found: true; score: number | null } | { found: false };
 
-/** A table row naming the dimension, scored by the first number cell after that name. */
+/** The last table row naming the dimension, scored by the first number cell after that name. */
 function fromTable(lines: readonly string[], dimension: Dimension): Found {
-  for (const line of lines) {
+  for (const line of [...lines].reverse()) {
     if (!line.includes('|')) continue;
     const cells = line
       .trim()
@@ -58,40 +58,50 @@ function fromTable(lines: readonly string[], dimension: Dimension): Found {
 
 const NUMBER = String.raw`(-?\d+(?:\.\d+)?)`;
 
-/** `Accuracy: 8`, `**Accuracy**: 8/10`, `- Accuracy — 7`, `1. **Accuracy (8/10)**`, `Accuracy 8/10`, at line start. */
+/**
+ * `Accuracy: 8`, `**Accuracy**: 8/10`, `- Accuracy — 7`, `1. **Accuracy (8/10)**`, `Accuracy 8/10`, at
+ * line start; then `### Accuracy` with `Score: 8/10` below; then the dimension anywhere in a line.
+ * At each step the last such line wins, as the juror's own final word.
+ */
 function fromInline(lines: readonly string[], dimension: Dimension): Found {
   const atStart = new RegExp(
     String.raw`^ ?(?:[-*•] |\d+[.)] |#{1,6} )?\** ?${dimension}\b ?\** ?(?:[:—–(-]|(?= ?\d)) ?\** ?${NUMBER}`,
     'i',
   );
-  for (const line of lines) {
+  for (const line of [...lines].reverse()) {
     const match = atStart.exec(line);
     if (match) return { found: true, score: toScore(match[1]) };
   }
   // ### Accuracy \n Score: 8/10
-  for (let i = 0; i < lines.length - 1; i++) {
-    if (!new RegExp(String.raw`^ ?#{1,6} ?\** ?${dimension}\b`, 'i').test(lines[i])) continue;
-    const next = lines.slice(i + 1).find((l) => l.trim().length > 0) ?? '';
-    const score = new RegExp(String.raw`^ ?\** ?score\** ?[:—–-]? ?\** ?${NUMBER}`, 'i').exec(next);
+  const heading = new RegExp(String.raw`^ ?#{1,6} ?\** ?${dimension}\b`, 'i');
+  const scoreLine = new RegExp(String.raw`^ ?\** ?score\** ?[:—–-]? ?\** ?${NUMBER}`, 'i');
+  for (let i = lines.length - 2; i >= 0; i--) {
+    if (!heading.test(lines[i])) continue;
+    let next = i + 1;
+    while (next < lines.length && lines[next].trim().length === 0) next++;
+    const score = scoreLine.exec(lines[next] ?? '');
     if (score) return { found: true, score: toScore(score[1]) };
   }
   // The spec's own fallback, anywhere in a line: "… Accuracy – 3/10."
-  const anywhere = new RegExp(String.raw`\b${dimension} ?\** ?[:—–-]+ ?\** ?${NUMBER}`, 'i');
-  for (const line of lines) {
-    const match = anywhere.exec(line);
+  const anywhere = new RegExp(String.raw`\b${dimension} ?\** ?[:—–-]+ ?\** ?${NUMBER}`, 'gi');
+  for (const line of [...lines].reverse()) {
+    const match = [...line.matchAll(anywhere)].at(-1);
     if (match) return { found: true, score: toScore(match[1]) };
   }
   return { found: false };
 }
 
 /**
- * The five scores. The juror's own Scores section is read first; a dimension found in a table
- * but out of range is null (03-jury.md §F), not looked for again in prose.
+ * The five scores. The juror's own Scores section is read first (its last one, when it wrote
+ * several); a dimension found in a table but out of range is null (03-jury.md §F), not looked for
+ * again in prose. Within a scope the last line that scores a dimension wins.
  */
 export function parseScores(text: string, content = ''): DimensionScores {
   const lines = ownLines(text);
   const echoes = contentLineSet(content);
-  const scoreSections = sections(lines, /scores?/i).filter((s) => !isEcho(s, echoes));
+  const scoreSections = sections(lines, /scores?/i)
+    .filter((s) => !isEcho(s, echoes))
+    .reverse();
   const notEchoed = lines.filter((line) => !echoes.has(normalizeLine(line)));
   const scopes = [...scoreSections.map((s) => s.body), notEchoed];
   const scores = emptyScores();
@@ -112,29 +122,49 @@ const VERDICT_WORD = /\b(APPROVE|REVISE|REJECT)\b/i;
 const VERDICT_LINE = /^ ?[#*]*\** ?VERDICT ?\** ?[:—–-] ?\** ?\[? ?(APPROVE|REVISE|REJECT)\b/i;
 
 /**
- * The juror's verdict: the one in its own Verdict section; else its last line-start `VERDICT:`;
- * else, as 03-jury.md's fallback, APPROVE, REJECT or REVISE in the last 500 characters.
- * Quoted lines and lines repeated from the content under evaluation are not the juror's.
+ * The juror's verdict: its last verdict statement, where a statement is a line-start `VERDICT: X`
+ * (or `**Verdict** — X`, `### Verdict: X`), or, for a Verdict section without such a line, the
+ * verdict in its heading or else the first verdict word under it. Failing all that, as 03-jury.md's
+ * fallback, APPROVE, REJECT or REVISE in the last 500 characters.
+ *
+ * The last statement wins, so a juror that quotes a `VERDICT:` line before giving its own is read
+ * by its own. Quoted lines (blockquotes, code blocks) are not the juror's, nor are lines repeated
+ * from the content under evaluation — except in the juror's own Verdict section, when its own
+ * verdict line happens to read exactly like one in the content.
  */
 export function parseVerdict(text: string, content = ''): Verdict | null {
   const lines = ownLines(text);
   const echoes = contentLineSet(content);
-  const own = sections(lines, /verdict/i).filter((s) => !isEcho(s, echoes));
-  const section = own.at(-1);
-  if (section) {
+  const echoed = (line: string) => echoes.has(normalizeLine(line));
+  const statements: { at: number; verdict: string }[] = [];
+  lines.forEach((line, at) => {
+    const verdict = echoed(line) ? undefined : VERDICT_LINE.exec(line)?.[1];
+    if (verdict) statements.push({ at, verdict });
+  });
+  for (const section of sections(lines, /verdict/i)) {
+    if (isEcho(section, echoes)) continue;
+    const body = section.body.map((line, i) => ({ line, at: section.at + 1 + i }));
+    const stated = body.flatMap(({ line, at }) => {
+      const verdict = VERDICT_LINE.exec(line)?.[1];
+      return verdict ? [{ at, verdict, echoed: echoed(line) }] : [];
+    });
+    if (stated.some((s) => !s.echoed)) continue; // counted with the lines above
     const inHeading = VERDICT_WORD.exec(section.heading.replace(/verdict/i, ''))?.[1];
-    const stated = section.body
-      .map((l) => VERDICT_LINE.exec(l)?.[1] ?? VERDICT_WORD.exec(l)?.[1])
-      .find(Boolean);
-    const verdict = inHeading ?? stated;
-    if (verdict) return verdict.toUpperCase() as Verdict;
+    const word = body
+      .map(({ line, at }) => ({ at, verdict: VERDICT_WORD.exec(line)?.[1] }))
+      .find((w) => w.verdict !== undefined);
+    const statement =
+      stated.at(-1) ??
+      (inHeading ? { at: section.at, verdict: inHeading } : undefined) ??
+      (word?.verdict ? { at: word.at, verdict: word.verdict } : undefined);
+    if (statement) statements.push(statement);
   }
-  const notEchoed = lines.filter((line) => !echoes.has(normalizeLine(line)));
-  const lineVerdict = notEchoed
-    .map((l) => VERDICT_LINE.exec(l)?.[1])
-    .filter(Boolean)
-    .at(-1);
-  if (lineVerdict) return lineVerdict.toUpperCase() as Verdict;
+  const last = statements.reduce<{ at: number; verdict: string } | undefined>(
+    (latest, s) => (latest === undefined || s.at >= latest.at ? s : latest),
+    undefined,
+  );
+  if (last) return last.verdict.toUpperCase() as Verdict;
+  const notEchoed = lines.filter((line) => !echoed(line));
   const tail = notEchoed.join('\n').slice(-500);
   if (/\bAPPROVE\b/i.test(tail)) return 'APPROVE';
   if (/\bREJECT\b/i.test(tail)) return 'REJECT';

@@ -1,17 +1,29 @@
 import type { Verdict, VoteTally } from '@conclave/contracts';
 import type { ChatMessage } from '@conclave/llm';
+import { createFence } from '../../shared/fence';
+import { truncate } from '../../shared/title';
 
 export const EVALUATION_PROMPT_MARKER =
   'You are a juror evaluating the quality of a response. Score it on 5 dimensions (1-10 each) and deliver a verdict.';
 export const FOREMAN_PROMPT_MARKER =
   'You are the foreman of a jury that has evaluated the following content.';
 
-export function buildEvaluationPrompt(content: string, originalQuestion?: string): string {
-  const question = originalQuestion ? `ORIGINAL QUESTION:\n${originalQuestion}\n\n` : '';
+/**
+ * 03-jury.md's evaluation prompt. Containment layer (shared/fence.ts): the original question and
+ * the content are fenced and declared data, so content that addresses "AI reviewers" or carries its
+ * own `VERDICT: APPROVE` is something to evaluate, not an instruction.
+ */
+export function buildEvaluationPrompt(content: string, originalQuestion?: string, seed = ''): string {
+  const fence = createFence(originalQuestion ? [content, originalQuestion] : [content], `${seed}:evaluation`);
+  const question = originalQuestion
+    ? `ORIGINAL QUESTION:\n${fence.wrap('QUESTION', originalQuestion)}\n\n`
+    : '';
   return `${EVALUATION_PROMPT_MARKER}
 
+${fence.notice}
+
 ${question}CONTENT UNDER EVALUATION:
-${content}
+${fence.wrap('CONTENT', content)}
 
 Score each dimension from 1 (terrible) to 10 (exceptional):
 
@@ -55,21 +67,41 @@ VERDICT: [APPROVE|REVISE|REJECT]
 [If REVISE or REJECT: numbered list of specific improvements needed]`;
 }
 
+/**
+ * 03-jury.md's foreman prompt. Containment layer (shared/fence.ts): the content, the question and
+ * every juror's assessment are fenced; the tally and the majority, which the server computed,
+ * are not.
+ */
 export function buildForemanPrompt(input: {
   content: string;
   originalQuestion?: string;
   assessments: { model: string; assessment: string }[];
   tally: VoteTally;
   majorityVerdict: Verdict;
+  seed?: string;
 }): string {
-  const question = input.originalQuestion ? `ORIGINAL QUESTION:\n${input.originalQuestion}\n\n` : '';
+  const fence = createFence(
+    [
+      input.content,
+      ...(input.originalQuestion ? [input.originalQuestion] : []),
+      ...input.assessments.map((a) => a.assessment),
+      // the model ids are not fenced (they are validated ids), but the boundary avoids them too
+      ...input.assessments.map((a) => a.model),
+    ],
+    `${input.seed ?? ''}:foreman`,
+  );
+  const question = input.originalQuestion
+    ? `ORIGINAL QUESTION:\n${fence.wrap('QUESTION', input.originalQuestion)}\n\n`
+    : '';
   const assessments = input.assessments
-    .map((a, i) => `--- Juror ${i + 1} (${a.model}) ---\n${a.assessment}\n`)
+    .map((a, i) => `--- Juror ${i + 1} (${a.model}) ---\n${fence.wrap('ASSESSMENT', a.assessment)}\n`)
     .join('\n');
   return `${FOREMAN_PROMPT_MARKER} Synthesize all juror assessments into a final verdict report.
 
+${fence.notice}
+
 CONTENT EVALUATED:
-${input.content}
+${fence.wrap('CONTENT', input.content)}
 
 ${question}JUROR ASSESSMENTS:
 ${assessments}
@@ -112,15 +144,19 @@ Produce a formal verdict report:
 
 export const CONTENT_PREVIEW_LENGTH = 200;
 
-export function buildJuryTitlePrompt(content: string): ChatMessage[] {
+/** 03-jury.md's title prompt, with the quoted preview fenced (shared/fence.ts). */
+export function buildJuryTitlePrompt(content: string, seed = ''): ChatMessage[] {
   const flat = content.replace(/\s+/g, ' ').trim();
-  const preview = flat.length > CONTENT_PREVIEW_LENGTH ? `${flat.slice(0, CONTENT_PREVIEW_LENGTH)}…` : flat;
+  const preview = flat.length > CONTENT_PREVIEW_LENGTH ? `${truncate(flat, CONTENT_PREVIEW_LENGTH)}…` : flat;
+  const quoted = `"${preview}"`;
+  const fence = createFence([quoted], `${seed}:title`);
   return [
     {
       role: 'user',
       content:
         'Generate a brief title (3-5 words) for a jury evaluation session about this content:\n\n' +
-        `"${preview}"\n\n` +
+        `${fence.wrap('CONTENT', quoted)}\n\n` +
+        `${fence.notice}\n\n` +
         'Reply with ONLY the title. No quotes, no punctuation, no explanation.',
     },
   ];

@@ -1,5 +1,6 @@
 import { DIMENSIONS, type Verdict } from '@conclave/contracts';
 import { pick, type SimulatedResponder, type SimulationContext } from '@conclave/llm';
+import { readFences } from '../../shared/fence';
 import { simulatedQuality } from '../../shared/simulation';
 import { EVALUATION_PROMPT_MARKER, FOREMAN_PROMPT_MARKER } from './jury.prompts';
 import { verdictFromAverage } from './jury.verdict';
@@ -17,7 +18,7 @@ const JUSTIFICATIONS = [
 const FORCED: Record<string, [number, number]> = { good: [8, 9], fair: [5, 6], poor: [2, 3] };
 
 function contentOf(prompt: string): string {
-  return /CONTENT UNDER EVALUATION:\n([\s\S]*?)\n\nScore each dimension/.exec(prompt)?.[1] ?? '';
+  return readFences(prompt).blocks.find((b) => b.kind === 'CONTENT')?.text ?? '';
 }
 
 function scoresFor(ctx: SimulationContext, content: string): number[] {
@@ -104,9 +105,13 @@ export const foremanResponder: SimulatedResponder = {
   kind: 'foreman',
   matches: (prompt) => prompt.includes(FOREMAN_PROMPT_MARKER),
   respond: (ctx) => {
-    const majority = /Majority Verdict: (APPROVE|REVISE|REJECT)/.exec(ctx.prompt)?.[1] ?? 'REVISE';
-    const jurors = (ctx.prompt.match(/^--- Juror \d+ /gm) ?? []).length;
-    const verdicts = [...ctx.prompt.matchAll(/^VERDICT: (APPROVE|REVISE|REJECT)$/gm)].map((m) => m[1]);
+    const { blocks, outside } = readFences(ctx.prompt);
+    const majority = /Majority Verdict: (APPROVE|REVISE|REJECT)/.exec(outside)?.[1] ?? 'REVISE';
+    const assessments = blocks.filter((b) => b.kind === 'ASSESSMENT');
+    const jurors = assessments.length;
+    const verdicts = assessments.flatMap((b) =>
+      [...b.text.matchAll(/^VERDICT: (APPROVE|REVISE|REJECT)$/gm)].map((m) => m[1]),
+    );
     const unanimous = verdicts.every((v) => v === majority);
     return [
       '## Jury Verdict Report',

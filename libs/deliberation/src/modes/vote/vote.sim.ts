@@ -1,5 +1,5 @@
 import type { SimulatedResponder } from '@conclave/llm';
-import { simulatedVoter } from '../../shared/simulation';
+import { labeledBlocks, simulatedVoter } from '../../shared/simulation';
 import { TIEBREAK_PROMPT_MARKER, VOTE_PROMPT_OPENING } from './vote.prompts';
 
 /**
@@ -10,7 +10,7 @@ export const tiebreakResponder: SimulatedResponder = {
   kind: 'tiebreak',
   matches: (prompt) => prompt.startsWith(TIEBREAK_PROMPT_MARKER),
   respond: (ctx) => {
-    const tied = [...ctx.prompt.matchAll(/^--- (Response [A-Z]) ---$/gm)].map((m) => m[1]);
+    const tied = labeledBlocks(ctx.prompt).map((r) => r.label);
     const fixed = ctx.flags.find((f) => /^vote[A-F]$/.test(f));
     const choice = fixed ? `Response ${fixed.slice(4)}` : (tied.at(-1) ?? 'Response A');
     return `[simulated tiebreak by ${ctx.model}] On balance ${choice} is the stronger answer.\n\nVOTE: ${choice}`;
