@@ -15,7 +15,19 @@ import { createGateway } from '../../apps/gateway/src/app';
 import { startWorker, type RunningWorker } from '../../apps/worker/src/worker';
 
 const ROOT = path.resolve(__dirname, '../..');
-const PG_ADMIN = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** The `postgres` database of the server a database URL points at. */
+function adminUrl(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  url.pathname = '/postgres';
+  return url.toString();
+}
+
+function databaseName(databaseUrl: string): string {
+  const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
+  if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`unsupported database name "${name}"`);
+  return name;
+}
 
 /**
  * One isolated Conclave for a test file: its own database, its own Redis key prefix, a real
@@ -32,7 +44,9 @@ export class TestStack {
   private readonly children: ChildProcess[] = [];
   private readonly sockets: Socket[] = [];
 
-  constructor(env: Record<string, string> = {}) {
+  /** `env` overrides the defaults; as a function it gets the stack's id (e.g. for DATABASE_URL). */
+  constructor(env: Record<string, string> | ((id: string) => Record<string, string>) = {}) {
+    const overrides = typeof env === 'function' ? env(this.id) : env;
     this.env = {
       DATABASE_URL: `postgres://postgres@127.0.0.1:5432/conclave_t_${this.id}`,
       REDIS_URL: 'redis://127.0.0.1:6379',
@@ -44,7 +58,7 @@ export class TestStack {
       WORKER_HTTP_PORT: '0',
       DEFAULT_COUNCIL_MODELS: 'sim/athena,sim/hermes,sim/apollo',
       DEFAULT_CHAIRMAN_MODEL: 'sim/chairman',
-      ...env,
+      ...overrides,
     };
     this.config = loadConfig(this.env);
   }
@@ -68,6 +82,13 @@ export class TestStack {
     });
     this.workers.push(worker);
     return worker;
+  }
+
+  /** Closes one in-process worker before the stack stops (stop() then leaves it alone). */
+  async stopWorker(worker: RunningWorker): Promise<void> {
+    const index = this.workers.indexOf(worker);
+    if (index >= 0) this.workers.splice(index, 1);
+    await worker.close();
   }
 
   /** Everything a spawned process has written to stdout and stderr so far. */
@@ -243,10 +264,14 @@ export class TestStack {
     const keys = await redis.keys(`${this.config.redisPrefix}:*`);
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();
-    const admin = createDataSource(PG_ADMIN, 1);
+    // The server of DATABASE_URL (the shared one on 5432, or a test's private cluster).
+    const admin = createDataSource(adminUrl(this.config.databaseUrl), 1);
     await admin.initialize();
-    await admin.query(`DROP DATABASE IF EXISTS conclave_t_${this.id} WITH (FORCE)`);
-    await admin.destroy();
+    try {
+      await admin.query(`DROP DATABASE IF EXISTS "${databaseName(this.config.databaseUrl)}" WITH (FORCE)`);
+    } finally {
+      await admin.destroy();
+    }
   }
 }
 

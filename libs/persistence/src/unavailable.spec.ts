@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import IORedis from 'ioredis';
+import { QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 import { isStoreUnavailable } from '@conclave/persistence';
 
 describe('isStoreUnavailable', () => {
@@ -29,6 +30,11 @@ describe('isStoreUnavailable', () => {
     );
     expect(isStoreUnavailable(error)).toBe(true);
     redis.disconnect();
+  });
+
+  it("recognises TypeORM's errors for a transaction whose connection died", () => {
+    expect(isStoreUnavailable(new QueryRunnerAlreadyReleasedError())).toBe(true);
+    expect(isStoreUnavailable(new QueryRunnerProviderAlreadyReleasedError())).toBe(true);
   });
 
   it('leaves ordinary errors alone', () => {

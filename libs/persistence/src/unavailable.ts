@@ -13,6 +13,10 @@ export function isStoreUnavailable(error: unknown): boolean {
   const e = error as { code?: unknown; name?: unknown; message?: unknown; driverError?: unknown };
   if (typeof e?.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('08'))) return true;
   if (e?.name === 'MaxRetriesPerRequestError') return true;
+  // TypeORM releases a transaction's query runner when its connection dies (a server shut down
+  // mid-transaction); the transaction's next query then fails with one of these.
+  if (e?.name === 'QueryRunnerAlreadyReleasedError' || e?.name === 'QueryRunnerProviderAlreadyReleasedError')
+    return true;
   const message = typeof e?.message === 'string' ? e.message : '';
   if (
     /Connection terminated|connection timeout|Connection is closed|Stream isn't writeable|enableOfflineQueue|the database system is (starting up|shutting down)/i.test(

@@ -1,0 +1,264 @@
+import type { ChildProcess } from 'node:child_process';
+import type { DeliveredEvent } from '@conclave/contracts';
+import IORedis from 'ioredis';
+import type { Socket } from 'socket.io-client';
+import { TestStack, expectContiguous } from './support/harness';
+
+const requests = (tag: string) => [
+  {
+    question: `${tag}: council, what makes a good API?`,
+    councilModels: ['sim/a', 'sim/b', 'sim/c'],
+    chairmanModel: 'sim/chair',
+  },
+  {
+    question: `${tag}: vote, which editor?`,
+    mode: 'vote',
+    modeConfig: { models: ['sim/a', 'sim/b', 'sim/c'] },
+  },
+  {
+    question: `${tag}: jury`,
+    mode: 'jury',
+    modeConfig: {
+      content: 'Water boils at 100 °C at sea level.',
+      jurorModels: ['sim/j1', 'sim/j2', 'sim/j3'],
+      foremanModel: 'sim/foreman',
+    },
+  },
+  {
+    question: `${tag}: debate, tabs or spaces?`,
+    mode: 'debate',
+    modeConfig: { models: ['sim/a', 'sim/b', 'sim/c'] },
+  },
+  {
+    question: `${tag}: delphi, how many piano tuners in Chicago?`,
+    mode: 'delphi',
+    modeConfig: {
+      panelistModels: ['sim/p1', 'sim/p2', 'sim/p3'],
+      facilitatorModel: 'sim/f',
+      maxRounds: 2,
+    },
+  },
+];
+
+/**
+ * Redis loses every key (a restart without persistence, a flushed instance) while deliberations
+ * and a batch are queued or running. PostgreSQL is the source of truth: the workers' reconciler
+ * finds the work whose jobs are gone and enqueues it again — at worker start, and periodically.
+ */
+describe('Redis loses everything mid-run', () => {
+  const stack = new TestStack({
+    SIM_LATENCY_MS: '300',
+    // Few slots: at any moment some stages run and more wait in the queue, to be lost with it.
+    WORKER_CONCURRENCY: '3',
+    WORKER_LOCK_MS: '3000',
+    WORKER_STALLED_INTERVAL_MS: '1000',
+    WORKER_SHUTDOWN_TIMEOUT_MS: '2000',
+    RECONCILE_INTERVAL_MS: '500',
+    RECONCILE_IDLE_MS: '1500',
+    RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
+    RATE_LIMIT_DELIBERATIONS_PER_MINUTE: '0',
+  });
+  let socket: Socket;
+  beforeAll(async () => {
+    await stack.start({ worker: false });
+    socket = await stack.connect();
+  }, 60_000);
+  const spawned: ChildProcess[] = [];
+  afterAll(async () => {
+    // Killed and gone before the stack stops, so no pipe of theirs outlives the test.
+    await Promise.all(
+      spawned
+        .filter((child) => child.exitCode === null && child.signalCode === null)
+        .map((child) => new Promise((resolve) => child.once('exit', resolve).kill('SIGKILL'))),
+    );
+    await stack.stop();
+  }, 30_000);
+
+  /** Every key of this test's prefix: this test's whole "Redis" (other tests share the server). */
+  const wipeRedis = async (): Promise<number> => {
+    const redis = new IORedis(stack.config.redisUrl);
+    try {
+      let deleted = 0;
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(
+          cursor,
+          'MATCH',
+          `${stack.config.redisPrefix}:*`,
+          'COUNT',
+          1000,
+        );
+        cursor = next;
+        if (keys.length > 0) deleted += await redis.del(...keys);
+      } while (cursor !== '0');
+      return deleted;
+    } finally {
+      redis.disconnect();
+    }
+  };
+
+  /**
+   * Starts the mixed deliberations and a batch; resolves once stages run and more wait in the
+   * queue (those jobs exist only in Redis), with the number of jobs waiting.
+   */
+  const startWork = async (tag: string) => {
+    const accepted = await Promise.all(requests(tag).map((body) => stack.deliberate(body)));
+    const messageIds = accepted.map((a) => a.messageId);
+    const following = messageIds.map((id) => stack.follow(id, { socket, timeoutMs: 50_000 }));
+    const batch = await stack.api<{ batchId: string }>('POST', '/api/batches', {
+      body: {
+        name: `${tag} batch`,
+        defaults: { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/chair' },
+        items: Array.from({ length: 6 }, (_, i) => ({ question: `${tag} item ${i}: what is ${i} squared?` })),
+        concurrency: 2,
+        generateTitles: false,
+      },
+    });
+    expect(batch.status).toBe(202);
+    const batchId = batch.body.batchId;
+    let waiting = 0;
+    await waitFor(
+      async () => {
+        const [row]: { running: number }[] = await stack.db.query(
+          `SELECT count(*)::int AS running FROM messages WHERE id = ANY($1) AND status = 'running'`,
+          [messageIds],
+        );
+        const counts = await stack.queueCounts();
+        waiting = counts.waiting + counts.prioritized + counts.delayed;
+        return row.running >= 2 && waiting >= 3;
+      },
+      20_000,
+      'stages running and others waiting',
+    );
+    return { messageIds, following, batchId, waiting };
+  };
+
+  const waitFor = async (test: () => Promise<boolean>, timeoutMs: number, what = 'condition') => {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await test())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
+  /** What is unfinished right now among the deliberations and the batch's items. */
+  const unfinished = async (messageIds: string[], batchId: string): Promise<number> => {
+    const [row]: { n: number }[] = await stack.db.query(
+      `SELECT count(*)::int AS n FROM messages WHERE role = 'assistant' AND status IN ('queued', 'running')
+         AND (id = ANY($1) OR batch_id = $2)`,
+      [messageIds, batchId],
+    );
+    return row.n;
+  };
+
+  /** Everything finished, once: statuses, stage rows, events, the socket's view, the batch. */
+  const expectAllFinishedOnce = async (
+    messageIds: string[],
+    following: Promise<DeliveredEvent[]>[],
+    batchId: string,
+  ) => {
+    const received = await Promise.all(following);
+    const batchStatus = async () =>
+      (
+        (await stack.db.query('SELECT status FROM batches WHERE id = $1', [batchId])) as { status: string }[]
+      )[0].status;
+    await waitFor(async () => (await batchStatus()) === 'complete', 30_000, `batch ${batchId} to complete`);
+    const batch = await stack.api<{ status: string; total: number; complete: number; failed: number }>(
+      'GET',
+      `/api/batches/${batchId}`,
+    );
+    expect(batch.body).toMatchObject({ status: 'complete', total: 6, complete: 6, failed: 0 });
+
+    const items: { id: string }[] = await stack.db.query(
+      `SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant'`,
+      [batchId],
+    );
+    const all = [...messageIds, ...items.map((i) => i.id)];
+    const statuses: { status: string; n: number }[] = await stack.db.query(
+      `SELECT status, count(*)::int AS n FROM messages WHERE id = ANY($1) GROUP BY status`,
+      [all],
+    );
+    expect(statuses).toEqual([{ status: 'complete', n: all.length }]);
+
+    // Each stage row exactly once, however often its stage ran.
+    const twice = await stack.db.query(
+      `SELECT message_id, stage_type, model, participant, count(*)::int AS n FROM deliberation_stages
+       WHERE message_id = ANY($1) GROUP BY message_id, stage_type, model, participant HAVING count(*) > 1`,
+      [all],
+    );
+    expect(twice).toEqual([]);
+    const rowless: { id: string }[] = await stack.db.query(
+      `SELECT m.id FROM messages m WHERE m.id = ANY($1)
+         AND NOT EXISTS (SELECT 1 FROM deliberation_stages s WHERE s.message_id = m.id)`,
+      [all],
+    );
+    expect(rowless).toEqual([]);
+
+    // Events: seq 1..n without gap or duplicate, exactly one terminal event, and it is the last.
+    for (const id of all) {
+      const events: { seq: number; type: string }[] = await stack.db.query(
+        'SELECT seq, type FROM deliberation_events WHERE message_id = $1 ORDER BY seq',
+        [id],
+      );
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      expect(events.filter((e) => e.type === 'complete' || e.type === 'error')).toHaveLength(1);
+      expect(events.at(-1)?.type).toBe('complete');
+    }
+
+    // The Socket.IO subscriber through the gateway saw each deliberation to its end, in order.
+    received.forEach((events, i) => {
+      expectContiguous(events);
+      expect(events.at(-1)?.type).toBe('complete');
+      expect(events.at(-1)?.messageId).toBe(messageIds[i]);
+    });
+    for (const [i, id] of messageIds.entries()) {
+      const [{ n }]: { n: number }[] = await stack.db.query(
+        'SELECT count(*)::int AS n FROM deliberation_events WHERE message_id = $1',
+        [id],
+      );
+      expect(received[i]).toHaveLength(n);
+    }
+  };
+
+  /** A spawned worker that never reconciles: it only runs jobs. */
+  const NEVER_RECONCILES = { RECONCILE_INTERVAL_MS: '600000', RECONCILE_IDLE_MS: '600000' };
+  /** A spawned worker whose only reconcile pass is the one at its start. */
+  const ONLY_AT_START = { RECONCILE_INTERVAL_MS: '600000' };
+  // Starting a worker process takes seconds: the first one starts while the in-process case runs.
+  let spawning: Promise<ChildProcess> | null = null;
+
+  it('with the worker running on: its periodic reconcile finds the lost work', async () => {
+    spawning = stack.spawnWorker(NEVER_RECONCILES).then((child) => {
+      spawned.push(child);
+      return child;
+    });
+    spawning.catch(() => undefined);
+    // Started before Redis is emptied, so its pass at start finds nothing: only the periodic one can.
+    const worker = await stack.startWorker();
+    const { messageIds, following, batchId, waiting } = await startWork('running');
+
+    expect(await wipeRedis()).toBeGreaterThan(0);
+    expect(waiting).toBeGreaterThan(0);
+    expect(await unfinished(messageIds, batchId)).toBeGreaterThanOrEqual(2);
+
+    await expectAllFinishedOnce(messageIds, following, batchId);
+    await stack.stopWorker(worker);
+  }, 90_000);
+
+  it('with the worker killed at the same moment: a new worker finds the lost work at start', async () => {
+    const first = await (spawning ?? stack.spawnWorker(NEVER_RECONCILES));
+    const { messageIds, following, batchId, waiting } = await startWork('restart');
+
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    expect(await wipeRedis()).toBeGreaterThan(0);
+    expect(waiting).toBeGreaterThan(0);
+    expect(await stack.queueCounts()).toMatchObject({ waiting: 0, active: 0, delayed: 0, prioritized: 0 });
+    expect(await unfinished(messageIds, batchId)).toBeGreaterThanOrEqual(2);
+
+    const second = await stack.spawnWorker(ONLY_AT_START);
+    spawned.push(second);
+    await expectAllFinishedOnce(messageIds, following, batchId);
+    expect(stack.outputs.get(second)).toMatch(/rescheduled or closed \d+ deliberation/);
+  }, 90_000);
+});
