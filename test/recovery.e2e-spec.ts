@@ -58,6 +58,128 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
     expect(await store.loadOutcomes(messageId, 'stage1')).toHaveLength(1);
   });
 
+  it('writes a stage in one round trip by the rules of the locked path', async () => {
+    const { messageId } = await stack.deliberate({ question: 'One trip', councilModels: ['sim/a', 'sim/b'] });
+    const store = new TypeOrmDeliberationStore(stack.db);
+    const answer = (model: string, content: string) => ({
+      ok: true as const,
+      key: model,
+      model,
+      content,
+      servedModel: model,
+      responseTimeMs: 3,
+      promptTokens: 1,
+      completionTokens: 2,
+      costUsd: 0.5,
+      simulated: true,
+    });
+    const progress = (model: string) => ({
+      key: `model_progress:stage1:${model}:succeeded`,
+      type: 'model_progress',
+      payload: { stage: 'stage1', participant: model, state: 'succeeded' },
+    });
+    // Opening: events numbered from 1, the message marked running; a repeat writes nothing new.
+    const start = { key: 'stage1_start', type: 'stage1_start', payload: {} };
+    const opened = await store.writeStage(messageId, {
+      stage: 'stage1',
+      guard: true,
+      markRunning: true,
+      events: [start],
+    });
+    expect(opened).toMatchObject({ kind: 'written', events: [{ type: 'stage1_start', seq: 1 }] });
+    expect(await store.writeStage(messageId, { stage: 'stage1', guard: true, events: [start] })).toEqual({
+      kind: 'written',
+      events: [],
+    });
+    // A guard for another stage writes nothing but outcomes.
+    expect(
+      await store.writeStage(messageId, {
+        stage: 'stage2',
+        guard: true,
+        outcomes: [answer('sim/a', 'late')],
+        events: [start],
+      }),
+    ).toEqual({ kind: 'skipped' });
+    expect(await store.loadOutcomes(messageId, 'stage2')).toHaveLength(1);
+    // Settled calls: outcomes and events together.
+    const settled = await store.writeStage(messageId, {
+      stage: 'stage1',
+      outcomes: [answer('sim/a', 'A says')],
+      events: [progress('sim/a')],
+    });
+    expect(settled).toMatchObject({ kind: 'written', events: [{ seq: 2, state: 'succeeded' }] });
+    // An outcome an earlier run stored first: 'replaced', and no events or rows are written.
+    const replaced = await store.writeStage(messageId, {
+      stage: 'stage1',
+      guard: true,
+      outcomes: [answer('sim/a', 'A again'), answer('sim/b', 'B says')],
+      rows: [],
+      events: [progress('sim/b')],
+      update: { status: 'running', stage: 'stage2' },
+    });
+    expect(replaced).toEqual({ kind: 'replaced' });
+    expect(
+      (await store.loadOutcomes(messageId, 'stage1')).map((o) => (o.ok ? o.content : o.error)).sort(),
+    ).toEqual(['A says', 'B says']);
+    expect((await store.load(messageId, 0))?.stage).toBe('stage1');
+    // The commit of the deliberation's end: rows, the title filled into title_complete, complete, the move.
+    const row = {
+      stageType: 'stage3',
+      stageOrder: 3,
+      model: 'sim/chair',
+      role: 'chairman',
+      content: 'The synthesis',
+      parsedData: null,
+      responseTimeMs: 4,
+      promptTokens: null,
+      completionTokens: null,
+      costUsd: 0.25,
+    };
+    const committed = await store.writeStage(messageId, {
+      stage: 'stage1',
+      guard: true,
+      rows: [row],
+      events: [
+        { key: 'title_complete', type: 'title_complete', payload: { data: { title: null } } },
+        { key: 'complete', type: 'complete', payload: {} },
+      ],
+      update: { status: 'complete', stage: null, content: 'The synthesis', completed: true },
+      title: 'Fallback title',
+    });
+    expect(committed).toMatchObject({
+      kind: 'written',
+      events: [
+        { type: 'title_complete', seq: 3, data: { title: expect.any(String) } },
+        { type: 'complete', seq: 4 },
+      ],
+    });
+    const [message] = await stack.db.query(
+      `SELECT m.status, m.stage, m.content, m.last_seq, m.completed_at IS NOT NULL AS done, c.title
+       FROM messages m JOIN conversations c ON c.id = m.conversation_id WHERE m.id = $1`,
+      [messageId],
+    );
+    expect(message).toMatchObject({
+      status: 'complete',
+      stage: null,
+      content: 'The synthesis',
+      last_seq: 4,
+      done: true,
+    });
+    expect(committed.kind === 'written' && committed.events[0]).toMatchObject({
+      data: { title: message.title },
+    });
+    expect((await stack.stageRows(messageId)).map((r) => r.content)).toEqual(['The synthesis']);
+    expectContiguous(await store.eventsAfter(messageId, 0));
+    // Ended: later writes store outcomes only.
+    expect(
+      await store.writeStage(messageId, {
+        stage: 'stage1',
+        outcomes: [answer('sim/c', 'C')],
+        events: [start],
+      }),
+    ).toEqual({ kind: 'skipped' });
+  });
+
   it('a stage job that keeps failing ends the deliberation with an error event', async () => {
     const { messageId } = await stack.deliberate({ question: 'Broken', councilModels: ['sim/a', 'sim/b'] });
     // a config the council cannot plan with: the stage job throws

@@ -127,29 +127,7 @@ export class TestStack {
     );
     this.children.push(child);
     this.outputs.set(child, '');
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`${entry} did not start:\n${this.outputs.get(child)}`)),
-        45_000,
-      );
-      let started = false;
-      const onData = (chunk: Buffer) => {
-        const output = (this.outputs.get(child) ?? '') + chunk.toString();
-        this.outputs.set(child, output);
-        const match = started ? null : ready.exec(output);
-        if (match) {
-          started = true;
-          clearTimeout(timer);
-          resolve({ child, match });
-        }
-      };
-      child.stdout?.on('data', onData);
-      child.stderr?.on('data', onData);
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        if (!started) reject(new Error(`${entry} exited (${code}):\n${this.outputs.get(child)}`));
-      });
-    });
+    return waitUntilReady(child, entry, ready, this.outputs);
   }
 
   async createUser(name: string, role: 'user' | 'admin' = 'user'): Promise<string> {
@@ -293,4 +271,40 @@ export const modeEvents = (events: DeliveredEvent[]) => events.filter((e) => e.t
 export function expectContiguous(events: DeliveredEvent[], from = 1): void {
   const seqs = events.map((e) => e.seq);
   expect(seqs).toEqual(seqs.map((_, i) => from + i));
+}
+
+/**
+ * Resolves once the child's output matches `ready` (with the match), rejects if it exits first or
+ * takes longer than 45 s. Keeps the last 64 kB of its output in `outputs`: enough to explain a
+ * failure, bounded however long the process runs.
+ */
+export function waitUntilReady(
+  child: ChildProcess,
+  entry: string,
+  ready: RegExp,
+  outputs: Map<ChildProcess, string>,
+): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`${entry} did not start:\n${outputs.get(child)}`)),
+      45_000,
+    );
+    let started = false;
+    const onData = (chunk: Buffer) => {
+      const output = ((outputs.get(child) ?? '') + chunk.toString()).slice(-65_536);
+      outputs.set(child, output);
+      const match = started ? null : ready.exec(output);
+      if (match) {
+        started = true;
+        clearTimeout(timer);
+        resolve({ child, match });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      if (!started) reject(new Error(`${entry} exited (${code}):\n${outputs.get(child)}`));
+    });
+  });
 }

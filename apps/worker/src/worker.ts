@@ -82,6 +82,7 @@ export function buildProvider(
         responders: SIMULATED_RESPONDERS,
         fallback: SIMULATED_FALLBACK,
         latencyMs: config.simulator.latencyMs,
+        latencyJitter: config.simulator.latencyJitter,
         seed: config.simulator.seed,
       }),
       simulatedKey,
@@ -101,7 +102,7 @@ export async function startWorker(
   const logger = overrides.logger ?? createLogger(config.logLevel, 'worker');
   const log = (message: string) => logger.info(message);
   const metrics = new Metrics('worker');
-  const dataSource = createDataSource(config.databaseUrl, Math.max(5, config.worker.concurrency));
+  const dataSource = createDataSource(config.databaseUrl, config.worker.dbPoolSize);
   await dataSource.initialize();
   const producer = createRedis(config.redisUrl, 'worker');
   const consumer = createRedis(config.redisUrl, 'worker');
@@ -118,7 +119,7 @@ export async function startWorker(
       historyTurns: HISTORY_LOAD_LIMIT,
       deliberationCapMs: config.deliberationCapMs,
       log,
-      onFinished: (messageId) => batches.itemFinished(messageId),
+      onFinished: (_messageId, batchId) => (batchId ? batches.itemFinished(batchId) : Promise.resolve()),
     },
   );
 

@@ -38,4 +38,21 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ AUTH_MODE: 'open' })).toThrow(ConfigError);
     expect(() => loadConfig({ AUTH_MODE: 'none', NODE_ENV: 'production' })).toThrow(/production/);
   });
+
+  it('sizes the worker pool from its concurrency unless WORKER_DB_POOL says otherwise', () => {
+    expect(loadConfig({}).worker.dbPoolSize).toBe(16);
+    expect(loadConfig({ WORKER_CONCURRENCY: '2' }).worker.dbPoolSize).toBe(5);
+    expect(loadConfig({ WORKER_CONCURRENCY: '2000' }).worker.dbPoolSize).toBe(20);
+    expect(loadConfig({ WORKER_CONCURRENCY: '2000', WORKER_DB_POOL: '64' }).worker.dbPoolSize).toBe(64);
+    expect(() => loadConfig({ WORKER_DB_POOL: '0' })).toThrow(/WORKER_DB_POOL/);
+  });
+
+  it('reads the simulated latency jitter as a fraction from 0 to 1', () => {
+    expect(loadConfig({}).simulator.latencyJitter).toBe(0.5);
+    expect(loadConfig({ SIM_LATENCY_JITTER: '0' }).simulator.latencyJitter).toBe(0);
+    expect(() => loadConfig({ SIM_LATENCY_JITTER: '1.5' })).toThrow(
+      /SIM_LATENCY_JITTER must be a number from 0 to 1/,
+    );
+    expect(() => loadConfig({ SIM_LATENCY_JITTER: 'lots' })).toThrow(/SIM_LATENCY_JITTER/);
+  });
 });

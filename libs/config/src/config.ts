@@ -21,9 +21,12 @@ export interface ConclaveConfig {
   /** The operator's rosters for requests that name no models (00-shared.md §7). */
   defaults: OperatorDefaults;
   deliberationCapMs: number;
-  simulator: { latencyMs: number; seed: string };
+  /** latencyJitter: each simulated call takes latencyMs × (1 ± jitter), 0 = exactly latencyMs. */
+  simulator: { latencyMs: number; latencyJitter: number; seed: string };
   worker: {
     concurrency: number;
+    /** PostgreSQL connections of one worker: jobs hold one only for short statements and transactions. */
+    dbPoolSize: number;
     lockDurationMs: number;
     stalledIntervalMs: number;
     maxStalledCount: number;
@@ -119,6 +122,17 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
   return value;
 }
 
+/** A number from 0 to 1 (a fraction), e.g. SIM_LATENCY_JITTER. */
+function fraction(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > 1) {
+    throw new ConfigError(`${name} must be a number from 0 to 1, got "${raw}"`);
+  }
+  return value;
+}
+
 function oneOf<T extends string>(
   env: NodeJS.ProcessEnv,
   name: string,
@@ -173,6 +187,7 @@ const DELPHI_FACILITATOR = 'anthropic/claude-sonnet-4';
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig {
   const nodeEnv = env.NODE_ENV ?? 'development';
   const realProviderConfigured = Boolean(env.OPENROUTER_API_KEY || env.OPENAI_BASE_URL);
+  const workerConcurrency = int(env, 'WORKER_CONCURRENCY', 16, 1);
   const authRaw = env.AUTH_MODE ?? 'apikey';
   if (authRaw !== 'apikey' && authRaw !== 'none') {
     throw new ConfigError(`AUTH_MODE must be "apikey" or "none", got "${authRaw}"`);
@@ -212,9 +227,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     webDir: env.WEB_DIR ?? 'dist/web',
     defaults,
     deliberationCapMs: int(env, 'DELIBERATION_CAP_MS', 600_000, 1),
-    simulator: { latencyMs: int(env, 'SIM_LATENCY_MS', 600), seed: env.SIM_SEED ?? 'conclave' },
+    simulator: {
+      latencyMs: int(env, 'SIM_LATENCY_MS', 600),
+      latencyJitter: fraction(env, 'SIM_LATENCY_JITTER', 0.5),
+      seed: env.SIM_SEED ?? 'conclave',
+    },
     worker: {
-      concurrency: int(env, 'WORKER_CONCURRENCY', 16, 1),
+      concurrency: workerConcurrency,
+      dbPoolSize: int(env, 'WORKER_DB_POOL', Math.min(Math.max(workerConcurrency, 5), 20), 1),
       lockDurationMs: int(env, 'WORKER_LOCK_MS', 30_000, 1000),
       stalledIntervalMs: int(env, 'WORKER_STALLED_INTERVAL_MS', 30_000, 500),
       maxStalledCount: int(env, 'WORKER_MAX_STALLED', 5, 1),

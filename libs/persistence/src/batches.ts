@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { returnedRows } from './deliberation.store';
 import type { StageQueue } from './queue';
+import { KeyedSingleFlight } from './single-flight';
 
 /**
  * Hands a batch's items to the queue, at most `concurrency` in flight per batch, in submission
@@ -10,6 +11,16 @@ import type { StageQueue } from './queue';
  * time: the batch row lock serializes it.
  */
 export class BatchDispatcher {
+  /**
+   * Items of one batch that finish together share one dispatch (it fills every free slot), so a
+   * process keeps at most one transaction on a batch's row lock instead of one per finished item.
+   */
+  private readonly afterItems = new KeyedSingleFlight(async (batchId) => {
+    // Items were started: the batch is not done.
+    if ((await this.dispatch(batchId)) === 0) await this.closeIfDone(batchId);
+    await this.notify(batchId);
+  });
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly queue: StageQueue,
@@ -21,7 +32,9 @@ export class BatchDispatcher {
     const picked = await this.dataSource.transaction(async (manager) => {
       const [batch]: { status: string; concurrency: number; generate_titles: boolean }[] =
         await manager.query(
-          'SELECT status, concurrency, generate_titles FROM batches WHERE id = $1 FOR UPDATE',
+          // NO KEY UPDATE: dispatchers exclude each other, but the foreign-key checks of the batch's
+          // messages (KEY SHARE) do not wait for them.
+          'SELECT status, concurrency, generate_titles FROM batches WHERE id = $1 FOR NO KEY UPDATE',
           [batchId],
         );
       if (!batch || batch.status === 'complete' || batch.status === 'cancelled') return null;
@@ -59,15 +72,8 @@ export class BatchDispatcher {
   }
 
   /** After one of a batch's items ended: start the next ones, close the batch when none is left. */
-  async itemFinished(messageId: string): Promise<void> {
-    const [row]: { batch_id: string | null }[] = await this.dataSource.query(
-      'SELECT batch_id FROM messages WHERE id = $1',
-      [messageId],
-    );
-    if (!row?.batch_id) return;
-    await this.dispatch(row.batch_id);
-    await this.closeIfDone(row.batch_id);
-    await this.notify(row.batch_id);
+  itemFinished(batchId: string): Promise<void> {
+    return this.afterItems.run(batchId);
   }
 
   async closeIfDone(batchId: string): Promise<void> {

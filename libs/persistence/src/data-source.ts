@@ -4,12 +4,14 @@ import { InitialSchema1763780000000 } from './migrations/1763780000000-initial-s
 import { StageParticipant1763790000000 } from './migrations/1763790000000-stage-participant';
 import { Batches1763800000000 } from './migrations/1763800000000-batches';
 import { UserRoles1763810000000 } from './migrations/1763810000000-user-roles';
+import { StageWrite1763820000000 } from './migrations/1763820000000-stage-write';
 
 export const MIGRATIONS = [
   InitialSchema1763780000000,
   StageParticipant1763790000000,
   Batches1763800000000,
   UserRoles1763810000000,
+  StageWrite1763820000000,
 ];
 
 export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {

@@ -249,7 +249,7 @@ export class BatchesService {
     const batch = await this.ownedBatch(userId, batchId);
     if (batch.status === 'queued' || batch.status === 'running') {
       await this.dataSource.transaction(async (manager) => {
-        await manager.query(`SELECT id FROM batches WHERE id = $1 FOR UPDATE`, [batchId]);
+        await manager.query(`SELECT id FROM batches WHERE id = $1 FOR NO KEY UPDATE`, [batchId]);
         await manager.query(`UPDATE batches SET status = 'cancelled', cancelled_at = now() WHERE id = $1`, [
           batchId,
         ]);

@@ -1,6 +1,7 @@
 import type { DeliveredEvent } from '@conclave/contracts';
 import { ModelCallError, type ModelProvider } from '@conclave/llm';
 import { modeDefinition } from '../modes';
+import { Coalescer } from './coalescer';
 import { failure } from './reductions';
 import { cleanTitle, fallbackTitle } from '../shared/title';
 import type {
@@ -10,10 +11,12 @@ import type {
   DeliberationStore,
   EventPublisher,
   LoadedDeliberation,
+  MessageUpdate,
   ModeEvent,
   PlannedCall,
   StageReduction,
   StageScheduler,
+  StageTransition,
 } from './types';
 
 export interface StageRunnerOptions {
@@ -26,7 +29,7 @@ export interface StageRunnerOptions {
   now?: () => number;
   log?: (message: string) => void;
   /** Called once a deliberation has ended (complete, failed), e.g. to start the next batch item. */
-  onFinished?: (messageId: string) => Promise<void>;
+  onFinished?: (messageId: string, batchId: string | null) => Promise<void>;
 }
 
 const TERMINAL = new Set(['complete', 'failed', 'cancelled']);
@@ -57,6 +60,74 @@ function progressEvent(
     type: 'model_progress',
     payload: { stage, participant: call.participant, state, ...extra },
   };
+}
+
+/** The event that reports how a call settled. */
+function settledEvent(stage: string, call: PlannedCall, outcome: CallOutcome): ModeEvent {
+  return outcome.ok
+    ? progressEvent(stage, call, 'succeeded', { responseTimeMs: outcome.responseTimeMs })
+    : progressEvent(stage, call, 'failed', { responseTimeMs: outcome.responseTimeMs, error: outcome.error });
+}
+
+/** Events to deliver as a call settles: its model_progress, then the mode's own (e.g. juror_complete). */
+type SettledEvents = (call: PlannedCall, outcome: CallOutcome) => ModeEvent[];
+
+/** A call and how it settled, before its outcome is stored. */
+interface Settled {
+  call: PlannedCall;
+  outcome: CallOutcome;
+}
+
+/** What else a stage's commit carries besides its reduction. */
+interface Closing {
+  /** Events delivered before the stage's own: the opening of a stage with nothing to call. */
+  leading?: ModeEvent[];
+  /** The calls that settled last, stored in the commit's transaction, with their settle events. */
+  last?: Settled[];
+  eventsOf?: SettledEvents;
+  /** Reduces again when a stored outcome (an earlier run's) stands in for one of `last`. */
+  reduceWith?: (latest: CallOutcome[]) => StageReduction;
+}
+
+/** What a commit wrote: the stored outcomes of the last calls, the events, the move it made. */
+interface Committed {
+  saved: CallOutcome[];
+  delivered: DeliveredEvent[];
+  transition?: StageTransition;
+}
+
+/** What a commit delivers before the stage's own events: the opening, then how the last calls settled. */
+function eventsBefore(closing: Closing, lastOutcomes: CallOutcome[]): ModeEvent[] {
+  return [
+    ...(closing.leading ?? []),
+    ...(closing.last ?? []).flatMap(({ call }, i) => closing.eventsOf?.(call, lastOutcomes[i]) ?? []),
+  ];
+}
+
+/**
+ * The engine's own events after a stage's: for the end of a deliberation, `title_complete` (its
+ * title filled in by the store, and only for a conversation that needs one) and `complete`; for a
+ * failure, `error`.
+ */
+function closingEvents(transition: StageTransition, withTitle: boolean): ModeEvent[] {
+  if (transition.kind === 'next') return [];
+  if (transition.kind === 'fail') {
+    return [{ key: 'error', type: 'error', payload: { message: transition.message } }];
+  }
+  return [
+    ...(withTitle
+      ? [{ key: 'title_complete', type: 'title_complete', payload: { data: { title: null } } }]
+      : []),
+    { key: 'complete', type: 'complete', payload: {} },
+  ];
+}
+
+function messageUpdateFor(transition: StageTransition): MessageUpdate {
+  if (transition.kind === 'next') return { status: 'running', stage: transition.stage };
+  if (transition.kind === 'done') {
+    return { status: 'complete', stage: null, content: transition.content, completed: true };
+  }
+  return { status: 'failed', stage: null, error: transition.message, completed: true };
 }
 
 /** A short reason a user can act on, without stack traces or secrets. */
@@ -95,7 +166,7 @@ export class StageRunner {
       // or published its events: do both again (both are idempotent).
       if (loaded.stage)
         await this.scheduler.enqueueStage(messageId, loaded.stage, { background: loaded.batchId !== null });
-      await this.publish(await this.store.eventsAfter(messageId, 0));
+      this.publish(await this.store.eventsAfter(messageId, 0));
       return null;
     }
     const mode = this.mode(loaded);
@@ -110,14 +181,63 @@ export class StageRunner {
       return null;
     }
 
-    await this.emit(messageId, mode.startEvents(stage, ctx), { stage, markRunning: true });
-    const outcomes = await this.callAll(messageId, stage, mode.plan(stage, ctx), {
-      timeoutMs: Math.min(mode.timeoutMs(ctx.config), remainingMs),
-      callEvents: mode.callEvents ? (outcome) => mode.callEvents?.(stage, ctx, outcome) ?? [] : undefined,
-    });
+    const calls = mode.plan(stage, ctx);
+    const stored = new Map((loaded.outcomes[stage] ?? []).map((o) => [o.key, o]));
+    const eventsOf: SettledEvents = (call, outcome) => [
+      settledEvent(stage, call, outcome),
+      ...(mode.callEvents?.(stage, ctx, outcome) ?? []),
+    ];
     // Reduce sees how long the deliberation has now run (Delphi decides its next round by it).
-    const elapsedMs = this.now() - loaded.createdAt.getTime();
-    await this.commit(loaded, stage, mode.reduce(stage, { ...ctx, elapsedMs }, outcomes));
+    const reduceWith = (latest: CallOutcome[]) => {
+      const settled = new Map(stored);
+      for (const outcome of latest) settled.set(outcome.key, outcome);
+      const outcomes = calls.map((call) => settled.get(call.key) as CallOutcome);
+      return mode.reduce(stage, { ...ctx, elapsedMs: this.now() - loaded.createdAt.getTime() }, outcomes);
+    };
+    // The stage opens with its start events, 'started' for every call about to be made, and the
+    // settle events of calls an earlier run of this stage already stored (no-ops when that run
+    // delivered them: event keys are unique).
+    const opening = [
+      ...mode.startEvents(stage, ctx),
+      ...calls.flatMap((call) => {
+        const outcome = stored.get(call.key);
+        return outcome ? eventsOf(call, outcome) : [progressEvent(stage, call, 'started')];
+      }),
+    ];
+    const toCall = calls.filter((call) => !stored.has(call.key));
+    if (toCall.length === 0) {
+      // Nothing to wait for: the stage opens and commits in one transaction.
+      await this.commit(loaded, stage, reduceWith([]), { leading: opening });
+      return { mode: loaded.mode };
+    }
+    const opened = await this.store.writeStage(messageId, {
+      stage,
+      guard: true,
+      markRunning: true,
+      events: opening,
+    });
+    if (opened.kind === 'written') this.publish(opened.events);
+
+    // Calls that settle together are stored in one transaction; the last of them together with
+    // the stage's commit.
+    let unsettled = toCall.length;
+    const settle = new Coalescer(async (group: Settled[]) => {
+      unsettled -= group.length;
+      if (unsettled > 0) {
+        const saved = await this.settle(messageId, stage, group, eventsOf);
+        saved.forEach((outcome) => stored.set(outcome.key, outcome));
+        return saved;
+      }
+      const mine = group.map((g) => g.outcome);
+      return this.commit(loaded, stage, reduceWith(mine), { last: group, eventsOf, reduceWith });
+    });
+    const timeoutMs = Math.min(mode.timeoutMs(ctx.config), remainingMs);
+    // allSettled semantics: callOne never rejects, one failure never cancels the others.
+    await Promise.all(
+      toCall.map(async (call) =>
+        settle.submit({ call, outcome: await this.callOne(messageId, stage, call, { timeoutMs }) }),
+      ),
+    );
     return { mode: loaded.mode };
   }
 
@@ -126,15 +246,20 @@ export class StageRunner {
     const loaded = await this.store.load(messageId, 0);
     if (!loaded || !loaded.needsTitle) return;
     const mode = this.mode(loaded);
-    const call = mode.titleCall(contextOf(loaded, this.now(), this.options.deliberationCapMs));
-    const [outcome] = await this.callAll(
-      messageId,
-      'title',
-      [{ key: 'title', participant: call.model, model: call.model, messages: call.messages }],
-      { timeoutMs: this.options.titleTimeoutMs ?? 30_000, silent: true },
-    );
+    const { model, messages } = mode.titleCall(contextOf(loaded, this.now(), this.options.deliberationCapMs));
+    const call: PlannedCall = { key: 'title', participant: model, model, messages };
+    const outcome =
+      loaded.outcomes.title?.[0] ??
+      (await this.callOne(messageId, 'title', call, {
+        timeoutMs: this.options.titleTimeoutMs ?? 30_000,
+        silent: true,
+      }));
     const title = (outcome.ok ? cleanTitle(outcome.content) : null) ?? fallbackTitle(loaded.question);
-    await this.store.withMessageLock(messageId, (tx) => tx.setTitleIfUnset(title));
+    // Outcome and title together: once the outcome is stored, the title is set (awaitTitle relies on it).
+    await this.store.withMessageLock(messageId, async (tx) => {
+      await tx.saveOutcome('title', outcome);
+      await tx.setTitleIfUnset(title);
+    });
   }
 
   /**
@@ -161,37 +286,36 @@ export class StageRunner {
 
   /** The last word on a deliberation whose job failed for good (retries spent, or stalled out). */
   async failPermanently(messageId: string, reason: string): Promise<void> {
-    const events = await this.store.withMessageLock(messageId, async (tx) => {
-      if (TERMINAL.has(tx.message.status)) return [];
+    const ended = await this.store.withMessageLock(messageId, async (tx) => {
+      if (TERMINAL.has(tx.message.status)) return null;
       await tx.update({ status: 'failed', stage: null, error: reason, completed: true });
-      return tx.appendEvents([{ key: 'error', type: 'error', payload: { message: reason } }]);
+      const events = await tx.appendEvents([{ key: 'error', type: 'error', payload: { message: reason } }]);
+      return { events, batchId: tx.message.batchId };
     });
-    if (events) await this.publish(events);
-    if (events && events.length > 0) await this.finished(messageId);
+    if (!ended) return;
+    this.publish(ended.events);
+    if (ended.events.length > 0) await this.finished(messageId, ended.batchId);
   }
 
   /**
    * Events are stored before they are published, and subscribers catch up from the store, so a
    * failed publish delays delivery but loses nothing: it must not fail the stage.
    */
-  private async publish(events: DeliveredEvent[]): Promise<void> {
-    try {
-      await this.publisher.publish(events);
-    } catch (error) {
+  private publish(events: DeliveredEvent[]): void {
+    // Not awaited: nothing on the stage's path waits for Redis to acknowledge a PUBLISH. Commands
+    // on one connection keep their order, so events still leave in seq order.
+    this.publisher.publish(events).catch((error: unknown) => {
       this.options.log?.(`could not publish ${events.length} event(s): ${String(error)}`);
-    }
+    });
   }
 
   /** The title call runs beside the pipeline; give one still in flight a short grace period. */
   private async awaitTitle(messageId: string): Promise<void> {
     const deadline = this.now() + (this.options.titleGraceMs ?? 5000);
-    while (this.now() < deadline) {
-      if ((await this.store.loadOutcomes(messageId, 'title')).length > 0) {
-        // the title job stores its outcome, then the title, in two steps
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    // The title job stores its outcome and the title in one transaction: a stored outcome means
+    // the title is set.
+    while ((await this.store.loadOutcomes(messageId, 'title')).length === 0 && this.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }
 
@@ -201,56 +325,49 @@ export class StageRunner {
     return mode;
   }
 
-  private async emit(
-    messageId: string,
-    events: ModeEvent[],
-    guard?: { stage: string; markRunning?: boolean },
-  ): Promise<void> {
-    const delivered = await this.store.withMessageLock(messageId, async (tx) => {
-      if (TERMINAL.has(tx.message.status)) return [];
-      if (guard && tx.message.stage !== guard.stage) return [];
-      if (guard?.markRunning && tx.message.status === 'queued') await tx.update({ status: 'running' });
-      return tx.appendEvents(events);
-    });
-    if (delivered && delivered.length > 0) await this.publish(delivered);
-  }
-
-  private async callAll(
+  /**
+   * Stores the outcomes of calls that settled together, and their events, in one round trip. An
+   * outcome is kept even when the deliberation has ended meanwhile: usage adds up model_calls.
+   */
+  private async settle(
     messageId: string,
     stage: string,
-    calls: PlannedCall[],
-    options: { timeoutMs: number; silent?: boolean; callEvents?: (outcome: CallOutcome) => ModeEvent[] },
+    settled: Settled[],
+    eventsOf: SettledEvents,
   ): Promise<CallOutcome[]> {
-    const stored = new Map((await this.store.loadOutcomes(messageId, stage)).map((o) => [o.key, o]));
-    // allSettled semantics: callOne never rejects, one failure never cancels the others.
-    return Promise.all(
-      calls.map(async (call) => {
-        const outcome = stored.get(call.key) ?? (await this.callOne(messageId, stage, call, options));
-        if (!options.silent) {
-          // Also for a stored outcome: a worker that died right after storing it may not have
-          // delivered these events; event keys make a second delivery a no-op.
-          const settled = outcome.ok
-            ? progressEvent(stage, call, 'succeeded', { responseTimeMs: outcome.responseTimeMs })
-            : progressEvent(stage, call, 'failed', {
-                responseTimeMs: outcome.responseTimeMs,
-                error: outcome.error,
-              });
-          await this.emit(messageId, [settled, ...(options.callEvents?.(outcome) ?? [])]);
-        }
-        return outcome;
-      }),
-    );
+    const written = await this.store.writeStage(messageId, {
+      stage,
+      outcomes: settled.map((s) => s.outcome),
+      events: settled.flatMap(({ call, outcome }) => eventsOf(call, outcome)),
+    });
+    if (written.kind === 'written') this.publish(written.events);
+    if (written.kind !== 'replaced') return settled.map((s) => s.outcome);
+    // An earlier run stored some of these first: its outcomes stand, and the events follow them.
+    const result = await this.store.withMessageLock(messageId, async (tx) => {
+      const outcomes: CallOutcome[] = [];
+      // An outcome is kept even when the deliberation has ended meanwhile: usage adds up model_calls.
+      for (const { outcome } of settled) outcomes.push(await tx.saveOutcome(stage, outcome));
+      if (TERMINAL.has(tx.message.status)) return { outcomes, delivered: [] };
+      const events = settled.flatMap(({ call }, i) => eventsOf(call, outcomes[i]));
+      return { outcomes, delivered: await tx.appendEvents(events) };
+    });
+    if (!result) return settled.map((s) => s.outcome);
+    if (result.delivered.length > 0) this.publish(result.delivered);
+    return result.outcomes;
   }
 
+  /** Makes one call; never rejects. The caller stores the outcome. */
   private async callOne(
     messageId: string,
     stage: string,
     call: PlannedCall,
     options: { timeoutMs: number; silent?: boolean },
   ): Promise<CallOutcome> {
-    const report = (event: ModeEvent) => (options.silent ? Promise.resolve() : this.emit(messageId, [event]));
-    await report(progressEvent(stage, call, 'started'));
     const started = this.now();
+    // Retry notices are stored without holding up the retry, but before the call's outcome is
+    // handed back: a 'retrying' event must precede the call's settle event, and a deliberation
+    // must not end while one is still on its way (it would then be dropped).
+    let notices: Promise<void> = Promise.resolve();
     let outcome: CallOutcome;
     try {
       const completion = await this.provider.complete({
@@ -258,6 +375,7 @@ export class StageRunner {
         messages: call.messages,
         signal: AbortSignal.timeout(options.timeoutMs),
         onRetry: (notice) => {
+          if (options.silent) return;
           const retrying = progressEvent(
             stage,
             call,
@@ -265,7 +383,14 @@ export class StageRunner {
             { error: notice.reason },
             `:${notice.attempt}`,
           );
-          void report(retrying).catch(() => undefined);
+          notices = notices
+            .then(() => this.store.writeStage(messageId, { stage, events: [retrying] }))
+            .then((written) => {
+              if (written.kind === 'written') this.publish(written.events);
+            })
+            .catch((error: unknown) => {
+              this.options.log?.(`could not store a retry notice: ${String(error)}`);
+            });
         },
       });
       outcome = {
@@ -290,43 +415,96 @@ export class StageRunner {
         responseTimeMs: this.now() - started,
       };
     }
-    return this.store.saveOutcome(messageId, stage, outcome);
+    await notices;
+    return outcome;
   }
 
-  private async commit(loaded: LoadedDeliberation, stage: string, reduction: StageReduction): Promise<void> {
-    const { messageId, question } = loaded;
-    const { transition } = reduction;
-    if (transition.kind === 'done' && loaded.needsTitle) await this.awaitTitle(messageId);
-    const delivered: DeliveredEvent[] | null = await this.store.withMessageLock(messageId, async (tx) => {
-      if (TERMINAL.has(tx.message.status) || tx.message.stage !== stage) return [];
-      await tx.insertRows(reduction.rows);
-      const events = [...reduction.events];
-      if (transition.kind === 'next') {
-        await tx.update({ status: 'running', stage: transition.stage });
-      } else if (transition.kind === 'done') {
-        if (tx.message.needsTitle) {
-          const title = await tx.setTitleIfUnset(fallbackTitle(question));
-          events.push({ key: 'title_complete', type: 'title_complete', payload: { data: { title } } });
-        }
-        events.push({ key: 'complete', type: 'complete', payload: {} });
-        await tx.update({ status: 'complete', stage: null, content: transition.content, completed: true });
-      } else {
-        events.push({ key: 'error', type: 'error', payload: { message: transition.message } });
-        await tx.update({ status: 'failed', stage: null, error: transition.message, completed: true });
-      }
-      return tx.appendEvents(events);
+  /**
+   * Commits a stage: stores the outcomes of the calls that settled last, the stage's rows and
+   * events, and moves the message on, in one round trip; then publishes and schedules. Returns the
+   * stored outcomes of `closing.last`.
+   */
+  private async commit(
+    loaded: LoadedDeliberation,
+    stage: string,
+    reduction: StageReduction,
+    closing: Closing = {},
+  ): Promise<CallOutcome[]> {
+    const { messageId, question, needsTitle } = loaded;
+    const last = closing.last ?? [];
+    const { rows, events: stageEvents, transition } = reduction;
+    // Before the write: the title job needs the row lock to store the title.
+    if (transition.kind === 'done' && needsTitle) await this.awaitTitle(messageId);
+    const written = await this.store.writeStage(messageId, {
+      stage,
+      guard: true,
+      outcomes: last.map((s) => s.outcome),
+      rows,
+      events: [
+        ...eventsBefore(
+          closing,
+          last.map((s) => s.outcome),
+        ),
+        ...stageEvents,
+        ...closingEvents(transition, needsTitle),
+      ],
+      update: messageUpdateFor(transition),
+      ...(transition.kind === 'done' && needsTitle ? { title: fallbackTitle(question) } : {}),
     });
-    if (delivered && delivered.length > 0) await this.publish(delivered);
-    if (transition.kind === 'next') {
-      await this.scheduler.enqueueStage(messageId, transition.stage, { background: loaded.batchId !== null });
-    } else if (delivered && delivered.length > 0) {
-      await this.finished(messageId);
+    let result: Committed | null;
+    if (written.kind === 'written')
+      result = { saved: last.map((s) => s.outcome), delivered: written.events, transition };
+    else if (written.kind === 'replaced') result = await this.commitLocked(loaded, stage, reduction, closing);
+    else return last.map((s) => s.outcome);
+    if (!result) return last.map((s) => s.outcome);
+    const { saved, delivered } = result;
+    if (delivered.length > 0) this.publish(delivered);
+    if (result.transition?.kind === 'next') {
+      await this.scheduler.enqueueStage(messageId, result.transition.stage, {
+        background: loaded.batchId !== null,
+      });
+    } else if (result.transition && delivered.length > 0) {
+      await this.finished(messageId, loaded.batchId);
     }
+    return saved;
   }
 
-  private async finished(messageId: string): Promise<void> {
+  /**
+   * The general commit, statement by statement under the row lock: for a stage where an earlier
+   * run stored some of the last outcomes first, so that the stage is reduced with those.
+   */
+  private async commitLocked(
+    loaded: LoadedDeliberation,
+    stage: string,
+    reduction: StageReduction,
+    closing: Closing,
+  ): Promise<Committed | null> {
+    const last = closing.last ?? [];
+    return this.store.withMessageLock(loaded.messageId, async (tx) => {
+      const saved: CallOutcome[] = [];
+      for (const { outcome } of last) saved.push(await tx.saveOutcome(stage, outcome));
+      if (TERMINAL.has(tx.message.status) || tx.message.stage !== stage) return { saved, delivered: [] };
+      const replaced = saved.some((outcome, i) => outcome !== last[i].outcome);
+      const {
+        rows,
+        events: stageEvents,
+        transition,
+      } = replaced && closing.reduceWith ? closing.reduceWith(saved) : reduction;
+      await tx.insertRows(rows);
+      const events = [...eventsBefore(closing, saved), ...stageEvents];
+      if (transition.kind === 'done' && tx.message.needsTitle) {
+        const title = await tx.setTitleIfUnset(fallbackTitle(loaded.question));
+        events.push({ key: 'title_complete', type: 'title_complete', payload: { data: { title } } });
+      }
+      events.push(...closingEvents(transition, false));
+      await tx.update(messageUpdateFor(transition));
+      return { saved, delivered: await tx.appendEvents(events), transition };
+    });
+  }
+
+  private async finished(messageId: string, batchId: string | null): Promise<void> {
     try {
-      await this.options.onFinished?.(messageId);
+      await this.options.onFinished?.(messageId, batchId);
     } catch (error) {
       // the reconciler dispatches a batch's next items if this is lost
       this.options.log?.(`after ${messageId} finished: ${String(error)}`);

@@ -186,13 +186,48 @@ export interface MessageTransaction {
   update(update: MessageUpdate): Promise<void>;
   /** Sets the conversation title unless one is set already; returns the title in force. */
   setTitleIfUnset(title: string): Promise<string>;
+  /**
+   * Stores a call's outcome unless one exists for the same call (an earlier run). Returns the
+   * outcome given when it was stored, else the stored one.
+   */
+  saveOutcome(stage: string, outcome: CallOutcome): Promise<CallOutcome>;
 }
 
+/**
+ * One write of a stage in a single round trip: its opening, calls that settled, or its commit.
+ * Applied under the message's row lock in this order: outcomes (stopping at 'replaced' when an
+ * earlier run stored one of them first), the guard (ended, or no longer at `stage` when `guard`),
+ * rows, the title, events (new keys only, numbered), the message's move.
+ */
+export interface StageWrite {
+  stage: string;
+  /** Write nothing but outcomes unless the message is still at `stage`. */
+  guard?: boolean;
+  /** Mark a queued message running. */
+  markRunning?: boolean;
+  outcomes?: CallOutcome[];
+  rows?: StageRow[];
+  events: ModeEvent[];
+  update?: MessageUpdate;
+  /**
+   * The fallback title: set unless the conversation has one, and filled into the `title_complete`
+   * event among `events`; that event is dropped when the message needs no title.
+   */
+  title?: string;
+}
+
+export type StageWriteResult =
+  | { kind: 'written'; events: DeliveredEvent[] }
+  /** An earlier run stored an outcome first: nothing else was written; use withMessageLock. */
+  | { kind: 'replaced' }
+  /** The message has ended or moved past the stage: only the outcomes were stored. */
+  | { kind: 'skipped' }
+  | { kind: 'missing' };
+
 export interface DeliberationStore {
+  writeStage(messageId: string, write: StageWrite): Promise<StageWriteResult>;
   load(messageId: string, historyTurns: number): Promise<LoadedDeliberation | null>;
   loadOutcomes(messageId: string, stage: string): Promise<CallOutcome[]>;
-  /** Stores the outcome unless one exists for the same call; returns the stored one. */
-  saveOutcome(messageId: string, stage: string, outcome: CallOutcome): Promise<CallOutcome>;
   withMessageLock<T>(messageId: string, work: (tx: MessageTransaction) => Promise<T>): Promise<T | null>;
   eventsAfter(messageId: string, afterSeq: number): Promise<DeliveredEvent[]>;
   /** Queued or running messages whose row has not changed for `idleMs`. */

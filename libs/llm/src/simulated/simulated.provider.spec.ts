@@ -1,6 +1,6 @@
 import { ModelCallError } from '../provider';
 import { parseSimModel } from './directives';
-import { SimulatedProvider, type SimulatedResponder } from './simulated.provider';
+import { SimulatedProvider, jitteredLatency, type SimulatedResponder } from './simulated.provider';
 
 const echo: SimulatedResponder = {
   kind: 'answer',
@@ -52,6 +52,15 @@ describe('SimulatedProvider', () => {
     await expect(sim.complete({ ...request, signal: AbortSignal.timeout(1000) })).resolves.toMatchObject({
       simulated: true,
     });
+  });
+
+  it('varies latency by ±jitter around the base, and not at all with jitter 0', () => {
+    expect(jitteredLatency(200, 0.5, 0)).toBe(100);
+    expect(jitteredLatency(200, 0.5, 0.5)).toBe(200);
+    expect(jitteredLatency(200, 0.5, 1)).toBe(300);
+    expect(jitteredLatency(200, 0.1, 0)).toBe(180);
+    expect(jitteredLatency(200, 0, 0.99)).toBe(200);
+    expect(jitteredLatency(0, 0.5, 0.99)).toBe(0);
   });
 
   it('parses directives', () => {

@@ -31,6 +31,8 @@ export interface SimulatedProviderOptions {
   responders: SimulatedResponder[];
   fallback: SimulatedResponder;
   latencyMs: number;
+  /** Each call takes latencyMs × (1 ± latencyJitter); 0 makes every call take exactly latencyMs. Default 0.5. */
+  latencyJitter?: number;
   seed: string;
 }
 
@@ -42,6 +44,12 @@ const MALFORMED_TEXT =
  * The built-in provider: answers every prompt in its required format, deterministically for a seed,
  * and fails, hangs or misbehaves on request (see directives.ts).
  */
+/** baseMs × (1 ± jitter), where `unit` (0 to 1) picks the point in that range. */
+export function jitteredLatency(baseMs: number, jitter: number, unit: number): number {
+  if (baseMs === 0 || jitter === 0) return baseMs;
+  return Math.round(baseMs * (1 - jitter + 2 * jitter * unit));
+}
+
 export class SimulatedProvider implements ModelProvider {
   readonly name = 'simulated';
   private readonly transientSeen = new Set<string>();
@@ -87,10 +95,9 @@ export class SimulatedProvider implements ModelProvider {
 
   private latency(modelDelayMs: number | null, callHash: number): number {
     if (modelDelayMs !== null) return modelDelayMs;
-    const base = this.options.latencyMs;
-    if (base === 0) return base;
-    // +-50% so parallel calls settle in a varying order, like a real panel.
-    return Math.round(base * (0.5 + seededRandom(callHash ^ 0x5bd1e995)()));
+    const jitter = this.options.latencyJitter ?? 0.5;
+    // +-jitter (50% by default) so parallel calls settle in a varying order, like a real panel.
+    return jitteredLatency(this.options.latencyMs, jitter, seededRandom(callHash ^ 0x5bd1e995)());
   }
 
   private wait(ms: number, signal: AbortSignal): Promise<void> {

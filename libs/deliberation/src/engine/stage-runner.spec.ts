@@ -1,0 +1,335 @@
+import type { DeliveredEvent } from '@conclave/contracts';
+import { SimulatedProvider, type ModelProvider } from '@conclave/llm';
+import { SIMULATED_FALLBACK, SIMULATED_RESPONDERS, modeDefinition } from '../modes';
+import { StageRunner } from './stage-runner';
+import type {
+  CallOutcome,
+  DeliberationStore,
+  LoadedDeliberation,
+  MessageTransaction,
+  MessageUpdate,
+  ModeDefaults,
+  ModeEvent,
+  StageRow,
+  StageWrite,
+  StageWriteResult,
+} from './types';
+
+const DEFAULTS: ModeDefaults = {
+  timeoutMs: 10_000,
+  council: { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/chair' },
+  jury: { jurorModels: ['sim/a', 'sim/b', 'sim/c'], foremanModel: 'sim/f' },
+  debate: { models: ['sim/a', 'sim/b'] },
+  delphi: { panelistModels: ['sim/a', 'sim/b', 'sim/c'], facilitatorModel: 'sim/f' },
+  vote: { models: ['sim/a', 'sim/b', 'sim/c'] },
+};
+
+/** The store port kept in memory, counting the transactions the engine opens. */
+class MemoryStore implements DeliberationStore {
+  transactions: string[] = [];
+  events: DeliveredEvent[] = [];
+  rows: StageRow[] = [];
+  outcomes: Record<string, CallOutcome[]> = {};
+  state: LoadedDeliberation;
+
+  constructor(question: string, config: unknown) {
+    this.state = {
+      messageId: 'm1',
+      conversationId: 'c1',
+      mode: 'council',
+      status: 'queued',
+      stage: 'stage1',
+      needsTitle: false,
+      createdAt: new Date(),
+      batchId: null,
+      question,
+      config,
+      history: [],
+      rows: [],
+      outcomes: {},
+    };
+  }
+
+  async load(): Promise<LoadedDeliberation> {
+    return { ...this.state, rows: [...this.rows], outcomes: structuredClone(this.outcomes) };
+  }
+
+  async loadOutcomes(_messageId: string, stage: string): Promise<CallOutcome[]> {
+    return this.outcomes[stage] ?? [];
+  }
+
+  private storeOutcome(stage: string, outcome: CallOutcome): CallOutcome {
+    const existing = (this.outcomes[stage] ??= []).find((o) => o.key === outcome.key);
+    if (existing) return existing;
+    this.outcomes[stage].push(outcome);
+    return outcome;
+  }
+
+  private append(events: ModeEvent[]): DeliveredEvent[] {
+    const fresh = events.filter(
+      (e, i) => !this.events.some((d) => d.key === e.key) && events.indexOf(e) === i,
+    );
+    const delivered = fresh.map((e, i) => ({
+      ...e.payload,
+      type: e.type,
+      key: e.key,
+      messageId: 'm1',
+      seq: this.events.length + i + 1,
+      at: new Date().toISOString(),
+    }));
+    this.events.push(...delivered);
+    return delivered;
+  }
+
+  /** As conclave_stage_write does it, recording what the write held. */
+  async writeStage(_messageId: string, write: StageWrite): Promise<StageWriteResult> {
+    const kinds: string[] = [];
+    const stored = (this.outcomes[write.stage] ??= []);
+    let replaced = false;
+    for (const outcome of write.outcomes ?? []) {
+      kinds.push('outcome');
+      if (stored.some((o) => o.key === outcome.key)) replaced = true;
+      else stored.push(outcome);
+    }
+    const record = () => this.transactions.push(kinds.join('+'));
+    if (replaced) {
+      record();
+      return { kind: 'replaced' };
+    }
+    const ended = ['complete', 'failed', 'cancelled'].includes(this.state.status);
+    if (ended || (write.guard && this.state.stage !== write.stage)) {
+      record();
+      return { kind: 'skipped' };
+    }
+    if (write.rows && write.rows.length > 0) {
+      kinds.push('rows');
+      this.rows.push(...write.rows);
+    }
+    const title = write.title !== undefined && this.state.needsTitle ? write.title : null;
+    const events = write.events
+      .filter((e) => e.type !== 'title_complete' || title !== null)
+      .map((e) => (e.type === 'title_complete' ? { ...e, payload: { data: { title } } } : e));
+    if (events.length > 0) kinds.push('events');
+    const delivered = this.append(events);
+    if (write.markRunning && this.state.status === 'queued') this.state.status = 'running';
+    if (write.update?.status) this.state.status = write.update.status;
+    if (write.update?.stage !== undefined) this.state.stage = write.update.stage;
+    record();
+    return { kind: 'written', events: delivered };
+  }
+
+  async withMessageLock<T>(_messageId: string, work: (tx: MessageTransaction) => Promise<T>): Promise<T> {
+    const kinds: string[] = [];
+    const tx: MessageTransaction = {
+      message: { ...this.state },
+      appendEvents: async (events: ModeEvent[]) => {
+        kinds.push('events');
+        return this.append(events);
+      },
+      insertRows: async (rows: StageRow[]) => {
+        kinds.push('rows');
+        this.rows.push(...rows);
+      },
+      update: async (update: MessageUpdate) => {
+        if (update.status) this.state.status = update.status;
+        if (update.stage !== undefined) this.state.stage = update.stage;
+      },
+      setTitleIfUnset: async (title: string) => {
+        return title;
+      },
+      saveOutcome: async (stage: string, outcome: CallOutcome) => {
+        kinds.push('outcome');
+        return this.storeOutcome(stage, outcome);
+      },
+    };
+    const result = await work(tx);
+    this.transactions.push(`locked:${kinds.join('+')}`);
+    return result;
+  }
+
+  async eventsAfter(): Promise<DeliveredEvent[]> {
+    return this.events;
+  }
+
+  async unfinishedMessages() {
+    return [];
+  }
+
+  async usage() {
+    return { promptTokens: 0, completionTokens: 0, costUsd: 0 };
+  }
+}
+
+function setUp(provider?: ModelProvider) {
+  const mode = modeDefinition('council');
+  if (!mode) throw new Error('council is not registered');
+  const resolved = mode.resolveConfig(
+    { question: 'Which is better?', councilModels: ['sim/a', 'sim/b', 'sim/c'], chairmanModel: 'sim/chair' },
+    DEFAULTS,
+  );
+  if (!resolved.ok) throw new Error(JSON.stringify(resolved.fields));
+  const store = new MemoryStore('Which is better?', resolved.config);
+  const enqueued: string[] = [];
+  const runner = new StageRunner(
+    store,
+    provider ??
+      new SimulatedProvider({
+        responders: SIMULATED_RESPONDERS,
+        fallback: SIMULATED_FALLBACK,
+        latencyMs: 0,
+        seed: 'engine-test',
+      }),
+    { publish: async () => undefined },
+    {
+      enqueueStage: async (_id, stage) => {
+        enqueued.push(stage);
+      },
+      stageJobState: async () => 'pending',
+      rescheduleStage: async () => undefined,
+    },
+    { historyTurns: 0, deliberationCapMs: 600_000 },
+  );
+  return { store, runner, enqueued };
+}
+
+describe('StageRunner', () => {
+  it('opens a stage in one transaction and stores the last settled calls with its commit', async () => {
+    const { store, runner, enqueued } = setUp();
+    await runner.runStage('m1', 'stage1');
+    // three calls with no latency settle together: open, then outcomes + rows + events at once
+    expect(store.transactions).toEqual(['events', 'outcome+outcome+outcome+rows+events']);
+    expect(enqueued).toEqual(['stage2']);
+    const types = store.events.map((e) => `${e.type}:${String(e.state ?? '')}`);
+    expect(types.slice(0, 4)).toEqual([
+      'stage1_start:',
+      'model_progress:started',
+      'model_progress:started',
+      'model_progress:started',
+    ]);
+    expect(types.filter((t) => t === 'model_progress:succeeded')).toHaveLength(3);
+    expect(types.at(-1)).toBe('stage1_complete:');
+    expect(store.events.map((e) => e.seq)).toEqual(store.events.map((_, i) => i + 1));
+  });
+
+  it('stores calls that settle apart in transactions of their own, the last with the commit', async () => {
+    const slow = new Set(['sim/c']);
+    const base = new SimulatedProvider({
+      responders: SIMULATED_RESPONDERS,
+      fallback: SIMULATED_FALLBACK,
+      latencyMs: 0,
+      seed: 'engine-test',
+    });
+    const provider: ModelProvider = {
+      name: 'slow-for-one',
+      async complete(request) {
+        if (slow.has(request.model)) await new Promise((resolve) => setTimeout(resolve, 30));
+        return base.complete(request);
+      },
+    };
+    const { store, runner } = setUp(provider);
+    await runner.runStage('m1', 'stage1');
+    expect(store.transactions).toEqual(['events', 'outcome+outcome+events', 'outcome+rows+events']);
+  });
+
+  it('commits a stage whose calls an earlier run stored in one transaction, without calling again', async () => {
+    const calls: string[] = [];
+    const simulated = new SimulatedProvider({
+      responders: SIMULATED_RESPONDERS,
+      fallback: SIMULATED_FALLBACK,
+      latencyMs: 0,
+      seed: 'engine-test',
+    });
+    const { store, runner } = setUp({
+      name: 'counting',
+      complete(request) {
+        calls.push(request.model);
+        return simulated.complete(request);
+      },
+    });
+    await runner.runStage('m1', 'stage1');
+    expect(calls).toHaveLength(3);
+    // An earlier run of stage2 stored every ranking and died before committing.
+    const mode = modeDefinition('council');
+    const loaded = await store.load();
+    const planned = mode?.plan('stage2', { ...loaded, elapsedMs: 0, deliberationCapMs: 600_000 }) ?? [];
+    expect(planned).toHaveLength(3);
+    store.outcomes.stage2 = planned.map((call) => ({
+      ok: true,
+      key: call.key,
+      model: call.model,
+      content: 'FINAL RANKING:\n1. Response A\n2. Response B\n3. Response C',
+      servedModel: call.model,
+      responseTimeMs: 5,
+      promptTokens: null,
+      completionTokens: null,
+      costUsd: null,
+      simulated: true,
+    }));
+    store.transactions = [];
+    await runner.runStage('m1', 'stage2');
+    expect(calls).toHaveLength(3);
+    expect(store.transactions).toEqual(['rows+events']);
+    expect(store.state.stage).toBe('stage3');
+  });
+
+  it('stores a retry notice before the call settles, however slow its write', async () => {
+    const simulated = new SimulatedProvider({
+      responders: SIMULATED_RESPONDERS,
+      fallback: SIMULATED_FALLBACK,
+      latencyMs: 0,
+      seed: 'engine-test',
+    });
+    const { store, runner } = setUp({
+      name: 'retries-once',
+      async complete(request) {
+        // Reports the retry without waiting for the notice, as any provider may.
+        if (request.model === 'sim/a') void request.onRetry?.({ attempt: 1, delayMs: 0, reason: 'HTTP 503' });
+        return simulated.complete(request);
+      },
+    });
+    const write = store.writeStage.bind(store);
+    store.writeStage = async (messageId, stageWrite) => {
+      if (stageWrite.events.some((e) => e.payload.state === 'retrying')) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return write(messageId, stageWrite);
+    };
+    await runner.runStage('m1', 'stage1');
+    const forA = store.events
+      .filter((e) => e.type === 'model_progress' && e.participant === 'sim/a')
+      .map((e) => e.state);
+    expect(forA).toEqual(['started', 'retrying', 'succeeded']);
+    expect(store.events.at(-1)?.type).toBe('stage1_complete');
+  });
+
+  it('reduces with the outcome an earlier run stored when it stands in for a fresh one', async () => {
+    const { store, runner } = setUp();
+    const mode = modeDefinition('council');
+    const planned =
+      mode?.plan('stage1', { ...(await store.load()), elapsedMs: 0, deliberationCapMs: 1 }) ?? [];
+    const runAnswer = runner.runStage('m1', 'stage1');
+    // While the calls run, a concurrent run of the same stage stores its own answer for the first call.
+    store.outcomes.stage1 = [
+      {
+        ok: true,
+        key: planned[0].key,
+        model: planned[0].model,
+        content: 'The answer stored by the other run.',
+        servedModel: planned[0].model,
+        responseTimeMs: 7,
+        promptTokens: null,
+        completionTokens: null,
+        costUsd: null,
+        simulated: true,
+      },
+    ];
+    await runAnswer;
+    const first = store.rows.find((r) => r.model === planned[0].model && r.stageType === 'stage1');
+    expect(first?.content).toBe('The answer stored by the other run.');
+    // the one-round-trip write answered 'replaced'; the stage was committed on the locked path
+    expect(store.transactions.slice(-2)).toEqual([
+      'outcome+outcome+outcome',
+      'locked:outcome+outcome+outcome+rows+events',
+    ]);
+  });
+});
