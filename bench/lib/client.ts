@@ -1,0 +1,210 @@
+import type { DeliveredEvent } from '@conclave/contracts';
+import { io, type Socket } from 'socket.io-client';
+
+/** Wall-clock milliseconds with sub-millisecond resolution (comparable with Date.now() elsewhere). */
+export const now = (): number => performance.timeOrigin + performance.now();
+
+export interface HttpAnswer<T> {
+  status: number;
+  body: T;
+  /** Milliseconds from sending the request to having read the whole answer. */
+  ms: number;
+  /** When the answer was read (epoch ms). */
+  at: number;
+}
+
+export async function http<T = unknown>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<HttpAnswer<T>> {
+  const started = now();
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  const at = now();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, body: parsed as T, ms: at - started, at };
+}
+
+/** POST /api/deliberations; throws unless 202. */
+export async function startDeliberation(
+  baseUrl: string,
+  body: unknown,
+): Promise<{ messageId: string; conversationId: string; acceptedAt: number; postMs: number }> {
+  const answer = await http<{ messageId: string; conversationId: string }>(
+    baseUrl,
+    'POST',
+    '/api/deliberations',
+    body,
+  );
+  if (answer.status !== 202) {
+    throw new Error(
+      `POST /api/deliberations: expected 202, got ${answer.status} ${JSON.stringify(answer.body)}`,
+    );
+  }
+  return { ...answer.body, acceptedAt: answer.at, postMs: answer.ms };
+}
+
+export async function connect(baseUrl: string): Promise<Socket> {
+  const socket = io(`${baseUrl}/deliberations`, {
+    transports: ['websocket'],
+    reconnection: false,
+    timeout: 60_000,
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('connect_error', (error) => reject(error));
+  });
+  return socket;
+}
+
+export interface Received {
+  event: DeliveredEvent;
+  /** When the client received it (epoch ms). */
+  at: number;
+}
+
+export interface Followed {
+  messageId: string;
+  received: Received[];
+  terminal: 'complete' | 'error';
+  /** When the terminal event arrived (epoch ms). */
+  terminalAt: number;
+}
+
+/**
+ * One Socket.IO connection following many deliberations: `follow` subscribes (from seq 0) and
+ * resolves with every event received once `complete` or `error` arrives.
+ */
+export class Follower {
+  private readonly open = new Map<
+    string,
+    {
+      received: Received[];
+      resolve: (f: Followed) => void;
+      reject: (e: Error) => void;
+      timer: NodeJS.Timeout;
+    }
+  >();
+
+  constructor(readonly socket: Socket) {
+    socket.onAny((name: string, event: DeliveredEvent) => {
+      const at = now();
+      const entry = event?.messageId ? this.open.get(event.messageId) : undefined;
+      if (!entry) return;
+      entry.received.push({ event, at });
+      if (name === 'complete' || name === 'error') {
+        clearTimeout(entry.timer);
+        this.open.delete(event.messageId);
+        entry.resolve({
+          messageId: event.messageId,
+          received: entry.received,
+          terminal: name,
+          terminalAt: at,
+        });
+      }
+    });
+  }
+
+  static async connect(baseUrl: string): Promise<Follower> {
+    return new Follower(await connect(baseUrl));
+  }
+
+  /** Subscribes from seq 0; `onSubscribed` gets the time the subscription was acknowledged. */
+  async follow(messageId: string, timeoutMs: number, onSubscribed?: (at: number) => void): Promise<Followed> {
+    const done = new Promise<Followed>((resolve, reject) => {
+      const received: Received[] = [];
+      const timer = setTimeout(() => {
+        this.open.delete(messageId);
+        reject(
+          new Error(
+            `deliberation ${messageId}: no complete/error event within ${timeoutMs} ms (got ${received
+              .map((r) => `${r.event.seq}:${r.event.type}`)
+              .join(' ')})`,
+          ),
+        );
+      }, timeoutMs);
+      this.open.set(messageId, { received, resolve, reject, timer });
+    });
+    let ack: { ok?: boolean } | undefined;
+    try {
+      ack = (await this.socket.timeout(60_000).emitWithAck('subscribe', { messageId, afterSeq: 0 })) as {
+        ok?: boolean;
+      };
+    } catch (error) {
+      ack = { ok: false, error: String(error) } as { ok?: boolean };
+    }
+    if (!ack?.ok) {
+      const entry = this.open.get(messageId);
+      if (entry) clearTimeout(entry.timer);
+      this.open.delete(messageId);
+      done.catch(() => undefined);
+      throw new Error(`subscribe ${messageId} refused: ${JSON.stringify(ack)}`);
+    }
+    onSubscribed?.(now());
+    return done;
+  }
+
+  close(): void {
+    for (const entry of this.open.values()) clearTimeout(entry.timer);
+    this.open.clear();
+    this.socket.disconnect();
+  }
+}
+
+export interface BatchWatch {
+  /** When `batch_complete` arrived (epoch ms). */
+  completeAt: number;
+  /** Every `batch_progress` snapshot: when it arrived and how many items had ended. */
+  progress: { at: number; complete: number; failed: number; running: number }[];
+  final: Record<string, unknown>;
+}
+
+/** Subscribes to a batch's progress on a socket; resolves on `batch_complete`. */
+export async function watchBatch(socket: Socket, batchId: string, timeoutMs: number): Promise<BatchWatch> {
+  const progress: BatchWatch['progress'] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let onProgress: (view: Record<string, unknown>) => void = () => undefined;
+  let onComplete: (view: Record<string, unknown>) => void = () => undefined;
+  const done = new Promise<BatchWatch>((resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`batch ${batchId}: no batch_complete within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    onProgress = (view) => {
+      if (view.batchId !== batchId) return;
+      progress.push({
+        at: now(),
+        complete: Number(view.complete),
+        failed: Number(view.failed),
+        running: Number(view.running),
+      });
+    };
+    onComplete = (view) => {
+      if (view.batchId !== batchId) return;
+      clearTimeout(timer);
+      resolve({ completeAt: now(), progress, final: view });
+    };
+    socket.on('batch_progress', onProgress);
+    socket.on('batch_complete', onComplete);
+  });
+  const ack = (await socket.timeout(60_000).emitWithAck('subscribe', { batchId })) as { ok?: boolean };
+  if (!ack?.ok) throw new Error(`subscribe to batch ${batchId} refused: ${JSON.stringify(ack)}`);
+  try {
+    return await done;
+  } finally {
+    clearTimeout(timer);
+    socket.off('batch_progress', onProgress);
+    socket.off('batch_complete', onComplete);
+  }
+}
