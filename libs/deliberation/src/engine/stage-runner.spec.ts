@@ -302,6 +302,60 @@ describe('StageRunner', () => {
     expect(store.events.at(-1)?.type).toBe('stage1_complete');
   });
 
+  it('starts the calls while the opening is written, and writes nothing of theirs before it', async () => {
+    const simulated = new SimulatedProvider({
+      responders: SIMULATED_RESPONDERS,
+      fallback: SIMULATED_FALLBACK,
+      latencyMs: 0,
+      seed: 'engine-test',
+    });
+    const log: string[] = [];
+    const { store, runner } = setUp({
+      name: 'logging',
+      async complete(request) {
+        log.push(`call ${request.model}`);
+        if (request.model === 'sim/a') void request.onRetry?.({ attempt: 1, delayMs: 0, reason: 'HTTP 503' });
+        return simulated.complete(request);
+      },
+    });
+    const write = store.writeStage.bind(store);
+    store.writeStage = async (messageId, stageWrite) => {
+      const opening = stageWrite.markRunning === true;
+      if (opening) await new Promise((resolve) => setTimeout(resolve, 40));
+      const written = await write(messageId, stageWrite);
+      log.push(opening ? 'opened' : 'written');
+      return written;
+    };
+    await runner.runStage('m1', 'stage1');
+    expect(log.slice(0, 4)).toEqual(['call sim/a', 'call sim/b', 'call sim/c', 'opened']);
+    const states = store.events.filter((e) => e.type === 'model_progress').map((e) => e.state);
+    expect(states.slice(0, 3)).toEqual(['started', 'started', 'started']);
+    expect(states.slice(3).sort()).toEqual(['retrying', 'succeeded', 'succeeded', 'succeeded']);
+    expect(store.events.map((e) => e.seq)).toEqual(store.events.map((_, i) => i + 1));
+  });
+
+  it('abandons the calls and stores nothing of them when the opening cannot be written', async () => {
+    const aborted: string[] = [];
+    const { store, runner } = setUp({
+      name: 'hanging',
+      complete(request) {
+        return new Promise((_, reject) => {
+          request.signal?.addEventListener('abort', () => {
+            aborted.push(request.model);
+            reject(request.signal?.reason);
+          });
+        });
+      },
+    });
+    store.writeStage = async () => {
+      throw new Error('connection terminated');
+    };
+    await expect(runner.runStage('m1', 'stage1')).rejects.toThrow('connection terminated');
+    expect(aborted.sort()).toEqual(['sim/a', 'sim/b', 'sim/c']);
+    expect(store.outcomes.stage1 ?? []).toEqual([]);
+    expect(store.events).toEqual([]);
+  });
+
   it('reduces with the outcome an earlier run stored when it stands in for a fresh one', async () => {
     const { store, runner } = setUp();
     const mode = modeDefinition('council');

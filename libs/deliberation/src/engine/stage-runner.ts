@@ -210,18 +210,23 @@ export class StageRunner {
       await this.commit(loaded, stage, reduceWith([]), { leading: opening });
       return { mode: loaded.mode };
     }
-    const opened = await this.store.writeStage(messageId, {
-      stage,
-      guard: true,
-      markRunning: true,
-      events: opening,
-    });
-    if (opened.kind === 'written') this.publish(opened.events);
+    // The calls start while the opening is written: its round trip and commit are off the
+    // stage's critical path. Everything else this run writes waits for it, so 'started' still
+    // precedes every retry notice and settle event. If it fails, the calls are abandoned and the
+    // job fails (to be retried) rather than paying for answers that could not be stored.
+    const abandon = new AbortController();
+    const opened = this.store
+      .writeStage(messageId, { stage, guard: true, markRunning: true, events: opening })
+      .then((written) => {
+        if (written.kind === 'written') this.publish(written.events);
+      });
+    opened.catch((error: unknown) => abandon.abort(error));
 
     // Calls that settle together are stored in one transaction; the last of them together with
     // the stage's commit.
     let unsettled = toCall.length;
     const settle = new Coalescer(async (group: Settled[]) => {
+      await opened;
       unsettled -= group.length;
       if (unsettled > 0) {
         const saved = await this.settle(messageId, stage, group, eventsOf);
@@ -235,7 +240,14 @@ export class StageRunner {
     // allSettled semantics: callOne never rejects, one failure never cancels the others.
     await Promise.all(
       toCall.map(async (call) =>
-        settle.submit({ call, outcome: await this.callOne(messageId, stage, call, { timeoutMs }) }),
+        settle.submit({
+          call,
+          outcome: await this.callOne(messageId, stage, call, {
+            timeoutMs,
+            after: opened,
+            abandon: abandon.signal,
+          }),
+        }),
       ),
     );
     return { mode: loaded.mode };
@@ -361,19 +373,28 @@ export class StageRunner {
     messageId: string,
     stage: string,
     call: PlannedCall,
-    options: { timeoutMs: number; silent?: boolean },
+    options: {
+      timeoutMs: number;
+      silent?: boolean;
+      /** Retry notices are written after this (the stage's opening). */
+      after?: Promise<void>;
+      /** Aborts the call: the stage could not be opened. */
+      abandon?: AbortSignal;
+    },
   ): Promise<CallOutcome> {
     const started = this.now();
     // Retry notices are stored without holding up the retry, but before the call's outcome is
     // handed back: a 'retrying' event must precede the call's settle event, and a deliberation
     // must not end while one is still on its way (it would then be dropped).
-    let notices: Promise<void> = Promise.resolve();
+    let notices: Promise<void> = (options.after ?? Promise.resolve()).catch(() => undefined);
     let outcome: CallOutcome;
     try {
       const completion = await this.provider.complete({
         model: call.model,
         messages: call.messages,
-        signal: AbortSignal.timeout(options.timeoutMs),
+        signal: options.abandon
+          ? AbortSignal.any([AbortSignal.timeout(options.timeoutMs), options.abandon])
+          : AbortSignal.timeout(options.timeoutMs),
         onRetry: (notice) => {
           if (options.silent) return;
           const retrying = progressEvent(
