@@ -339,16 +339,17 @@ export const overhead: Scenario = {
             `exactly). The queue hop between stages is ~0 (BullMQ starts the next stage within a millisecond or ` +
             `two; negative gaps mean it started before the previous job was marked finished) and delivery to the ` +
             `client after the last job takes a few ms.`,
-          `Inside a stage, on its critical path: one query loads the message with its rows and outcomes; one ` +
-            `call of conclave_stage_write (a PL/pgSQL function: one round trip, one commit) opens the stage ` +
-            `with its start and 'started' events; the model calls; one more call stores the calls' outcomes, ` +
-            `the stage rows and events and moves the message; then a BullMQ add for the next stage. A council ` +
+          `Inside a stage, on its critical path: one query loads the message with its rows and outcomes; the ` +
+            `model calls, which start while one call of conclave_stage_write (a PL/pgSQL function: one round ` +
+            `trip, one commit) opens the stage with its start and 'started' events beside them; one more call ` +
+            `stores the calls' outcomes, the stage rows and events and moves the message; then a BullMQ add ` +
+            `for the next stage. A council ` +
             `deliberation costs ${db.commitsPerDeliberation ?? '?'} commits and ` +
             `${db.statementsPerDeliberation ?? '?'} statements (pg_stat_database / pg_stat_statements; the ` +
             `title job's and the client's reads included).`,
           `Yardstick on this machine (same database, TypeORM as the product uses it): one statement round trip ` +
             `${yardstick.statementMs} ms, one 4-statement transaction with its commit (WAL flush, fsync on) ` +
-            `${yardstick.transactionMs} ms. Three round trips and two WAL flushes lie on a stage's critical path; ` +
+            `${yardstick.transactionMs} ms. Two round trips to PostgreSQL, one WAL flush and one Redis add lie on a stage's critical path; ` +
             `the rest is CPU: ${cpuPerStage}, most of it on the critical path of a deliberation that runs alone` +
             (profile
               ? ` (profile above: native code — socket writes and other system calls — ` +
@@ -367,11 +368,10 @@ export const overhead: Scenario = {
             : []),
           `CPU over the scenario: ${describeCpu(cpu)}. Busy time of other processes on this shared machine ` +
             `delays every wake-up of the worker and of PostgreSQL.`,
-          `What would move it: the stage's opening folded into the previous stage's commit (one round trip ` +
-            `less per stage, but 'started' would then be announced before a worker has picked the stage up); ` +
-            `fewer Redis round trips per job (BullMQ's own scripts to take, extend and finish a job, and the add ` +
-            `of the next stage); asynchronous commit for the opening (refused: a crash of PostgreSQL could then ` +
-            `reuse a seq a client has already seen); and an idle machine — busy time of other processes delays ` +
+          `What would move it: the next stage's load skipped when the same worker runs it (it knows what it ` +
+            `just wrote, but must still prove nobody else wrote since); fewer Redis round trips per job (BullMQ's own scripts to take, extend and finish a job, and the add ` +
+            `of the next stage); asynchronous commit (refused: a crash of PostgreSQL could then reuse a seq a ` +
+            `client has already seen); and an idle machine — busy time of other processes delays ` +
             `every wake-up on a 2-core machine. The simulated models' own timer lateness (a few ms per ` +
             `deliberation, in the split above) counts as overhead here too.`,
         );

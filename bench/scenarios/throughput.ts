@@ -188,8 +188,9 @@ export const throughput: Scenario = {
         `What would move it: cores first — workers share nothing but PostgreSQL and Redis, and on this ` +
           `machine PostgreSQL alone takes ${one.cpu.msPerUnit['postgres (all backends)'] ?? '?'} ms of CPU per ` +
           `deliberation, so it needs a core of its own beside the workers; then less per deliberation: the ` +
-          `opening of each stage folded into the previous stage's commit (a third fewer commits), named ` +
-          `prepared statements for the load and the write, and batch items written without their ` +
+          `opening of each stage folded into the previous stage's commit (a third fewer commits, refused: ` +
+          `'started' would be announced before any worker has taken the stage; the opening is instead off ` +
+          `the critical path, written while the calls run), named prepared statements for the load and the write, and batch items written without their ` +
           `model_progress events while nobody watches (refused so far: the events are part of the contract ` +
           `and replayable).`,
       );
