@@ -13,7 +13,9 @@ import type {
   StageWriteResult,
   UnfinishedMessage,
 } from '@conclave/deliberation';
+import type { Pool, QueryResultRow } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
 interface MessageRow {
   id: string;
@@ -378,10 +380,21 @@ FROM messages m WHERE m.id = $1 AND m.role = 'assistant'`;
 export class TypeOrmDeliberationStore implements DeliberationStore {
   constructor(private readonly dataSource: DataSource) {}
 
+  /**
+   * The statements every stage (or every subscriber) runs, as named prepared statements: each pooled connection
+   * parses and plans them once instead of on every call (pg's `name`; TypeORM's query() has no way
+   * to ask for it). PostgreSQL re-plans them itself after a schema change.
+   */
+  private async prepared<T>(name: string, text: string, values: unknown[]): Promise<T[]> {
+    const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
+    const result = await pool.query<T & QueryResultRow>({ name, text, values });
+    return result.rows;
+  }
+
   /** One round trip: conclave_stage_write (migration 1763820000000) does the work under the row lock. */
   async writeStage(messageId: string, write: StageWrite): Promise<StageWriteResult> {
     const [row]: { result: { result: StageWriteResult['kind']; events?: EventRecord[] } }[] =
-      await this.dataSource.query('SELECT conclave_stage_write($1, $2::jsonb) AS result', [
+      await this.prepared('conclave_stage_write', 'SELECT conclave_stage_write($1, $2::jsonb) AS result', [
         messageId,
         JSON.stringify({
           stage: write.stage,
@@ -404,7 +417,7 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       question: string | null;
       stage_rows: StageRowRecord[];
       model_calls: (ModelCallRecord & { stage: string })[];
-    })[] = await this.dataSource.query(LOAD_MESSAGE, [messageId]);
+    })[] = await this.prepared('conclave_load_message', LOAD_MESSAGE, [messageId]);
     if (!message) return null;
     let history: HistoryTurn[] = [];
     if (historyTurns > 0 && message.turn > 1) {
@@ -437,7 +450,8 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
   }
 
   async loadOutcomes(messageId: string, stage: string): Promise<CallOutcome[]> {
-    const records: ModelCallRecord[] = await this.dataSource.query(
+    const records = await this.prepared<ModelCallRecord>(
+      'conclave_load_outcomes',
       `SELECT ${MODEL_CALL_COLUMNS} FROM model_calls WHERE message_id = $1 AND stage = $2`,
       [messageId, stage],
     );
@@ -480,7 +494,8 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
   }
 
   async eventsAfter(messageId: string, afterSeq: number): Promise<DeliveredEvent[]> {
-    const records: EventRecord[] = await this.dataSource.query(
+    const records = await this.prepared<EventRecord>(
+      'conclave_events_after',
       `SELECT message_id, seq, type, payload, created_at FROM deliberation_events
        WHERE message_id = $1 AND seq > $2 ORDER BY seq`,
       [messageId, afterSeq],
