@@ -24,6 +24,30 @@ interface Step {
   cpuMsPerDeliberation: number;
   /** What the machine's cores allow at that CPU cost per deliberation. */
   cpuCeilingPerS: number;
+  /** Share of the worker slots busy with a job over the step (BullMQ processedOn → finishedOn). */
+  slotUsePct: number;
+  /** Median time a stage job with model calls held its slot (BullMQ processedOn → finishedOn). */
+  callJobMs: number;
+}
+
+/** How busy the worker slots were between `from` and `to` (epoch ms), from BullMQ's job timestamps. */
+async function slotUse(
+  stack: BenchStack,
+  from: number,
+  to: number,
+  slots: number,
+): Promise<{ slotUsePct: number; callJobMs: number }> {
+  const jobs = (await stack.completedJobs()).filter((j) => (j.processedOn ?? 0) >= from && j.finishedOn);
+  let busyMs = 0;
+  for (const job of jobs) busyMs += Math.min(job.finishedOn ?? 0, to) - (job.processedOn ?? 0);
+  const callJobs = jobs
+    .filter((j) => !String(j.id).endsWith('__present'))
+    .map((j) => (j.finishedOn ?? 0) - (j.processedOn ?? 0))
+    .sort((a, b) => a - b);
+  return {
+    slotUsePct: round((100 * busyMs) / (slots * Math.max(1, to - from))),
+    callJobMs: callJobs[Math.floor(callJobs.length / 2)] ?? 0,
+  };
 }
 
 export const scaleOut: Scenario = {
@@ -59,6 +83,7 @@ export const scaleOut: Scenario = {
         const from = ctx.sampler.cpu();
         ctx.sampler.resetPeaks();
         const t0 = now();
+        const startedAt = Date.now();
         const per = Math.ceil(itemsPerStep / BATCHES);
         const batches = [];
         for (let b = 0; b < BATCHES; b++) {
@@ -83,6 +108,7 @@ export const scaleOut: Scenario = {
           throw new HarnessError(`scale-out ${workers}: ${ended} of ${per * BATCHES} items ended`);
         const seconds = (end - t0) / 1000;
         const perUnit = ProcSampler.perUnit(cpu[label], ended);
+        const slots = await slotUse(stack, startedAt, startedAt + seconds * 1000, workers * PER_WORKER);
         results.push({
           workers,
           items: ended,
@@ -93,6 +119,7 @@ export const scaleOut: Scenario = {
           slotBoundPerS: round((workers * PER_WORKER) / ((2 * LATENCY_MS) / 1000)),
           cpuMsPerDeliberation: perUnit.totalMs,
           cpuCeilingPerS: perUnit.ceilingPerS,
+          ...slots,
         });
         ctx.log(`  scale-out: ${label}: ${ended} items in ${seconds.toFixed(1)} s`);
       }
@@ -119,12 +146,21 @@ export const scaleOut: Scenario = {
       const first = results[0];
       const last = results[results.length - 1];
       const label = `${last.workers} workers`;
+      const firstLabel = `${first.workers} worker${first.workers > 1 ? 's' : ''}`;
+      const firstBusy = cpu[firstLabel]?.machineBusyPct ?? 0;
       limits.push(
-        `The machine, not the design. One worker with ${PER_WORKER} slots could finish ` +
-          `${first.slotBoundPerS} jury items/s at ${LATENCY_MS} ms per call; it reached ${first.clientRatePerS}/s ` +
-          `because each item costs ≈ ${first.cpuMsPerDeliberation} ms of CPU across worker, PostgreSQL, Redis ` +
-          `and gateway, which caps ${cpus().length} cores at ≈ ${first.cpuCeilingPerS}/s. With one worker the ` +
-          `cores are already nearly saturated, so added workers can only share them: ` +
+        `The machine, not the design. One worker with ${PER_WORKER} slots could finish at most ` +
+          `${first.slotBoundPerS} jury items/s at ${LATENCY_MS} ms per call; it reached ${first.clientRatePerS}/s. ` +
+          (first.slotUsePct >= 85
+            ? `Its slots were the limit (${first.slotUsePct}% busy, the machine ${firstBusy}%): a stage job with ` +
+              `calls held its slot ${first.callJobMs} ms at the median, ${LATENCY_MS} ms of model latency and ` +
+              `${Math.max(0, first.callJobMs - LATENCY_MS)} ms of its own work (load, writes, the queue's scripts) ` +
+              `waiting its turn among ${PER_WORKER} concurrent jobs on one event loop and a shared PostgreSQL, ` +
+              `and the present stage takes a slot too. `
+            : `Its slots were ${first.slotUsePct}% busy and the machine ${firstBusy}%. `) +
+          `Each item costs ≈ ${first.cpuMsPerDeliberation} ms of CPU across worker, PostgreSQL, Redis and ` +
+          `gateway, which caps ${cpus().length} cores at ≈ ${first.cpuCeilingPerS}/s, so from two workers on ` +
+          `the cores are the limit and added workers can only share them: ` +
           results.map((r) => `${r.workers} → ${r.clientRatePerS}/s`).join(', ') +
           `. At ${last.workers} workers: ${describeCpu(cpu[label])}.`,
         `Workers share nothing but PostgreSQL and Redis (no coordination between them on the hot path), so ` +
@@ -161,6 +197,8 @@ export const scaleOut: Scenario = {
               'slot bound (/s)',
               'CPU ms / deliberation',
               'CPU ceiling (/s)',
+              'slots busy',
+              'stage job with calls, p50',
               'ratio to previous',
             ],
             rows: results.map((r, i) => [
@@ -172,6 +210,8 @@ export const scaleOut: Scenario = {
               r.slotBoundPerS,
               r.cpuMsPerDeliberation,
               r.cpuCeilingPerS,
+              `${r.slotUsePct}%`,
+              `${r.callJobMs} ms`,
               i === 0 ? '' : `×${ratios[`${results[i - 1].workers}→${r.workers}`]}`,
             ]),
           },
@@ -181,6 +221,7 @@ export const scaleOut: Scenario = {
         `Per step, ${BATCHES} jury batches (no titles, concurrency ${BATCH_CONCURRENCY} each, so up to ${BATCHES * BATCH_CONCURRENCY} items in flight, more than the ${PER_WORKER} slots of each worker) of ${itemsPerStep} items in all, latency ${LATENCY_MS} ms; workers are added between steps (1 → 2 → 4), each with WORKER_CONCURRENCY ${PER_WORKER}.`,
         'Rate = items ÷ (first batch’s HTTP 202 → last `batch_complete` at a Socket.IO client); cross-check from PostgreSQL: items ÷ (first `batches.created_at` → last `messages.completed_at`).',
         `Slot bound = worker slots ÷ the time a jury item holds a slot (2 layers × ${LATENCY_MS} ms): what the workers could do with free CPU. CPU ms / deliberation: user + system time of every process of the stack (/proc) over the step ÷ items; CPU ceiling = cores ÷ that.`,
+        'Slots busy = the time stage jobs held a worker slot (BullMQ `processedOn` → `finishedOn`) ÷ (slots × the step); the median of that time for the stages with model calls.',
       ],
       limits,
       evidence: { cpu, peakRssMb: rss },
