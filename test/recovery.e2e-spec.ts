@@ -1,6 +1,6 @@
 import type { DeliveredEvent } from '@conclave/contracts';
 import { fallbackTitle } from '@conclave/deliberation';
-import { StageQueue, TypeOrmDeliberationStore, createRedis } from '@conclave/persistence';
+import { StageQueue, TypeOrmDeliberationStore, createDataSource, createRedis } from '@conclave/persistence';
 import { expectContiguous, modeEvents, TestStack } from './support/harness';
 
 describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
@@ -56,6 +56,37 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
     const kept = await store.saveOutcome(messageId, 'stage1', { ...outcome, error: 'second' });
     expect(kept).toMatchObject({ error: 'first' });
     expect(await store.loadOutcomes(messageId, 'stage1')).toHaveLength(1);
+  });
+
+  it('keeps the statements of every stage prepared on each connection, with the same answers each time', async () => {
+    const { messageId } = await stack.deliberate({ question: 'Prepared', councilModels: ['sim/a', 'sim/b'] });
+    // One connection, so the catalogue query below sees what the store's statements prepared on it.
+    const single = createDataSource(stack.config.databaseUrl, 1);
+    await single.initialize();
+    try {
+      const store = new TypeOrmDeliberationStore(single);
+      const first = await store.load(messageId, 0);
+      const written = await store.writeStage(messageId, {
+        stage: 'stage1',
+        events: [{ key: 'prepared-probe', type: 'model_progress', payload: { state: 'started' } }],
+      });
+      expect(written.kind).toBe('written');
+      expect(await store.loadOutcomes(messageId, 'stage1')).toEqual([]);
+      const events = await store.eventsAfter(messageId, 0);
+      expect(events.map((e) => e.type)).toContain('model_progress');
+      // The second round uses the prepared plans and answers the same.
+      expect(await store.load(messageId, 0)).toEqual(first);
+      expect(await store.eventsAfter(messageId, 0)).toEqual(events);
+      const prepared: { name: string }[] = await single.query('SELECT name FROM pg_prepared_statements');
+      expect(prepared.map((p) => p.name).sort()).toEqual([
+        'conclave_events_after',
+        'conclave_load_message',
+        'conclave_load_outcomes',
+        'conclave_stage_write',
+      ]);
+    } finally {
+      await single.destroy();
+    }
   });
 
   it('writes a stage in one round trip by the rules of the locked path', async () => {
