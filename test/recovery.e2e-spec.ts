@@ -52,8 +52,10 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
     expect((await stack.stageRows(messageId)).map((r) => r.content)).toEqual(['first']);
 
     const outcome = { ok: false as const, key: 'sim/a', model: 'sim/a', error: 'first', responseTimeMs: 1 };
-    await store.saveOutcome(messageId, 'stage1', outcome);
-    const kept = await store.saveOutcome(messageId, 'stage1', { ...outcome, error: 'second' });
+    await store.withMessageLock(messageId, (tx) => tx.saveOutcome('stage1', outcome));
+    const kept = await store.withMessageLock(messageId, (tx) =>
+      tx.saveOutcome('stage1', { ...outcome, error: 'second' }),
+    );
     expect(kept).toMatchObject({ error: 'first' });
     expect(await store.loadOutcomes(messageId, 'stage1')).toHaveLength(1);
   });

@@ -252,7 +252,7 @@ function outcomeParams(messageId: string, stage: string, outcome: CallOutcome): 
  * outcome given when it was stored, else the one stored before (a different object).
  */
 async function saveOutcomeWith(
-  manager: EntityManager | DataSource,
+  manager: EntityManager,
   messageId: string,
   stage: string,
   outcome: CallOutcome,
@@ -456,11 +456,6 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       [messageId, stage],
     );
     return records.map(toOutcome);
-  }
-
-  /** Stores the outcome unless one exists for the same call; returns the stored one. */
-  saveOutcome(messageId: string, stage: string, outcome: CallOutcome): Promise<CallOutcome> {
-    return saveOutcomeWith(this.dataSource, messageId, stage, outcome);
   }
 
   async withMessageLock<T>(

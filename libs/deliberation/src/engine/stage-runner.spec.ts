@@ -160,6 +160,15 @@ class MemoryStore implements DeliberationStore {
   }
 }
 
+function simulatedProvider(): SimulatedProvider {
+  return new SimulatedProvider({
+    responders: SIMULATED_RESPONDERS,
+    fallback: SIMULATED_FALLBACK,
+    latencyMs: 0,
+    seed: 'engine-test',
+  });
+}
+
 function setUp(provider?: ModelProvider) {
   const mode = modeDefinition('council');
   if (!mode) throw new Error('council is not registered');
@@ -172,13 +181,7 @@ function setUp(provider?: ModelProvider) {
   const enqueued: string[] = [];
   const runner = new StageRunner(
     store,
-    provider ??
-      new SimulatedProvider({
-        responders: SIMULATED_RESPONDERS,
-        fallback: SIMULATED_FALLBACK,
-        latencyMs: 0,
-        seed: 'engine-test',
-      }),
+    provider ?? simulatedProvider(),
     { publish: async () => undefined },
     {
       enqueueStage: async (_id, stage) => {
@@ -213,12 +216,7 @@ describe('StageRunner', () => {
 
   it('stores calls that settle apart in transactions of their own, the last with the commit', async () => {
     const slow = new Set(['sim/c']);
-    const base = new SimulatedProvider({
-      responders: SIMULATED_RESPONDERS,
-      fallback: SIMULATED_FALLBACK,
-      latencyMs: 0,
-      seed: 'engine-test',
-    });
+    const base = simulatedProvider();
     const provider: ModelProvider = {
       name: 'slow-for-one',
       async complete(request) {
@@ -233,12 +231,7 @@ describe('StageRunner', () => {
 
   it('commits a stage whose calls an earlier run stored in one transaction, without calling again', async () => {
     const calls: string[] = [];
-    const simulated = new SimulatedProvider({
-      responders: SIMULATED_RESPONDERS,
-      fallback: SIMULATED_FALLBACK,
-      latencyMs: 0,
-      seed: 'engine-test',
-    });
+    const simulated = simulatedProvider();
     const { store, runner } = setUp({
       name: 'counting',
       complete(request) {
@@ -273,12 +266,7 @@ describe('StageRunner', () => {
   });
 
   it('stores a retry notice before the call settles, however slow its write', async () => {
-    const simulated = new SimulatedProvider({
-      responders: SIMULATED_RESPONDERS,
-      fallback: SIMULATED_FALLBACK,
-      latencyMs: 0,
-      seed: 'engine-test',
-    });
+    const simulated = simulatedProvider();
     const { store, runner } = setUp({
       name: 'retries-once',
       async complete(request) {
@@ -303,12 +291,7 @@ describe('StageRunner', () => {
   });
 
   it('starts the calls while the opening is written, and writes nothing of theirs before it', async () => {
-    const simulated = new SimulatedProvider({
-      responders: SIMULATED_RESPONDERS,
-      fallback: SIMULATED_FALLBACK,
-      latencyMs: 0,
-      seed: 'engine-test',
-    });
+    const simulated = simulatedProvider();
     const log: string[] = [];
     const { store, runner } = setUp({
       name: 'logging',
