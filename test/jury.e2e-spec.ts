@@ -481,6 +481,50 @@ describe('jury mode end to end', () => {
       expect(response.body.fields?.[field]).toBe(message);
     });
 
+    it('seats the same juror model twice, as 03-jury.md allows: two calls, two jurors, two rows', async () => {
+      const { messageId, events } = await jury({
+        content: CONTENT,
+        jurorModels: ['sim/twin:good', 'sim/twin:good', 'sim/other:poor'],
+        foremanModel: 'sim/foreman',
+      });
+      expectContiguous(events);
+      expect(modeEvents(events).map((e) => e.type)).toEqual(JURY_SEQUENCE);
+      const jurors = byType(events, 'juror_complete').map(
+        (e) => (e.data as unknown as JurorAssessment).model,
+      );
+      expect(jurors.sort()).toEqual(['sim/other:poor', 'sim/twin:good', 'sim/twin:good']);
+      const started = events.filter(
+        (e) =>
+          e.type === 'model_progress' &&
+          (e as DeliveredEvent & { stage?: string; state?: string }).stage === 'deliberation' &&
+          (e as DeliveredEvent & { state?: string }).state === 'started',
+      );
+      expect(started).toHaveLength(3);
+      const summary = byType(events, 'all_jurors_complete')[0].data as unknown as JurorSummary;
+      expect(summary).toMatchObject({ jurorCount: 3, successfulJurors: 3, majorityVerdict: 'APPROVE' });
+      const rows = await stack.db.query(
+        `SELECT model, participant FROM deliberation_stages
+         WHERE message_id = $1 AND stage_type = 'deliberation' ORDER BY participant`,
+        [messageId],
+      );
+      expect(rows).toEqual([
+        { model: 'sim/twin:good', participant: 1 },
+        { model: 'sim/twin:good', participant: 2 },
+        { model: 'sim/other:poor', participant: 3 },
+      ]);
+      const calls = await stack.db.query(
+        `SELECT count(*)::int AS n FROM model_calls WHERE message_id = $1 AND stage = 'deliberation'`,
+        [messageId],
+      );
+      expect(calls[0].n).toBe(3);
+      const result = (await view(messageId)).result;
+      expect(result?.jurors?.map((j) => j.model)).toEqual([
+        'sim/twin:good',
+        'sim/twin:good',
+        'sim/other:poor',
+      ]);
+    });
+
     it('names every problem at once, the cross-field rule included', async () => {
       const response = await post({
         question: '',

@@ -35,14 +35,14 @@ export function JuryView({ result }: { result: Partial<JuryResult> }) {
           <h3>Jurors</h3>
           <div role="tablist" className="tabs juror-tabs">
             {jurors.map((j, i) => (
-              <button key={j.model} role="tab" aria-selected={tab === i} onClick={() => setTab(i)}>
+              <button key={i} role="tab" aria-selected={tab === i} onClick={() => setTab(i)}>
                 {j.model}
               </button>
             ))}
           </div>
           <div className="cards">
             {jurors.map((j, i) => (
-              <article key={j.model} className={`card ${tab === i ? 'active' : ''}`}>
+              <article key={i} className={`card ${tab === i ? 'active' : ''}`}>
                 <h4>
                   {j.model}{' '}
                   <span className={`badge verdict-${j.verdict ?? 'none'}`}>{j.verdict ?? 'no verdict'}</span>

@@ -5,7 +5,6 @@ import { IsModelId } from '../../shared/validation';
 
 export const DEBATE_MIN_MODELS = 3;
 export const DEBATE_MAX_MODELS = 6;
-export const DEFAULT_DEBATE_TIMEOUT_MS = 120_000;
 
 /** `modeConfig` of a debate request (04-debate.md §D). The same model may appear twice. */
 export class DebateConfigDto {

@@ -500,13 +500,13 @@ export const debateMode: ModeDefinition<DebateConfig, Partial<DebateResult>> = {
       roster: [
         { role: 'debater', field: 'modeConfig.models', min: DEBATE_MIN_MODELS, max: DEBATE_MAX_MODELS },
       ],
-      defaults: { models: defaults.debate.models, timeoutMs: 120_000 },
+      defaults: { models: defaults.debate.models, timeoutMs: defaults.timeoutMs },
       options: [
         {
           field: 'timeoutMs',
           type: 'integer',
           description: 'per-call timeout (10000-600000 ms)',
-          default: 120_000,
+          default: defaults.timeoutMs,
         },
       ],
     };

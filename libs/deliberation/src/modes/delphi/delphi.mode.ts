@@ -21,6 +21,7 @@ import type {
 } from '../../engine/types';
 import { buildTitlePrompt } from '../../shared/title';
 import {
+  DELPHI_DEFAULTS,
   DELPHI_MAX_PANELISTS,
   DELPHI_MIN_PANELISTS,
   DelphiConfigDto,
@@ -616,24 +617,26 @@ export const delphiMode: ModeDefinition<DelphiConfig, Partial<DelphiResult>> = {
       ],
       defaults: {
         ...defaults.delphi,
-        maxRounds: 5,
-        numericConvergenceThreshold: 0.15,
-        qualitativeConvergenceThreshold: 75,
-        timeoutMs: 120_000,
+        ...DELPHI_DEFAULTS,
       },
       options: [
-        { field: 'maxRounds', type: 'integer', description: 'estimation rounds at most (2-5)', default: 5 },
+        {
+          field: 'maxRounds',
+          type: 'integer',
+          description: 'estimation rounds at most (2-5)',
+          default: DELPHI_DEFAULTS.maxRounds,
+        },
         {
           field: 'numericConvergenceThreshold',
           type: 'number',
           description: 'converged below this CV (0.01-1.0)',
-          default: 0.15,
+          default: DELPHI_DEFAULTS.numericConvergenceThreshold,
         },
         {
           field: 'qualitativeConvergenceThreshold',
           type: 'number',
           description: 'converged at this agreement % (50-100)',
-          default: 75,
+          default: DELPHI_DEFAULTS.qualitativeConvergenceThreshold,
         },
         {
           field: 'questionType',
@@ -649,7 +652,7 @@ export const delphiMode: ModeDefinition<DelphiConfig, Partial<DelphiResult>> = {
           field: 'timeoutMs',
           type: 'integer',
           description: 'per-round timeout (30000-180000 ms)',
-          default: 120_000,
+          default: DELPHI_DEFAULTS.timeoutMs,
         },
       ],
     };

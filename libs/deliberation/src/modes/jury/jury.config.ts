@@ -2,7 +2,6 @@ import type { JuryConfig } from '@conclave/contracts';
 import {
   ArrayMaxSize,
   ArrayMinSize,
-  ArrayUnique,
   IsArray,
   IsNumber,
   IsOptional,
@@ -19,7 +18,10 @@ export const JURY_MIN_JURORS = 3;
 export const JURY_MAX_JURORS = 6;
 export const JURY_CONTENT_MAX_LENGTH = 200_000;
 
-/** `modeConfig` of a jury request (03-jury.md §D). */
+/**
+ * `modeConfig` of a jury request (03-jury.md §D). The same juror model may sit twice, as 03-jury.md's
+ * validation allows: two calls, two jurors told apart by their seat in the roster.
+ */
 export class JuryConfigDto {
   // Validators run bottom-up and stop at the first failure: the type check comes last.
   @MaxLength(JURY_CONTENT_MAX_LENGTH)
@@ -33,7 +35,6 @@ export class JuryConfigDto {
   originalQuestion?: string;
 
   @IsModelId({ each: true })
-  @ArrayUnique({ message: 'jurorModels must not name the same model twice' })
   @ArrayMaxSize(JURY_MAX_JURORS, { message: 'Maximum 6 juror models allowed' })
   @ArrayMinSize(JURY_MIN_JURORS, { message: 'Jury mode requires at least 3 juror models' })
   @IsArray()
@@ -52,8 +53,6 @@ export class JuryConfigDto {
   @IsOptional()
   timeoutMs?: number;
 }
-
-export const DEFAULT_JURY_TIMEOUT_MS = 120_000;
 
 export function resolveJuryConfig(
   request: RequestEnvelope,

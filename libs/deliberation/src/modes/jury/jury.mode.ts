@@ -42,10 +42,28 @@ export function assessJuror(call: SuccessfulCall, content: string): JurorAssessm
 
 type JurorParsedData = Omit<JurorAssessment, 'model' | 'assessmentText' | 'responseTimeMs'>;
 
+interface JurorSeat {
+  /** 1-based position in the roster: tells apart two seats held by the same model. */
+  seat: number;
+  model: string;
+  /** The model id for its first seat (as before duplicates were allowed), `model#seat` after that. */
+  key: string;
+}
+
+export function jurorSeats(jurorModels: readonly string[]): JurorSeat[] {
+  return jurorModels.map((model, i) => ({
+    seat: i + 1,
+    model,
+    key: jurorModels.indexOf(model) === i ? model : `${model}#${i + 1}`,
+  }));
+}
+
 function jurorsFromRows(rows: readonly StageRow[], config: JuryConfig): JurorAssessment[] {
+  // Rows stored before seats were recorded have no participant: their roster position decides.
+  const seatOf = (r: StageRow) => r.participant ?? config.jurorModels.indexOf(r.model ?? '') + 1;
   return rows
     .filter((r) => r.stageType === 'deliberation')
-    .sort((a, b) => config.jurorModels.indexOf(a.model ?? '') - config.jurorModels.indexOf(b.model ?? ''))
+    .sort((a, b) => seatOf(a) - seatOf(b))
     .map((r) => {
       const data = (r.parsedData ?? {}) as unknown as JurorParsedData;
       return {
@@ -90,12 +108,14 @@ function reduceDeliberation(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const failedJurors = outcomes.flatMap((o) => (o.ok ? [] : [{ model: o.model, reason: o.error }]));
   if (succeeded.length === 0) return failure('All juror evaluations failed.');
   const jurors = succeeded.map((call) => assessJuror(call, ctx.config.content));
+  const seats = new Map(jurorSeats(ctx.config.jurorModels).map((s) => [s.key, s.seat]));
   const jurorRows = succeeded.map((call, i): StageRow => {
     const { scores, average, verdict, recommendations, parseSuccess } = jurors[i];
     return {
       stageType: 'deliberation',
       stageOrder: ORDER.deliberation,
       model: call.model,
+      participant: seats.get(call.key) ?? null,
       role: 'juror',
       content: call.content,
       parsedData: { scores, average, verdict, recommendations, parseSuccess },
@@ -175,8 +195,8 @@ function plan(stage: string, ctx: Ctx): PlannedCall[] {
   if (stage === 'present') return [];
   if (stage === 'deliberation') {
     const prompt = buildEvaluationPrompt(config.content, config.originalQuestion);
-    return config.jurorModels.map((model) => ({
-      key: model,
+    return jurorSeats(config.jurorModels).map(({ key, model }) => ({
+      key,
       participant: model,
       model,
       messages: [{ role: 'user', content: prompt }],
@@ -306,7 +326,7 @@ export const juryMode: ModeDefinition<JuryConfig, Partial<JuryResult>> = {
       defaults: {
         jurorModels: defaults.jury.jurorModels,
         foremanModel: defaults.jury.foremanModel,
-        timeoutMs: 120_000,
+        timeoutMs: defaults.timeoutMs,
       },
       options: [
         { field: 'content', type: 'string', description: 'the content under evaluation (required)' },
@@ -315,7 +335,7 @@ export const juryMode: ModeDefinition<JuryConfig, Partial<JuryResult>> = {
           field: 'timeoutMs',
           type: 'integer',
           description: 'per-call timeout (10000-300000 ms)',
-          default: 120_000,
+          default: defaults.timeoutMs,
         },
       ],
     };
