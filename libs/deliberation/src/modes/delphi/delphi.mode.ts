@@ -78,11 +78,16 @@ export function classificationOf(
   }
   const parsed = outcome?.ok ? parseClassification(outcome.content) : null;
   if (config.questionType === 'qualitative') {
+    // A facilitator that calls the question NUMERIC reasons about a quantity: that reasoning
+    // would contradict the type the request set, so only its options (if any) are kept.
+    if (parsed?.type === 'qualitative') {
+      return { type: 'qualitative', options: parsed.options ?? null, reasoning: parsed.reasoning };
+    }
     return {
       type: 'qualitative',
-      options: parsed?.options ?? null,
+      options: null,
       reasoning: parsed
-        ? parsed.reasoning
+        ? 'Question type set by the request; the facilitator judged it numeric and suggested no options.'
         : 'Question type set by the request; the facilitator could not suggest options.',
     };
   }

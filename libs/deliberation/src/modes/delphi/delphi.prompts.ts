@@ -170,6 +170,29 @@ CONFIDENCE: [LOW|MEDIUM|HIGH]
 REASONING: [why you revised or maintained — reference the distribution]`;
 }
 
+/** What 05-delphi.md §F wants the report to say about how the rounds went. */
+export function synthesisNotes(
+  rounds: readonly { roundNumber: number; stats: NumericStats | QualitativeStats }[],
+  converged: boolean,
+): string[] {
+  const notes: string[] = [];
+  if (converged && rounds.length === 1) {
+    notes.push(
+      'Consensus was immediate: the participants already agreed in Round 1, so no further rounds ' +
+        'were run. Say so in the report.',
+    );
+  }
+  const last = rounds.at(-1);
+  if (last && 'highVariance' in last.stats && last.stats.highVariance) {
+    notes.push(
+      `Variance stayed high (CV above 2.0 in the final round, Round ${last.roundNumber}). Say in the ` +
+        'report that the question may be too ambiguous, or that the participants may have ' +
+        'fundamentally different interpretations of it.',
+    );
+  }
+  return notes;
+}
+
 export function buildDelphiSynthesisPrompt(input: {
   userQuery: string;
   participantCount: number;
@@ -202,6 +225,7 @@ export function buildDelphiSynthesisPrompt(input: {
     input.numeric && input.median !== undefined && input.confidenceInterval
       ? `\nFINAL MEDIAN: ${formatNumber(input.median)}\n95% CONFIDENCE INTERVAL OF THE MEAN: ${formatNumber(input.confidenceInterval.low)} — ${formatNumber(input.confidenceInterval.high)}`
       : '';
+  const notes = synthesisNotes(input.rounds, input.converged);
   // The report template's "### Question" repeats the question; a placeholder stands there instead,
   // so that the question appears only inside its fence.
   return `${DELPHI_SYNTHESIS_PROMPT_MARKER} that ran ${input.rounds.length} rounds with ${input.participantCount} participants.
@@ -215,6 +239,7 @@ ${fence.wrap('TRAJECTORY', trajectory)}
 
 CONVERGENCE STATUS: ${input.converged ? 'Converged' : 'Max rounds reached'}
 FINAL ${input.numeric ? 'CONSENSUS VALUE' : 'MAJORITY ANSWER'}: ${final}${extra}
+${notes.map((note) => `\nNOTE: ${note}`).join('')}
 
 Produce a Delphi Report:
 

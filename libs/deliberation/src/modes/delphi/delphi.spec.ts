@@ -10,6 +10,7 @@ import {
   parseNumber,
   parseReasoning,
 } from './delphi.parse';
+import { buildDelphiSynthesisPrompt } from './delphi.prompts';
 import { confidenceInterval95, hasConverged, numericStats, qualitativeStats } from './delphi.stats';
 
 describe('Delphi statistics', () => {
@@ -201,6 +202,81 @@ describe('Delphi question type rules (05-delphi.md §F)', () => {
       simulated: true,
     };
     expect(classificationOf({ ...base, questionType: 'qualitative' }, outcome).type).toBe('qualitative');
+  });
+  it('does not keep a NUMERIC reasoning about a quantity under a qualitative override', () => {
+    const outcome: CallOutcome = {
+      ok: true,
+      key: 'facilitator',
+      model: 'f',
+      content: 'TYPE: NUMERIC\nOPTIONS: N/A\nREASONING: This asks for a quantity that can be estimated.',
+      servedModel: 'f',
+      responseTimeMs: 1,
+      promptTokens: null,
+      completionTokens: null,
+      costUsd: null,
+      simulated: true,
+    };
+    const classification = classificationOf({ ...base, questionType: 'qualitative' }, outcome);
+    expect(classification.type).toBe('qualitative');
+    expect(classification.options).toBeNull();
+    expect(classification.reasoning).not.toMatch(/quantity/i);
+    expect(classification.reasoning).toMatch(/set by the request/);
+  });
+});
+
+describe('Delphi report prompt notes what 05-delphi.md §F expects', () => {
+  const stats = (values: number[]) =>
+    numericStats(
+      values,
+      values.map(() => 'MEDIUM' as const),
+    );
+  const agreed = stats([10, 10, 10]);
+  // CV above 2.0 needs a lone far outlier among enough panelists
+  const wide = stats([1, 1, 1, 1, 1, 1, 100]);
+  const narrowing = stats([8, 10, 12]);
+  const prompt = (rounds: { roundNumber: number; stats: typeof agreed }[], converged: boolean) =>
+    buildDelphiSynthesisPrompt({
+      userQuery: 'How many?',
+      participantCount: 3,
+      rounds,
+      converged,
+      numeric: true,
+      finalValue: 10,
+    });
+
+  it('says consensus was immediate when round 1 converged', () => {
+    expect(prompt([{ roundNumber: 1, stats: agreed }], true)).toMatch(/NOTE: Consensus was immediate/);
+    expect(
+      prompt(
+        [
+          { roundNumber: 1, stats: narrowing },
+          { roundNumber: 2, stats: agreed },
+        ],
+        true,
+      ),
+    ).not.toMatch(/immediate/);
+  });
+
+  it('says variance stayed high when the final round is flagged, and not otherwise', () => {
+    expect(wide.highVariance).toBe(true);
+    const high = prompt(
+      [
+        { roundNumber: 1, stats: wide },
+        { roundNumber: 2, stats: wide },
+      ],
+      false,
+    );
+    expect(high).toMatch(/NOTE: Variance stayed high .*Round 2/);
+    expect(high).toMatch(/ambiguous/);
+    expect(
+      prompt(
+        [
+          { roundNumber: 1, stats: wide },
+          { roundNumber: 2, stats: narrowing },
+        ],
+        true,
+      ),
+    ).not.toMatch(/Variance stayed high/);
   });
 });
 
