@@ -214,6 +214,41 @@ describe('StageRunner', () => {
     expect(store.events.map((e) => e.seq)).toEqual(store.events.map((_, i) => i + 1));
   });
 
+  it("stores and parses a model's output without the marker lines of its own prompt", async () => {
+    const base = simulatedProvider();
+    let echoed = 0;
+    // Models asked to restate the question echo its fence: the prompt's markers around the answer.
+    const provider: ModelProvider = {
+      name: 'echoing',
+      async complete(request) {
+        const prompt = request.messages.map((m) => m.content).join('\n');
+        const open = /<<<[A-Z][A-Z ]*? [0-9a-f]{16}>>>/.exec(prompt)?.[0];
+        const close = /<<<END [A-Z][A-Z ]*? [0-9a-f]{16}>>>/.exec(prompt)?.[0];
+        const answer = await base.complete(request);
+        if (!open || !close) return answer;
+        echoed++;
+        return { ...answer, content: `${open}\n${answer.content}\n  ${close}  \nAs asked: ${open} done` };
+      },
+    };
+    const { store, runner } = setUp(provider);
+    await runner.runStage('m1', 'stage1');
+    await runner.runStage('m1', 'stage2');
+    const texts = [
+      ...Object.values(store.outcomes).flatMap((o) => o.map((c) => (c.ok ? c.content : ''))),
+      ...store.rows.map((r) => r.content),
+      JSON.stringify(store.rows.map((r) => r.parsedData)),
+    ];
+    expect(echoed).toBe(3);
+    expect(texts.length).toBeGreaterThan(6);
+    for (const text of texts) expect(text).not.toMatch(/<<<|>>>/);
+    const rankings = store.rows.filter((r) => r.stageType === 'stage2');
+    expect(rankings).toHaveLength(3);
+    for (const row of rankings) {
+      expect(row.content).toMatch(/\nAs asked: done$/);
+      expect((row.parsedData as { parsedRanking?: string[] }).parsedRanking).toHaveLength(3);
+    }
+  });
+
   it('stores calls that settle apart in transactions of their own, the last with the commit', async () => {
     const slow = new Set(['sim/c']);
     const base = simulatedProvider();

@@ -4,6 +4,7 @@ import { modeDefinition } from '../modes';
 import { Coalescer } from './coalescer';
 import { failure } from './reductions';
 import { cleanTitle, fallbackTitle } from '../shared/title';
+import { stripEchoedMarkers } from '../shared/fence';
 import type {
   AnyModeDefinition,
   CallOutcome,
@@ -419,7 +420,7 @@ export class StageRunner {
         key: call.key,
         model: call.model,
         // PostgreSQL text cannot hold NUL; a model that emits one must not fail the stage.
-        content: completion.content.replaceAll('\u0000', ''),
+        content: stripEchoedMarkers(completion.content.replaceAll('\u0000', ''), call.messages),
         servedModel: completion.servedModel,
         responseTimeMs: this.now() - started,
         promptTokens: completion.usage?.promptTokens ?? null,

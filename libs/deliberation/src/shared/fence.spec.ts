@@ -1,7 +1,7 @@
 import { buildRankingPrompt } from '../modes/council/council.prompts';
 import { buildRevisionPrompt } from '../modes/debate/debate.prompts';
 import { buildEvaluationPrompt, buildForemanPrompt } from '../modes/jury/jury.prompts';
-import { createFence, fenceNotice, readFences } from './fence';
+import { createFence, fenceNotice, readFences, stripEchoedMarkers } from './fence';
 import { labeledBlocks } from './simulation';
 import { buildVotePrompt } from './voting';
 
@@ -108,5 +108,33 @@ describe('the containment layer', () => {
 
   it('reads an unterminated marker as plain text', () => {
     expect(readFences('<<<CONTENT 0123>>>\nno end').blocks).toEqual([]);
+  });
+});
+
+describe('stripEchoedMarkers', () => {
+  const fence = createFence(['What is 2+2?', 'Response A text'], 'strip');
+  const prompt = [
+    {
+      role: 'user',
+      content: `Question: ${fence.wrap('QUESTION', 'What is 2+2?')}\n${fence.wrap('RESPONSE', 'Response A text')}`,
+    },
+  ];
+  const open = `<<<QUESTION ${fence.nonce}>>>`;
+  const close = `<<<END QUESTION ${fence.nonce}>>>`;
+
+  it("drops lines that hold only the prompt's own markers, and cuts them out of other lines", () => {
+    expect(stripEchoedMarkers(`${open}\nWhat is 2+2?\n  ${close}  \nANSWER: 4`, prompt)).toBe(
+      'What is 2+2?\nANSWER: 4',
+    );
+    expect(stripEchoedMarkers(`Question: ${open}\nANSWER: ${close.toLowerCase()} 4`, prompt)).toBe(
+      'Question:\nANSWER: 4',
+    );
+    expect(stripEchoedMarkers(`<<<END RESPONSE ${fence.nonce}>>>\r\nok`, prompt)).toBe('ok');
+  });
+
+  it('keeps markers with other boundaries, and text without markers, as they are', () => {
+    const other = '<<<QUESTION 0123456789abcdef>>>\n  indented  \n';
+    expect(stripEchoedMarkers(other, prompt)).toBe(other);
+    expect(stripEchoedMarkers(`${open}\nx`, [{ content: 'a prompt without fences' }])).toBe(`${open}\nx`);
   });
 });

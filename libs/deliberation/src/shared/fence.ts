@@ -139,3 +139,28 @@ export function withoutFences(prompt: string): string {
     .join('')
     .replace(new RegExp(`<<<[A-Z][A-Z ]*? ${nonce}>>>\\n|\\n<<<END [A-Z][A-Z ]*? ${nonce}>>>`, 'g'), '');
 }
+
+const MARKER_IN_PROMPT = /<<<(?:END )?[A-Z][A-Z ]*? ([0-9a-f]{16})>>>/g;
+
+/**
+ * A model's output without the marker lines of its own prompt. Models echo them when they restate
+ * the question or their answer; left in, they would be shown to people and could be read as the
+ * structured line a parser looks for. A line that held only markers goes; a marker inside a line is
+ * cut out of it. Markers with other boundaries are the model's own text and stay.
+ */
+export function stripEchoedMarkers(output: string, prompt: readonly { content: string }[]): string {
+  const nonces = new Set<string>();
+  for (const message of prompt) {
+    for (const match of message.content.matchAll(MARKER_IN_PROMPT)) nonces.add(match[1]);
+  }
+  if (nonces.size === 0 || !output.includes('<<<')) return output;
+  const echoed = new RegExp(`[ \\t]*<<<(?:END )?[A-Z][A-Z ]*? (?:${[...nonces].join('|')})>>>[ \\t]*`, 'gi');
+  return output
+    .split('\n')
+    .flatMap((line) => {
+      const kept = line.replace(echoed, ' ');
+      if (kept === line) return [line];
+      return kept.trim().length === 0 ? [] : [kept.replace(/^ /, '').replace(/ +$/, '')];
+    })
+    .join('\n');
+}
