@@ -79,7 +79,8 @@ async function main() {
   const provider = env.OPENROUTER_API_KEY
     ? 'OpenRouter'
     : env.OPENAI_BASE_URL
-      ? env.OPENAI_BASE_URL
+      ? // Without the user and password a base URL may carry (a proxy's Basic authentication).
+        env.OPENAI_BASE_URL.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i, '$1')
       : 'the simulated provider';
   console.log(`[conclave] starting gateway and worker on ${provider}`);
   console.log(`[conclave] open:       http://localhost:${port}/   (the web client)`);

@@ -763,7 +763,14 @@ describe('k8s manifests', () => {
     const secret = find('Secret', 'conclave-secrets');
     const values = { ...(secret.data ?? {}), ...(secret.stringData ?? {}) };
     expect(Object.keys(values).sort()).toEqual(
-      ['DATABASE_URL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENROUTER_API_KEY', 'REDIS_URL'].sort(),
+      [
+        'DATABASE_URL',
+        'METRICS_TOKEN',
+        'OPENAI_API_KEY',
+        'OPENAI_BASE_URL',
+        'OPENROUTER_API_KEY',
+        'REDIS_URL',
+      ].sort(),
     );
     for (const [key, value] of Object.entries(values)) {
       // Guards against committing real credentials: every value is empty or visibly a placeholder.

@@ -126,11 +126,12 @@ function normalize(reply: Reply | unknown, id: string): unknown {
 }
 
 describe('isolation: a user never reaches another user’s conversations, messages, events or batches', () => {
-  // Rate limits off: B sends a few hundred probes in a few seconds.
+  // Rate limits off: B sends a few hundred probes in a few seconds, and over a hundred wrong keys.
   const stack = new TestStack({
     AUTH_MODE: 'apikey',
     RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
     RATE_LIMIT_DELIBERATIONS_PER_MINUTE: '0',
+    AUTH_FAILURES_PER_MINUTE: '0',
   });
   let alice = '';
   let bob = '';

@@ -1,13 +1,17 @@
-import type { CouncilResult, DeliberationView } from '@conclave/contracts';
+import { Writable } from 'node:stream';
+import type { CouncilResult, DeliberationView, DeliveredEvent } from '@conclave/contracts';
 import { RANKING_PROMPT_MARKER, SYNTHESIS_PROMPT_MARKER } from '@conclave/deliberation';
-import { OpenAiCompatibleProvider, RetryingProvider } from '@conclave/llm';
+import { OpenAiCompatibleProvider, RetryingProvider, providerFromEnv } from '@conclave/llm';
+import { createLogger } from '@conclave/observability';
 import {
   startChatCompletionsServer,
   type ChatBehaviour,
   type ChatCompletionsServer,
   type ScriptContext,
 } from '../libs/llm/src/testing/chat-completions-server';
+import { startWorker } from '../apps/worker/src/worker';
 import { TestStack } from './support/harness';
+import { freePort } from './support/private-postgres';
 
 function lastUserContent(messages: unknown[]): string {
   const user = [...(messages as { role: string; content: string }[])]
@@ -154,5 +158,185 @@ describe('the OpenAI-compatible provider inside a real deliberation', () => {
     expect(synthesis?.messages).toHaveLength(21);
     const ranking = lastTurn.find((r) => lastUserContent(r.messages).includes(RANKING_PROMPT_MARKER));
     expect(ranking?.messages).toHaveLength(1);
+  }, 60_000);
+});
+
+/**
+ * An OpenAI-compatible server reached through a URL with credentials (a reverse proxy with Basic
+ * authentication, an internal host): users learn which provider failed and how, never its URL,
+ * host, port, path or password; operators find the detail in the logs, with the password redacted.
+ */
+describe('a provider URL with credentials never reaches users', () => {
+  const PASSWORD = 'secretpass';
+  const withCredentials = (baseURL: string) => {
+    const url = new URL(baseURL);
+    url.username = 'user';
+    url.password = PASSWORD;
+    return url.toString();
+  };
+  let server: ChatCompletionsServer;
+  let stack: TestStack;
+  let serverURL: string;
+  let closedURL: string;
+  let closedPort: number;
+  let logs = '';
+
+  /** Answers echoing the URL, host, port, path and password back, as misconfigured proxies do. */
+  function leakyScript({ request }: ScriptContext): ChatBehaviour {
+    const model = request.model ?? '';
+    const leak = `${serverURL}/chat/completions (user:${PASSWORD} at ${new URL(serverURL).host})`;
+    if (model === 'echo-500') return { kind: 'http-error', status: 500, message: `upstream ${leak} refused` };
+    if (model === 'echo-401') return { kind: 'http-error', status: 401, message: `no access for ${leak}` };
+    if (model === 'echo-body') return { kind: 'error-body', code: 502, message: `gateway ${leak} failed` };
+    if (model === 'echo-html') {
+      return {
+        kind: 'raw',
+        status: 200,
+        headers: { 'content-type': 'text/html' },
+        body: `<h1>Proxy Error</h1><p>${leak}</p><address>Apache Server at 127.0.0.1 Port ${new URL(serverURL).port}</address>`,
+      };
+    }
+    const prompt = lastUserContent(request.messages);
+    const content = prompt.includes(RANKING_PROMPT_MARKER)
+      ? 'FINAL RANKING:\n1. Response A\n2. Response B'
+      : prompt.includes(SYNTHESIS_PROMPT_MARKER)
+        ? 'The synthesis.'
+        : prompt.startsWith('Generate a brief title')
+          ? 'Title'
+          : `answer of ${model}`;
+    return { kind: 'success', content };
+  }
+
+  beforeAll(async () => {
+    server = await startChatCompletionsServer(leakyScript);
+    serverURL = withCredentials(server.baseURL);
+    closedPort = await freePort();
+    closedURL = withCredentials(`http://127.0.0.1:${closedPort}/v1`);
+    stack = new TestStack({ OPENAI_BASE_URL: serverURL });
+    await stack.start({ worker: false });
+  }, 60_000);
+  afterAll(async () => {
+    await stack.stop();
+    await server.close();
+  });
+
+  /** Runs a deliberation on a worker whose provider comes from OPENAI_BASE_URL, its log kept. */
+  async function runOn(baseURL: string, body: unknown) {
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        logs += chunk.toString();
+        done();
+      },
+    });
+    const worker = await startWorker(stack.config, {
+      logger: createLogger('info', 'worker', sink),
+      realProvider: providerFromEnv({
+        OPENAI_BASE_URL: baseURL,
+        LLM_MAX_ATTEMPTS: '2',
+        LLM_RETRY_BASE_MS: '10',
+      }),
+    });
+    try {
+      return await stack.run(body);
+    } finally {
+      await worker.close();
+    }
+  }
+
+  /** Everything a user (or the database behind them) holds about a deliberation. */
+  async function seenByUsers(messageId: string, conversationId: string, events: DeliveredEvent[]) {
+    const views = await Promise.all(
+      [
+        `/api/deliberations/${messageId}`,
+        `/api/deliberations/${messageId}/events`,
+        `/api/conversations/${conversationId}`,
+      ].map(async (url) => (await stack.api('GET', url)).body),
+    );
+    const tables: Record<string, unknown[]> = {};
+    for (const table of ['messages', 'model_calls', 'deliberation_stages', 'deliberation_events']) {
+      tables[table] = await stack.db.query(`SELECT * FROM ${table}`);
+    }
+    return { views, events, tables };
+  }
+
+  function expectNothingOfTheProvider(seen: unknown): void {
+    // Ids are random hex: a port's digits may turn up in one by chance.
+    const text = JSON.stringify(seen).replace(
+      /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g,
+      '<id>',
+    );
+    const forbidden = [PASSWORD, '127.0.0.1', new URL(serverURL).port, String(closedPort), '/v1', 'user:'];
+    for (const secret of forbidden)
+      expect({ secret, found: text.includes(secret) }).toEqual({ secret, found: false });
+  }
+
+  const failures = (events: DeliveredEvent[]) =>
+    Object.fromEntries(
+      events
+        .filter((e) => e.type === 'model_progress' && e.state === 'failed' && e.stage === 'stage1')
+        .map((e) => [e.participant, e.error]),
+    );
+
+  it('(a) a closed port: the error names the provider and "connection refused", nothing else', async () => {
+    const { messageId, conversationId, events } = await runOn(closedURL, {
+      question: 'Anyone there?',
+      councilModels: ['local/a', 'local/b'],
+      chairmanModel: 'local/c',
+    });
+    const last = events.at(-1)!;
+    expect(last.type).toBe('error');
+    expect(failures(events)).toEqual({
+      'local/a': 'Network error calling the openai-compatible provider: connection refused (ECONNREFUSED)',
+      'local/b': 'Network error calling the openai-compatible provider: connection refused (ECONNREFUSED)',
+    });
+    const retrying = events.filter((e) => e.type === 'model_progress' && e.state === 'retrying');
+    expect(retrying.length).toBeGreaterThan(0);
+    expect(String(last.message)).toMatch(/^All council models failed to answer.*connection refused/);
+    const view = (await stack.api<DeliberationView>('GET', `/api/deliberations/${messageId}`)).body;
+    expect(view).toMatchObject({ status: 'failed', error: last.message });
+    expectNothingOfTheProvider(await seenByUsers(messageId, conversationId, events));
+    // The operator's log has the detail, without the password.
+    expect(logs).toContain('ECONNREFUSED');
+    expect(logs).toContain(`127.0.0.1:${closedPort}`);
+    expect(logs).not.toContain(PASSWORD);
+  }, 60_000);
+
+  it('(b) a server answering errors that echo its URL: users see status and kind only', async () => {
+    const expectedAuth = `Basic ${Buffer.from(`user:${PASSWORD}`).toString('base64')}`;
+    const partial = await runOn(serverURL, {
+      question: 'Which answers survive?',
+      councilModels: ['local/ok-1', 'local/echo-500', 'local/echo-body', 'local/echo-html', 'local/ok-2'],
+      chairmanModel: 'local/ok-chair',
+    });
+    expect(partial.events.at(-1)?.type).toBe('complete');
+    expect(failures(partial.events)).toEqual({
+      'local/echo-500': 'HTTP 500 from the openai-compatible provider',
+      'local/echo-body': 'Error in response body from the openai-compatible provider (code 502)',
+      'local/echo-html': 'Invalid response from the openai-compatible provider: body is not a JSON object',
+    });
+    expect((await stack.stageRows(partial.messageId)).length).toBeGreaterThan(0);
+    // The credentials were used, as Basic authentication: the calls reached the server.
+    expect(server.requests.length).toBeGreaterThan(0);
+    expect(new Set(server.requests.map((r) => r.headers.authorization))).toEqual(new Set([expectedAuth]));
+
+    const failed = await runOn(serverURL, {
+      question: 'And when nobody answers?',
+      councilModels: ['local/echo-500', 'local/echo-401'],
+      chairmanModel: 'local/ok-chair',
+    });
+    const last = failed.events.at(-1)!;
+    expect(last.type).toBe('error');
+    expect(last.message).toBe(
+      'All council models failed to answer: local/echo-500 (HTTP 500 from the openai-compatible provider), ' +
+        'local/echo-401 (HTTP 401 from the openai-compatible provider).',
+    );
+
+    expectNothingOfTheProvider([
+      await seenByUsers(partial.messageId, partial.conversationId, partial.events),
+      await seenByUsers(failed.messageId, failed.conversationId, failed.events),
+    ]);
+    expect(logs).toContain('HTTP 500');
+    expect(logs).toContain('upstream');
+    expect(logs).not.toContain(PASSWORD);
   }, 60_000);
 });

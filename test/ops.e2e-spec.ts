@@ -15,8 +15,19 @@ function sample(exposition: string, name: string, labels: Record<string, string>
   return undefined;
 }
 
+/** Prometheus's bearer token for /metrics. */
+const METRICS_TOKEN = 'prom-scrape-0123456789abcdef';
+
 describe('operations: probes, metrics, admin dashboard', () => {
-  const stack = new TestStack({ AUTH_MODE: 'apikey', SIM_LATENCY_MS: '5' });
+  const stack = new TestStack({
+    AUTH_MODE: 'apikey',
+    SIM_LATENCY_MS: '5',
+    METRICS_TOKEN,
+    // Models named in the configuration are the only ones with a `model` label of their own.
+    DEFAULT_COUNCIL_MODELS: 'sim/a,sim/b',
+    DEFAULT_CHAIRMAN_MODEL: 'sim/c',
+    DEFAULT_VOTE_MODELS: 'sim/flaky:transient@answer,sim/broken:fail@answer,sim/c',
+  });
   let workerPort: number;
   let userKey: string;
   let adminKey: string;
@@ -30,6 +41,8 @@ describe('operations: probes, metrics, admin dashboard', () => {
   afterAll(() => stack.stop());
 
   const workerGet = (path: string) => fetch(`http://127.0.0.1:${workerPort}${path}`);
+  const scrape = (base: string) =>
+    fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
 
   it('answers liveness and readiness on the gateway and the worker, without a key', async () => {
     for (const base of [stack.baseUrl, `http://127.0.0.1:${workerPort}`]) {
@@ -66,7 +79,7 @@ describe('operations: probes, metrics, admin dashboard', () => {
     );
     await stack.follow(accepted.messageId, { socket: await stack.connect(userKey) });
 
-    const gateway = await (await fetch(`${stack.baseUrl}/metrics`)).text();
+    const gateway = await (await scrape(stack.baseUrl)).text();
     const queue = { queue: 'deliberation-stages', process: 'gateway' };
     expect(sample(gateway, 'conclave_queue_jobs', { ...queue, state: 'waiting' })).toBe(0);
     expect(sample(gateway, 'conclave_queue_jobs', { ...queue, state: 'completed' })).toBeGreaterThanOrEqual(
@@ -75,7 +88,7 @@ describe('operations: probes, metrics, admin dashboard', () => {
     expect(sample(gateway, 'conclave_active_deliberations', { status: 'running' })).toBe(0);
     expect(sample(gateway, 'conclave_connected_sockets', {})).toBeGreaterThanOrEqual(1);
 
-    const worker = await (await workerGet('/metrics')).text();
+    const worker = await (await scrape(`http://127.0.0.1:${workerPort}`)).text();
     const stage1 = { mode: 'council', stage: 'stage1', outcome: 'ok', process: 'worker' };
     expect(sample(worker, 'conclave_stage_duration_seconds_count', stage1)).toBe(1);
     const callA = { provider: 'simulated', model: 'sim/a', outcome: 'ok' };
@@ -94,13 +107,54 @@ describe('operations: probes, metrics, admin dashboard', () => {
       userKey,
     );
     await stack.follow(accepted.messageId, { socket: await stack.connect(userKey) });
-    const worker = await (await workerGet('/metrics')).text();
+    const worker = await (await scrape(`http://127.0.0.1:${workerPort}`)).text();
     expect(worker).toMatch(
       /conclave_model_call_retries_total\{provider="simulated",model="sim\/flaky:transient@answer",process="worker"\} 1/,
     );
     expect(worker).toMatch(
       /conclave_model_call_errors_total\{provider="simulated",model="sim\/broken:fail@answer",kind="http",process="worker"\} 1/,
     );
+  });
+
+  it('labels models the configuration does not name, and unknown providers, as "other"', async () => {
+    const accepted = await stack.deliberate(
+      {
+        question: 'Whose models show?',
+        councilModels: ['sim/private-model-of-alice', 'sim/private-model-of-bob:fail@answer'],
+        chairmanModel: 'sim/c',
+      },
+      userKey,
+    );
+    await stack.follow(accepted.messageId, { socket: await stack.connect(userKey) });
+    const worker = await (await scrape(`http://127.0.0.1:${workerPort}`)).text();
+    expect(worker).not.toContain('private-model');
+    expect(
+      sample(worker, 'conclave_model_call_errors_total', { model: 'other', kind: 'http' }),
+    ).toBeGreaterThanOrEqual(1);
+    const providers = new Set([...worker.matchAll(/provider="([^"]*)"/g)].map((m) => m[1]));
+    for (const provider of providers)
+      expect(['simulated', 'openrouter', 'openai-compatible', 'other']).toContain(provider);
+  });
+
+  it('serves /metrics only with METRICS_TOKEN as a bearer token, on the gateway and the worker', async () => {
+    for (const base of [stack.baseUrl, `http://127.0.0.1:${workerPort}`]) {
+      for (const authorization of [
+        undefined,
+        `Bearer ${METRICS_TOKEN}x`,
+        `Bearer ${userKey}`,
+        METRICS_TOKEN,
+      ]) {
+        const refused = await fetch(`${base}/metrics`, { headers: authorization ? { authorization } : {} });
+        expect({ base, authorization, status: refused.status }).toEqual({ base, authorization, status: 401 });
+        expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
+        expect(await refused.text()).not.toContain('conclave_');
+      }
+      const allowed = await scrape(base);
+      expect(allowed.status).toBe(200);
+      expect(await allowed.text()).toContain('conclave_');
+      // The probes stay open: Kubernetes calls them without a token.
+      expect((await fetch(`${base}/health/live`)).status).toBe(200);
+    }
   });
 
   it('shows Bull Board at /admin/queues to admin keys only', async () => {
@@ -147,13 +201,17 @@ describe('operations: probes, metrics, admin dashboard', () => {
 
   it('refuses to start with a malformed setting, naming the variable', async () => {
     await expect(stack.spawnWorker({ WORKER_CONCURRENCY: 'many' })).rejects.toThrow(
-      /exited \(1\)[\s\S]*WORKER_CONCURRENCY must be an integer >= 1, got "many"/,
+      // the start-up error is a JSON log line: its quotes arrive escaped
+      /exited \(1\)[\s\S]*"level":"fatal"[\s\S]*WORKER_CONCURRENCY must be an integer >= 1, got \\"many\\"/,
     );
     await expect(stack.spawnGateway({ PROVIDER_LIMITS: '{"openrouter":{"rpm":0}}' })).rejects.toThrow(
       /exited \(1\)[\s\S]*PROVIDER_LIMITS/,
     );
+    await expect(stack.spawnWorker({ METRICS_TOKEN: 'too short' })).rejects.toThrow(
+      /exited \(1\)[\s\S]*METRICS_TOKEN must be/,
+    );
     await expect(stack.spawnGateway({ CORS_ORIGINS: 'app.example.com' })).rejects.toThrow(
-      /CORS_ORIGINS: "app.example.com" is not an origin/,
+      /CORS_ORIGINS: \\"app.example.com\\" is not an origin/,
     );
   }, 60_000);
 });

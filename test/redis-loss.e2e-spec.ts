@@ -255,6 +255,9 @@ describe('Redis loses everything mid-run', () => {
     expect(waiting).toBeGreaterThan(0);
     expect(await stack.queueCounts()).toMatchObject({ waiting: 0, active: 0, delayed: 0, prioritized: 0 });
     expect(await unfinished(messageIds, batchId)).toBeGreaterThanOrEqual(2);
+    // Work counts as stopped once it has not moved for RECONCILE_IDLE_MS; the only pass of the new
+    // worker is at its start, and a worker process can start faster than that.
+    await new Promise((resolve) => setTimeout(resolve, Number(stack.env.RECONCILE_IDLE_MS) + 500));
 
     const second = await stack.spawnWorker(ONLY_AT_START);
     spawned.push(second);

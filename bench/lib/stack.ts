@@ -41,7 +41,12 @@ const BASE_ENV: Record<string, string> = {
   SIM_LATENCY_JITTER: '0',
   RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
   RATE_LIMIT_DELIBERATIONS_PER_MINUTE: '0',
+  RATE_LIMIT_BATCH_ITEMS_PER_HOUR: '0',
   MAX_ACTIVE_BATCHES_PER_USER: '1000',
+  // Every benchmark client is the one local user: fan-out opens a thousand sockets.
+  MAX_SOCKETS_PER_USER: '0',
+  MAX_SSE_STREAMS_PER_USER: '0',
+  MAX_SUBSCRIPTIONS_PER_USER: '0',
   WORKER_HTTP_PORT: '0',
   SCARF_ANALYTICS: 'false',
 };

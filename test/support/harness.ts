@@ -203,9 +203,15 @@ export class TestStack {
         }
       });
     });
-    const ack = await socket.emitWithAck('subscribe', { messageId, afterSeq: options.afterSeq ?? 0 });
-    if (!ack?.ok) throw new Error(`subscribe refused: ${JSON.stringify(ack)}`);
-    return done;
+    // A socket opened here is closed here: open sockets count against MAX_SOCKETS_PER_USER.
+    const own = options.socket ? null : socket;
+    try {
+      const ack = await socket.emitWithAck('subscribe', { messageId, afterSeq: options.afterSeq ?? 0 });
+      if (!ack?.ok) throw new Error(`subscribe refused: ${JSON.stringify(ack)}`);
+      return await done;
+    } finally {
+      own?.disconnect();
+    }
   }
 
   async run(body: unknown): Promise<{ messageId: string; conversationId: string; events: DeliveredEvent[] }> {

@@ -1,4 +1,4 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { TerminusModule } from '@nestjs/terminus';
 import type { ConclaveConfig } from '@conclave/config';
@@ -15,9 +15,10 @@ import { DeliberationsService } from './deliberations/deliberations.service';
 import { RequestValidator } from './deliberations/request-validator';
 import { DeliberationsGateway } from './events/deliberations.gateway';
 import { EventHub } from './events/event-hub';
+import { StreamRegistry } from './events/stream-registry';
 import { HealthController } from './health/health.controller';
 import { ModesController } from './modes/modes.controller';
-import { Metrics } from '@conclave/observability';
+import { connectionErrorLogger, Metrics } from '@conclave/observability';
 import { DataSource } from 'typeorm';
 import { ProbesController } from './ops/probes.controller';
 import { RateLimiter } from './common/rate-limiter';
@@ -26,6 +27,9 @@ import { CONFIG, METRICS, REDIS_PRODUCER, STAGE_QUEUE } from './tokens';
 @Module({})
 export class AppModule {
   static register(config: ConclaveConfig): DynamicModule {
+    // The producer connection and the queue on it report the same errors: one repeat-limited log.
+    const redisLogger = new Logger('redis');
+    const producerErrors = connectionErrorLogger((message) => redisLogger.warn(`redis producer: ${message}`));
     return {
       module: AppModule,
       imports: [
@@ -48,13 +52,16 @@ export class AppModule {
         { provide: CONFIG, useValue: config },
         {
           provide: REDIS_PRODUCER,
-          useFactory: () => createRedis(config.redisUrl, 'producer'),
+          useFactory: () => createRedis(config.redisUrl, 'producer', producerErrors),
         },
         {
           provide: STAGE_QUEUE,
           inject: [REDIS_PRODUCER],
           useFactory: (redis: Redis) =>
-            new StageQueue(redis, config.redisPrefix, { attempts: config.worker.attempts }),
+            new StageQueue(redis, config.redisPrefix, {
+              attempts: config.worker.attempts,
+              onError: producerErrors,
+            }),
         },
         {
           provide: 'SHUTDOWN',
@@ -94,6 +101,7 @@ export class AppModule {
         RequestValidator,
         DeliberationsService,
         EventHub,
+        StreamRegistry,
         BatchesService,
         BatchHub,
         DeliberationsGateway,

@@ -6,11 +6,12 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { ConclaveConfig } from '@conclave/config';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { json, text, type NextFunction, type Request, type Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import { AppModule } from './app.module';
-import { OriginCheckedIoAdapter } from './common/origins';
-import { bodyParserError, ErrorFilter } from './common/error.filter';
+import { hostGuard, OriginCheckedIoAdapter } from './common/origins';
+import { useBodyParsers } from './common/body-parsers';
+import { ErrorFilter } from './common/error.filter';
 import { ADMIN_PATH, mountAdmin } from './ops/admin';
 import { JsonNestLogger } from './ops/nest-logger';
 
@@ -25,30 +26,18 @@ export async function createGateway(
         ? new JsonNestLogger(createLogger(config.logLevel, 'gateway'))
         : options.logger,
   });
+  // Single-user mode: only requests for a loopback or configured host name (DNS rebinding).
+  app.use(hostGuard(config));
   app.use(helmet({ contentSecurityPolicy: false }));
-  // Batches carry up to 10 000 items, as JSON or as a CSV / JSONL upload.
-  app.use(
-    '/api/batches',
-    json({ limit: config.batchBodyLimit }),
-    text({
-      type: ['text/csv', 'application/x-ndjson', 'application/jsonl', 'application/jsonlines'],
-      limit: config.batchBodyLimit,
-    }),
-  );
-  app.useBodyParser('json', { limit: config.bodyLimit });
-  // Body-parser errors happen before Nest's filters see the request.
-  app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
-    const body = bodyParserError(error, config.bodyLimit);
-    if (!body) return next(error);
-    res.status(body.statusCode).json(body);
-  });
+  // JSON, and CSV / JSONL batch uploads: size limits, UTF-8 checked, errors as API errors.
+  useBodyParsers(app, config);
   mountAdmin(app);
   serveWebClient(app, config.webDir);
   app.setGlobalPrefix('api', { exclude: ['health/live', 'health/ready', 'metrics'] });
   app.useGlobalFilters(new ErrorFilter(config.bodyLimit));
   // Cross-site callers only from the allow-list; the web client is served from the same origin.
   app.enableCors({ origin: config.corsOrigins.length > 0 ? config.corsOrigins : false });
-  app.useWebSocketAdapter(new OriginCheckedIoAdapter(app, config.corsOrigins));
+  app.useWebSocketAdapter(new OriginCheckedIoAdapter(app, config));
   app.enableShutdownHooks();
 
   const document = SwaggerModule.createDocument(
@@ -77,16 +66,25 @@ const WEB_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** The browser client at `/`: its built files, and its page for every other non-API path. */
+/**
+ * The browser client at `/`: its built files, and its page for every other non-API path. Every
+ * response of the client carries WEB_CSP, whichever middleware answers: `/`, a client route,
+ * `/index.html` or another file of the build (the static middleware), the "not built" page.
+ */
 function serveWebClient(app: NestExpressApplication, webDir: string): void {
   const dir = resolve(webDir);
   const index = join(dir, 'index.html');
   const built = existsSync(index);
+  const notClient = ['/api', '/socket.io', '/health/', '/metrics', ADMIN_PATH];
+  const isClient = (req: Request) => !notClient.some((prefix) => req.path.startsWith(prefix));
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (isClient(req)) res.setHeader('Content-Security-Policy', WEB_CSP);
+    next();
+  });
   if (built) app.useStaticAssets(dir, { index: false });
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const notClient = ['/api', '/socket.io', '/health/', '/metrics', ADMIN_PATH];
-    if (req.method !== 'GET' || notClient.some((prefix) => req.path.startsWith(prefix))) return next();
-    if (built) return res.setHeader('Content-Security-Policy', WEB_CSP).sendFile(index);
+    if (req.method !== 'GET' || !isClient(req)) return next();
+    if (built) return res.sendFile(index);
     res
       .status(503)
       .type('html')

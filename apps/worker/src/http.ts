@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkReadiness, type Metrics } from '@conclave/observability';
+import { METRICS_CHALLENGE, checkReadiness, metricsAuthorized, type Metrics } from '@conclave/observability';
 import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 
@@ -9,16 +9,20 @@ export interface WorkerHttp {
   close(): Promise<void>;
 }
 
-/** The worker's only HTTP surface: liveness, readiness (PostgreSQL and Redis) and Prometheus metrics. */
+/**
+ * The worker's only HTTP surface: liveness, readiness (PostgreSQL and Redis) and Prometheus metrics,
+ * the latter only for `Authorization: Bearer <metricsToken>` when one is set (METRICS_TOKEN).
+ */
 export async function startWorkerHttp(
   port: number,
   dataSource: DataSource,
   redis: Redis,
   metrics: Metrics,
+  metricsToken: string | null = null,
 ): Promise<WorkerHttp> {
   const server = createServer((req, res) => {
-    const reply = (status: number, type: string, body: string) =>
-      res.writeHead(status, { 'content-type': type }).end(body);
+    const reply = (status: number, type: string, body: string, headers: Record<string, string> = {}) =>
+      res.writeHead(status, { 'content-type': type, ...headers }).end(body);
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET') return reply(405, 'application/json', '{"message":"only GET is served here"}');
     if (path === '/health/live') return reply(200, 'application/json', '{"status":"ok"}');
@@ -33,6 +37,14 @@ export async function startWorkerHttp(
       return;
     }
     if (path === '/metrics') {
+      if (!metricsAuthorized(req.headers.authorization, metricsToken)) {
+        return reply(
+          401,
+          'application/json',
+          '{"message":"metrics need Authorization: Bearer <METRICS_TOKEN>"}',
+          { 'www-authenticate': METRICS_CHALLENGE },
+        );
+      }
       void metrics.exposition().then(
         (m) => reply(200, m.contentType, m.body),
         () => reply(500, 'text/plain', 'metrics could not be collected'),

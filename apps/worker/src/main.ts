@@ -1,11 +1,14 @@
 import 'reflect-metadata';
 import { loadConfig } from '@conclave/config';
-import { createLogger } from '@conclave/observability';
+import { createLogger, logFatalErrors, routeConsoleTo } from '@conclave/observability';
 import { startWorker } from './worker';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'worker');
+  // Every line on stdout/stderr is JSON: what libraries print, and a crash's last words.
+  routeConsoleTo(logger);
+  logFatalErrors(logger);
   const worker = await startWorker(config, { logger });
   let stopping = false;
   const stop = (signal: string) => {
@@ -31,6 +34,8 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   // Configuration errors name the variable; nothing else is worth a stack trace at start-up.
-  console.error(`[worker] could not start: ${error instanceof Error ? error.message : String(error)}`);
+  createLogger('info', 'worker').fatal(
+    `could not start: ${error instanceof Error ? error.message : String(error)}`,
+  );
   process.exit(1);
 });

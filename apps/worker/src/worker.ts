@@ -1,4 +1,4 @@
-import type { ConclaveConfig } from '@conclave/config';
+import { modelsNamedInConfig, type ConclaveConfig } from '@conclave/config';
 import { JOB_NAMES, STAGE_QUEUE, type StageJobData, type TitleJobData } from '@conclave/contracts';
 import { SIMULATED_FALLBACK, SIMULATED_RESPONDERS, StageRunner } from '@conclave/deliberation';
 import {
@@ -25,6 +25,7 @@ import {
 import {
   Metrics,
   ObservedProvider,
+  connectionErrorLogger,
   createLogger,
   withLogContext,
   type Logger,
@@ -35,9 +36,6 @@ import { startWorkerHttp } from './http';
 
 /** How long a stage waits before trying again while PostgreSQL or Redis cannot be reached. */
 const STORE_WAIT_MS = 2000;
-
-/** Delphi's stages are numbered (round_3); one label per kind keeps the metric's series bounded. */
-const stageLabel = (stage: string) => stage.replace(/_\d+/g, '_n');
 
 /** Earlier turns loaded for a follow-up; each mode truncates further (council: 10). */
 const HISTORY_LOAD_LIMIT = 50;
@@ -65,7 +63,7 @@ export function buildProvider(
   config: ConclaveConfig,
   overrides: WorkerOverrides = {},
   redis?: ReturnType<typeof createRedis>,
-): ModelProvider {
+): RoutingProvider {
   const limits = config.providerLimits;
   const limiter =
     redis && hasProviderLimits(limits) ? new RedisFleetLimiter(redis, config.redisPrefix, limits) : null;
@@ -101,24 +99,36 @@ export async function startWorker(
 ): Promise<RunningWorker> {
   const logger = overrides.logger ?? createLogger(config.logLevel, 'worker');
   const log = (message: string) => logger.info(message);
-  const metrics = new Metrics('worker');
+  // Only models the configuration names get a `model` label of their own: request input stays out.
+  const metrics = new Metrics('worker', { models: modelsNamedInConfig(config) });
   const dataSource = createDataSource(config.databaseUrl, config.worker.dbPoolSize);
   await dataSource.initialize();
-  const producer = createRedis(config.redisUrl, 'worker');
-  const consumer = createRedis(config.redisUrl, 'worker');
-  const scheduler = new StageQueue(producer, config.redisPrefix, { attempts: config.worker.attempts });
+  // A connection and the BullMQ queue or worker on it report the same errors: one repeat-limited log each.
+  const producerErrors = connectionErrorLogger((message) => logger.warn(`redis producer: ${message}`));
+  const consumerErrors = connectionErrorLogger((message) => logger.error(`worker error: ${message}`));
+  const producer = createRedis(config.redisUrl, 'worker', producerErrors);
+  const consumer = createRedis(config.redisUrl, 'worker', consumerErrors);
+  const scheduler = new StageQueue(producer, config.redisPrefix, {
+    attempts: config.worker.attempts,
+    onError: producerErrors,
+  });
   const batches = new BatchDispatcher(dataSource, scheduler, producer, config.redisPrefix);
+  const provider = buildProvider(config, overrides, producer);
   const runner = new StageRunner(
     new TypeOrmDeliberationStore(dataSource),
-    new ObservedProvider(buildProvider(config, overrides, producer), metrics, (model) =>
-      model.startsWith('sim/') || !config.realProviderConfigured ? 'simulated' : 'real',
-    ),
+    new ObservedProvider(provider, metrics, (model) => provider.providerOf(model)),
     new RedisEventPublisher(producer, config.redisPrefix),
     scheduler,
     {
       historyTurns: HISTORY_LOAD_LIMIT,
       deliberationCapMs: config.deliberationCapMs,
       log,
+      // The provider's full words (hosts included, credentials removed) for operators; users get the failure kind.
+      logCallError: ({ detail, retry, ...fields }) =>
+        logger.warn(
+          { ...fields, ...(retry ? { attempt: retry.attempt, retryInMs: retry.delayMs } : {}) },
+          `model call ${retry ? 'attempt failed, retrying' : 'failed'}: ${detail}`,
+        ),
       onFinished: (_messageId, batchId) => (batchId ? batches.itemFinished(batchId) : Promise.resolve()),
     },
   );
@@ -166,7 +176,10 @@ export async function startWorker(
       } finally {
         const seconds = (performance.now() - started) / 1000;
         if (outcome !== 'skipped')
-          metrics.stageDuration.observe({ mode, stage: stageLabel(data.stage), outcome }, seconds);
+          metrics.stageDuration.observe(
+            { mode: metrics.modeLabel(mode), stage: metrics.stageLabel(data.stage), outcome },
+            seconds,
+          );
         logger.info({ stage: data.stage, mode, outcome, seconds }, 'stage job done');
       }
     } else if (job.name === JOB_NAMES.title) {
@@ -198,9 +211,18 @@ export async function startWorker(
         .catch((e: unknown) => log(`could not mark ${data.messageId} failed: ${String(e)}`));
     }
   });
-  worker.on('error', (error) => logger.error(`worker error: ${error.message}`));
+  worker.on('error', consumerErrors);
   await worker.waitUntilReady();
-  const http = await startWorkerHttp(config.worker.httpPort, dataSource, producer, metrics);
+  const http = await startWorkerHttp(
+    config.worker.httpPort,
+    dataSource,
+    producer,
+    metrics,
+    config.metricsToken,
+  );
+  if (config.nodeEnv === 'production' && !config.metricsToken) {
+    logger.warn(`METRICS_TOKEN is not set: /metrics on port ${http.port} answers whoever can reach it`);
+  }
   // PostgreSQL is the source of truth: work it holds that Redis lost (a restart without
   // persistence, a flushed instance) is found and enqueued again, at start and then periodically.
   const reconcile = () =>

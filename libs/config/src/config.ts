@@ -1,3 +1,4 @@
+import { parseMetricsToken } from './metrics-settings';
 import { parseProviderLimits, type ProviderLimits } from './provider-limits';
 
 /**
@@ -43,16 +44,45 @@ export interface ConclaveConfig {
   realProviderConfigured: boolean;
   /** Lowest level logged; prompt and answer text is only ever logged at debug. */
   logLevel: LogLevel;
+  /** METRICS_TOKEN: when set, /metrics (gateway and worker) needs `Authorization: Bearer <token>`. */
+  metricsToken: string | null;
   /** PROVIDER_LIMITS: fleet-wide caps per provider and model; empty means none (no Redis per call). */
   providerLimits: ProviderLimits;
   /** Per-user limits, held in Redis so they apply across every gateway replica. */
   abuse: {
     requestsPerMinute: number;
     deliberationsPerMinute: number;
+    /** Batch items per key in any sliding hour; batch items do not count as deliberations. */
+    batchItemsPerHour: number;
+    /** Requests with a wrong API key per client address (IPv6: per /64) in any sliding minute. */
+    authFailuresPerMinute: number;
+    /** Proxies in front of the gateway whose X-Forwarded-For is believed (Express `trust proxy` N). */
+    trustProxyHops: number;
     activeBatchesPerUser: number;
+  };
+  /**
+   * Live connections (Socket.IO sockets, SSE streams), counted per user on each gateway replica
+   * (0 = no cap), and the bounds that close a client that does not read what it is sent.
+   */
+  streams: {
+    maxSocketsPerUser: number;
+    maxSseStreamsPerUser: number;
+    /** Message and batch subscriptions over all of a user's sockets, plus its SSE streams. */
+    maxSubscriptionsPerUser: number;
+    /** Bytes sent to one client and not yet taken by the network: beyond this it is closed at once. */
+    maxBufferedBytes: number;
+    /** How long a client's backlog may stay above the high-water mark before it is closed. */
+    drainTimeoutMs: number;
+    /** How often open streams' keys are checked against PostgreSQL (revocations Redis did not carry). */
+    keyRecheckMs: number;
   };
   /** Origins (scheme://host[:port]) allowed to call the API and open sockets from another site. */
   corsOrigins: string[];
+  /**
+   * ALLOWED_HOSTS: host names (lower case, IPv6 in brackets) a single-user gateway answers to besides
+   * loopback ones and the hosts of CORS_ORIGINS; any other Host header is refused (DNS rebinding).
+   */
+  allowedHosts: string[];
 }
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
@@ -166,6 +196,21 @@ function origins(raw: string | undefined): string[] {
   return list;
 }
 
+const HOST_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
+const BRACKETED_IPV6 = /^\[[0-9a-f:.]+\]$/;
+
+function hostNames(raw: string | undefined): string[] {
+  const names = (list(raw) ?? []).map((s) => s.toLowerCase());
+  for (const name of names) {
+    if (!HOST_NAME.test(name) && !BRACKETED_IPV6.test(name)) {
+      throw new ConfigError(
+        `ALLOWED_HOSTS: "${name}" is not a host name like conclave.lan or 192.168.1.10 (no scheme, port or wildcard)`,
+      );
+    }
+  }
+  return names;
+}
+
 const SIMULATED_ROSTER = ['sim/athena', 'sim/hermes', 'sim/apollo'];
 const SIMULATED_CHAIRMAN = 'sim/chairman';
 const HOSTED_ROSTER = ['openai/gpt-4o-mini', 'anthropic/claude-3.5-haiku', 'google/gemini-2.0-flash-001'];
@@ -246,12 +291,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     },
     realProviderConfigured,
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    metricsToken: parseMetricsToken(env.METRICS_TOKEN),
     providerLimits: parseProviderLimits(env.PROVIDER_LIMITS),
     abuse: {
       requestsPerMinute: int(env, 'RATE_LIMIT_REQUESTS_PER_MINUTE', 600, 0),
       deliberationsPerMinute: int(env, 'RATE_LIMIT_DELIBERATIONS_PER_MINUTE', 60, 0),
+      batchItemsPerHour: int(env, 'RATE_LIMIT_BATCH_ITEMS_PER_HOUR', 20_000, 0),
+      authFailuresPerMinute: int(env, 'AUTH_FAILURES_PER_MINUTE', 30, 0),
+      trustProxyHops: int(env, 'TRUST_PROXY_HOPS', 0, 0),
       activeBatchesPerUser: int(env, 'MAX_ACTIVE_BATCHES_PER_USER', 10, 1),
     },
+    streams: {
+      maxSocketsPerUser: int(env, 'MAX_SOCKETS_PER_USER', 20, 0),
+      maxSseStreamsPerUser: int(env, 'MAX_SSE_STREAMS_PER_USER', 20, 0),
+      maxSubscriptionsPerUser: int(env, 'MAX_SUBSCRIPTIONS_PER_USER', 100, 0),
+      maxBufferedBytes: int(env, 'STREAM_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, 65_536),
+      drainTimeoutMs: int(env, 'STREAM_DRAIN_TIMEOUT_MS', 30_000, 100),
+      keyRecheckMs: int(env, 'STREAM_KEY_RECHECK_MS', 5_000, 100),
+    },
     corsOrigins: origins(env.CORS_ORIGINS),
+    allowedHosts: hostNames(env.ALLOWED_HOSTS),
   };
 }

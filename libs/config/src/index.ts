@@ -1,2 +1,3 @@
 export * from './config';
 export * from './provider-limits';
+export * from './metrics-settings';

@@ -94,6 +94,7 @@ export const MAX_PENALTY_MS = 60_000;
  */
 export class LimitedProvider implements ModelProvider {
   readonly name: string;
+  readonly key?: string;
   private readonly provider: string;
   private readonly defaultPenaltyMs: number;
   private readonly maxPenaltyMs: number;
@@ -104,6 +105,7 @@ export class LimitedProvider implements ModelProvider {
     options: LimitedProviderOptions,
   ) {
     this.name = inner.name;
+    if (inner.key !== undefined) this.key = inner.key;
     this.provider = options.provider;
     this.defaultPenaltyMs = options.defaultPenaltyMs ?? DEFAULT_PENALTY_MS;
     this.maxPenaltyMs = options.maxPenaltyMs ?? MAX_PENALTY_MS;

@@ -1,5 +1,6 @@
 export * from './provider';
 export * from './retry';
+export * from './user-message';
 export * from './fleet-limits';
 export * from './openai-compatible.provider';
 export * from './simulated/simulated.provider';

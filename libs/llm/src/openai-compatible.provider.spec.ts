@@ -130,7 +130,12 @@ describe('OpenAiCompatibleProvider against a local chat-completions server', () 
     expect(attemptsFor('rl-seconds')).toBe(2);
     expect(delays).toEqual([1000]);
     expect(notices).toEqual([
-      { attempt: 1, delayMs: 1000, reason: 'HTTP 429 from local: Rate limit exceeded' },
+      {
+        attempt: 1,
+        delayMs: 1000,
+        reason: 'HTTP 429 from the openai-compatible provider',
+        detail: 'HTTP 429 from local: Rate limit exceeded',
+      },
     ]);
   });
 
@@ -283,6 +288,97 @@ describe('OpenAiCompatibleProvider against a local chat-completions server', () 
     const err = await failure(direct.complete(request('anything')));
     expect(err).toMatchObject({ kind: 'network', retryable: true });
     expect(direct.name).toBe(`127.0.0.1:${deadPort}`);
+  });
+
+  it('names the failure kind and its provider key on every error, for the words users see', async () => {
+    const deadPort = await freePort();
+    const refused = await failure(
+      new OpenAiCompatibleProvider({ baseURL: `http://127.0.0.1:${deadPort}/v1`, apiKey: API_KEY }).complete(
+        request('anything'),
+      ),
+    );
+    expect(refused).toMatchObject({
+      kind: 'network',
+      provider: 'openai-compatible',
+      reason: 'connection refused',
+      code: 'ECONNREFUSED',
+    });
+    server.setScript({
+      byModel: {
+        'ctx-503': { kind: 'http-error', status: 503 },
+        'ctx-body': { kind: 'error-body', code: 502 },
+        'ctx-html': { kind: 'raw', status: 200, headers: { 'content-type': 'text/html' }, body: '<p>x</p>' },
+      },
+    });
+    const routed = new OpenAiCompatibleProvider({
+      baseURL: server.baseURL,
+      apiKey: API_KEY,
+      key: 'openrouter',
+    });
+    expect(await failure(routed.complete(request('ctx-503')))).toMatchObject({
+      kind: 'http',
+      status: 503,
+      provider: 'openrouter',
+    });
+    expect(await failure(routed.complete(request('ctx-body')))).toMatchObject({
+      provider: 'openrouter',
+      reason: 'error in response body',
+      status: 502,
+    });
+    expect(await failure(routed.complete(request('ctx-html')))).toMatchObject({
+      provider: 'openrouter',
+      reason: 'body is not a JSON object',
+    });
+  });
+});
+
+describe('credentials in the base URL', () => {
+  const withCredentials = (baseURL: string, user = 'user', password = 'secret pass/1') => {
+    const url = new URL(baseURL);
+    url.username = encodeURIComponent(user);
+    url.password = encodeURIComponent(password);
+    return url.toString();
+  };
+
+  it('are sent as HTTP Basic authentication, not in the URL, and the name is the bare host', async () => {
+    server.setScript({ byModel: { 'basic-auth': { kind: 'success', content: 'behind a proxy' } } });
+    const fromEnv = providerFromEnv({ OPENAI_BASE_URL: withCredentials(server.baseURL) });
+
+    await expect(fromEnv!.complete(request('basic-auth'))).resolves.toMatchObject({
+      content: 'behind a proxy',
+    });
+
+    const [sent] = server.requests.filter((r) => r.model === 'basic-auth');
+    expect(sent.headers.authorization).toBe(`Basic ${Buffer.from('user:secret pass/1').toString('base64')}`);
+    expect(sent.path).toBe('/v1/chat/completions');
+    expect(fromEnv!.name).toBe(new URL(server.baseURL).host);
+  });
+
+  it('never appear in an error message, even when the server echoes them', async () => {
+    const baseURL = withCredentials(server.baseURL, 'user', 'secretpass');
+    server.setScript({
+      byModel: {
+        'echo-500': { kind: 'http-error', status: 500, message: `upstream ${baseURL} failed for secretpass` },
+        'echo-body': {
+          kind: 'error-body',
+          code: 400,
+          message: `bad credentials user:secretpass at ${baseURL}`,
+        },
+      },
+    });
+    const direct = new OpenAiCompatibleProvider({ baseURL, apiKey: 'not-needed' });
+    const deadPort = await freePort();
+    const dead = new OpenAiCompatibleProvider({
+      baseURL: withCredentials(`http://127.0.0.1:${deadPort}/v1`, 'user', 'secretpass'),
+      apiKey: 'not-needed',
+    });
+    const errors = [
+      await failure(direct.complete(request('echo-500'))),
+      await failure(direct.complete(request('echo-body'))),
+      await failure(dead.complete(request('anything'))),
+    ];
+    for (const err of errors) expect(err.message).not.toContain('secretpass');
+    expect(errors[2]).toMatchObject({ kind: 'network', reason: 'connection refused' });
   });
 });
 

@@ -1,12 +1,31 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { PROVIDER_KEYS, type ProviderKey } from './fleet-limits';
-import { Completion, CompletionRequest, ModelCallError, ModelProvider, TokenUsage } from './provider';
+import {
+  Completion,
+  CompletionRequest,
+  FailureReason,
+  ModelCallError,
+  ModelCallErrorContext,
+  ModelCallErrorKind,
+  ModelProvider,
+  NETWORK_ERROR_CODES,
+  NetworkErrorCode,
+  TokenUsage,
+} from './provider';
 import { DEFAULT_RETRY_POLICY, RetryingProvider, RetryPolicy, modelCallErrorFromAbort } from './retry';
 
 export interface OpenAiCompatibleOptions {
+  /**
+   * May carry credentials (`https://user:pass@proxy.internal/v1`, a reverse proxy with Basic
+   * authentication): they are taken out of the URL and sent as an `Authorization: Basic` header
+   * in place of the bearer key.
+   */
   baseURL: string;
   apiKey: string;
+  /** For logs; defaults to the base URL's host and port (never its credentials). */
   name?: string;
+  /** The stable key users and metrics see instead of the host (PROVIDER_KEYS); `openai-compatible` by default. */
+  key?: string;
   defaultHeaders?: Record<string, string>;
   /**
    * Conclave ids are `provider/name`; local servers (Ollama, vLLM, llama.cpp) know bare names.
@@ -18,25 +37,36 @@ export interface OpenAiCompatibleOptions {
 /** The caller's signal governs deadlines; this only stops the SDK's own 10-minute default from interfering. */
 const SDK_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 const MAX_ERROR_MESSAGE_CHARS = 200;
+/** The user and password part of any URL in a text: `scheme://user:pass@`. */
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
 
 /** A chat-completions provider (OpenAI, OpenRouter, vLLM, ...) via the official SDK, without SDK retries. */
 export class OpenAiCompatibleProvider implements ModelProvider {
   readonly name: string;
+  readonly key: string;
   private readonly client: OpenAI;
-  private readonly apiKey: string;
+  /** The API key and the base URL's password, as given and URL-encoded: never in a message. */
+  private readonly secrets: string[];
 
   private readonly stripPrefix: string | null;
 
   constructor(options: OpenAiCompatibleOptions) {
     this.stripPrefix = options.stripModelPrefix ? `${options.stripModelPrefix}/` : null;
-    this.name = options.name ?? hostOf(options.baseURL);
-    this.apiKey = options.apiKey;
+    const { baseURL, basicAuth, password } = splitCredentials(options.baseURL);
+    this.name = options.name ?? hostOf(baseURL);
+    this.key = options.key ?? PROVIDER_KEYS.openaiCompatible;
+    this.secrets = [options.apiKey, password, password && encodeURIComponent(password)].filter(
+      (secret): secret is string => typeof secret === 'string' && secret.length >= 4,
+    );
     this.client = new OpenAI({
-      baseURL: options.baseURL,
+      baseURL,
       apiKey: options.apiKey,
       maxRetries: 0,
       timeout: SDK_TIMEOUT_MS,
-      defaultHeaders: options.defaultHeaders,
+      // Fetch refuses URLs with credentials: they travel as Basic authentication, which replaces the bearer key.
+      defaultHeaders: basicAuth
+        ? { ...options.defaultHeaders, Authorization: basicAuth }
+        : options.defaultHeaders,
     });
   }
 
@@ -70,43 +100,66 @@ export class OpenAiCompatibleProvider implements ModelProvider {
       : model;
   }
 
+  /** A ModelCallError whose user-facing side names this provider's key and `reason`. */
+  private error(
+    message: string,
+    kind: ModelCallErrorKind,
+    retryable: boolean,
+    context: Omit<ModelCallErrorContext, 'provider'> & { status?: number; retryAfterMs?: number } = {},
+  ): ModelCallError {
+    const { status, retryAfterMs, ...rest } = context;
+    return new ModelCallError(message, kind, retryable, status, retryAfterMs, {
+      provider: this.key,
+      ...rest,
+    });
+  }
+
   private mapResponse(body: unknown, requestedModel: string): Completion {
     if (!isRecord(body)) {
-      throw new ModelCallError(
+      throw this.error(
         `Invalid response from ${this.name}: body is not a JSON object`,
         'invalid-response',
         false,
+        {
+          reason: 'body is not a JSON object',
+        },
       );
     }
     // Gateways such as OpenRouter report upstream failures inside a 200 body.
     if (isRecord(body.error)) {
       const code = numericCode(body.error.code);
       const message = typeof body.error.message === 'string' ? body.error.message : 'unknown error';
-      throw new ModelCallError(
+      throw this.error(
         `Error in response body from ${this.name}${code === undefined ? '' : ` (code ${code})`}: ${this.clean(message)}`,
         'invalid-response',
         code !== undefined && isRetryableStatus(code),
-        code,
+        { status: code, reason: 'error in response body' },
       );
     }
     const choice = Array.isArray(body.choices) ? body.choices[0] : undefined;
     if (!isRecord(choice)) {
-      throw new ModelCallError(`Invalid response from ${this.name}: no choices`, 'invalid-response', false);
+      throw this.error(`Invalid response from ${this.name}: no choices`, 'invalid-response', false, {
+        reason: 'no choices',
+      });
     }
     const finishReason = typeof choice.finish_reason === 'string' ? choice.finish_reason : null;
     if (finishReason === 'error') {
-      throw new ModelCallError(
+      throw this.error(
         `Generation failed at ${this.name} (finish_reason: error)`,
         'invalid-response',
         false,
+        {
+          reason: 'generation failed (finish_reason: error)',
+        },
       );
     }
     const content = isRecord(choice.message) ? choice.message.content : undefined;
     if (typeof content !== 'string' || content.length === 0) {
-      throw new ModelCallError(
-        `Invalid response from ${this.name}: empty content (finish_reason: ${finishReason ?? 'none'})`,
+      throw this.error(
+        `Invalid response from ${this.name}: empty content (finish_reason: ${this.clean(finishReason ?? 'none')})`,
         'invalid-response',
         false,
+        { reason: 'empty content' },
       );
     }
     return {
@@ -122,87 +175,134 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     // Whatever the SDK threw (user-abort, or a body read torn down mid-way), our signal explains it.
     if (signal.aborted) return modelCallErrorFromAbort(signal);
     if (err instanceof APIUserAbortError) {
-      return new ModelCallError(`Call to ${this.name} aborted`, 'aborted', false);
+      return this.error(`Call to ${this.name} aborted`, 'aborted', false);
     }
     // Order matters: the timeout class extends the connection class, which extends APIError.
     if (err instanceof APIConnectionTimeoutError) {
       // Not our deadline, so a transport-level timeout (e.g. connect): worth another try.
-      return new ModelCallError(`Connection to ${this.name} timed out`, 'timeout', true);
+      return this.error(`Connection to ${this.name} timed out`, 'timeout', true, {
+        reason: 'connection timed out',
+      });
     }
     if (err instanceof APIConnectionError) {
       const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
       const code = networkErrorCode(err);
-      return new ModelCallError(
+      return this.error(
         `Network error calling ${this.name}${this.clean(cause)}${code ? ` (${code})` : ''}`,
         'network',
         true,
+        {
+          ...(code ? { code, reason: NETWORK_REASONS[code] } : {}),
+        },
       );
     }
     // A connection lost after the headers arrived fails while the SDK reads the body, outside
     // its APIConnectionError: still a transient network failure (00-shared.md §2), so retryable.
     const lost = networkErrorCode(err);
     if (lost) {
-      return new ModelCallError(
+      return this.error(
         `Network error calling ${this.name}: connection lost while reading the response (${lost})`,
         'network',
         true,
+        { code: lost, reason: 'connection lost while reading the response' },
       );
     }
     if (typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'SyntaxError') {
-      return new ModelCallError(
+      return this.error(
         `Invalid response from ${this.name}: body is not valid JSON`,
         'invalid-response',
         false,
+        {
+          reason: 'body is not valid JSON',
+        },
       );
     }
     if (err instanceof APIError && typeof err.status === 'number') {
       const status = err.status;
-      return new ModelCallError(
+      return this.error(
         `HTTP ${status} from ${this.name}: ${this.clean(apiErrorMessage(err))}`,
         'http',
         isRetryableStatus(status),
-        status,
-        err.headers ? parseRetryAfter(err.headers) : undefined,
+        {
+          status,
+          retryAfterMs: err.headers ? parseRetryAfter(err.headers) : undefined,
+        },
       );
     }
     const message = err instanceof Error ? err.message : String(err);
-    return new ModelCallError(
-      `Unexpected error calling ${this.name}: ${this.clean(message)}`,
-      'network',
-      false,
-    );
+    return this.error(`Unexpected error calling ${this.name}: ${this.clean(message)}`, 'network', false);
   }
 
-  /** Truncates and strips the API key, so messages are safe to log and persist. */
+  /**
+   * Truncates, and strips the API key, the base URL's password and any URL's credentials, so
+   * messages are safe to log. Users never see them (userFacingCallError).
+   */
   private clean(message: string): string {
-    let out = message.replace(/\s+/g, ' ').trim();
-    if (this.apiKey.length >= 4) out = out.split(this.apiKey).join('***');
+    let out = message.replace(/\s+/g, ' ').trim().replace(URL_CREDENTIALS, '$1[redacted]@');
+    for (const secret of this.secrets) out = out.split(secret).join('***');
     return out.length > MAX_ERROR_MESSAGE_CHARS ? `${out.slice(0, MAX_ERROR_MESSAGE_CHARS)}…` : out;
   }
+}
+
+/** A base URL without its user and password, and those as a Basic `Authorization` value (null without). */
+function splitCredentials(baseURL: string): {
+  baseURL: string;
+  basicAuth: string | null;
+  password: string | null;
+} {
+  let url: URL;
+  try {
+    url = new URL(baseURL);
+  } catch {
+    return { baseURL, basicAuth: null, password: null };
+  }
+  if (url.username === '' && url.password === '') return { baseURL, basicAuth: null, password: null };
+  const decode = (part: string): string => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
+  };
+  const user = decode(url.username);
+  const password = decode(url.password);
+  url.username = '';
+  url.password = '';
+  return {
+    baseURL: url.toString(),
+    basicAuth: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+    password: password || null,
+  };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const NETWORK_ERROR_CODES = new Set([
-  'ECONNRESET',
-  'ECONNREFUSED',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-]);
+const NETWORK_CODES: ReadonlySet<string> = new Set(NETWORK_ERROR_CODES);
+const isNetworkErrorCode = (code: unknown): code is NetworkErrorCode =>
+  typeof code === 'string' && NETWORK_CODES.has(code);
+
+/** How each socket-level failure is described to users. */
+const NETWORK_REASONS: Record<NetworkErrorCode, FailureReason> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ECONNABORTED: 'connection lost',
+  EPIPE: 'connection lost',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ENOTFOUND: 'host name not resolved',
+  EAI_AGAIN: 'host name not resolved',
+  UND_ERR_SOCKET: 'connection lost',
+  UND_ERR_CLOSED: 'connection lost',
+};
 
 /**
  * The socket-level code (ECONNRESET, ...) somewhere in an error's cause chain, or for undici's
  * bare "terminated" (the body stream died with its connection) that code or UND_ERR_SOCKET.
  */
-function networkErrorCode(err: unknown): string | undefined {
+function networkErrorCode(err: unknown): NetworkErrorCode | undefined {
   let terminated = false;
   let current: unknown = err;
   // Duck-typed: fetch's errors come from Node's own realm, not necessarily the caller's (jest).
@@ -213,7 +313,7 @@ function networkErrorCode(err: unknown): string | undefined {
       message?: unknown;
       cause?: unknown;
     };
-    if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) return code;
+    if (isNetworkErrorCode(code)) return code;
     if (name === 'TypeError' && message === 'terminated') terminated = true;
     current = cause;
   }
@@ -293,6 +393,7 @@ export function providerFromEnv(
     key = PROVIDER_KEYS.openrouter;
     provider = new OpenAiCompatibleProvider({
       name: 'openrouter',
+      key,
       baseURL: env.OPENROUTER_BASE_URL || OPENROUTER_DEFAULT_BASE_URL,
       apiKey: env.OPENROUTER_API_KEY,
       defaultHeaders: {
@@ -303,6 +404,7 @@ export function providerFromEnv(
   } else if (env.OPENAI_BASE_URL) {
     key = PROVIDER_KEYS.openaiCompatible;
     provider = new OpenAiCompatibleProvider({
+      key,
       baseURL: env.OPENAI_BASE_URL,
       apiKey: env.OPENAI_API_KEY || 'not-needed',
       stripModelPrefix: env.OPENAI_MODEL_PREFIX || 'local',

@@ -71,9 +71,24 @@ describe('RetryingProvider', () => {
     expect(inner.calls).toBe(4);
     expect(delays).toEqual([250, 500, 1000]);
     expect(notices).toEqual([
-      { attempt: 1, delayMs: 250, reason: 'HTTP 503 from scripted: boom' },
-      { attempt: 2, delayMs: 500, reason: 'HTTP 500 from scripted: boom' },
-      { attempt: 3, delayMs: 1000, reason: 'HTTP 429 from scripted: boom' },
+      {
+        attempt: 1,
+        delayMs: 250,
+        reason: 'HTTP 503 from the provider',
+        detail: 'HTTP 503 from scripted: boom',
+      },
+      {
+        attempt: 2,
+        delayMs: 500,
+        reason: 'HTTP 500 from the provider',
+        detail: 'HTTP 500 from scripted: boom',
+      },
+      {
+        attempt: 3,
+        delayMs: 1000,
+        reason: 'HTTP 429 from the provider',
+        detail: 'HTTP 429 from scripted: boom',
+      },
     ]);
   });
 
@@ -165,7 +180,14 @@ describe('RetryingProvider', () => {
     ).rejects.toMatchObject({ kind: 'timeout', retryable: false });
     expect(Date.now() - started).toBeLessThan(1000);
     expect(inner.calls).toBe(1);
-    expect(notices).toEqual([{ attempt: 1, delayMs: 10_000, reason: 'HTTP 429 from scripted: boom' }]);
+    expect(notices).toEqual([
+      {
+        attempt: 1,
+        delayMs: 10_000,
+        reason: 'HTTP 429 from the provider',
+        detail: 'HTTP 429 from scripted: boom',
+      },
+    ]);
   });
 
   it('rejects a nonsensical maxAttempts', () => {

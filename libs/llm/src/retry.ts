@@ -1,4 +1,5 @@
 import { Completion, CompletionRequest, ModelCallError, ModelProvider } from './provider';
+import { userFacingCallError } from './user-message';
 
 export interface RetryPolicy {
   /** Total attempts including the first one. */
@@ -59,6 +60,7 @@ export const abortableSleep: Sleep = (ms, signal) =>
  */
 export class RetryingProvider implements ModelProvider {
   readonly name: string;
+  readonly key?: string;
   readonly policy: Readonly<RetryPolicy>;
   private readonly sleep: Sleep;
   private readonly random: () => number;
@@ -68,6 +70,7 @@ export class RetryingProvider implements ModelProvider {
     options: RetryingProviderOptions = {},
   ) {
     this.name = inner.name;
+    if (inner.key !== undefined) this.key = inner.key;
     this.policy = Object.freeze({ ...DEFAULT_RETRY_POLICY, ...options.policy });
     if (!Number.isInteger(this.policy.maxAttempts) || this.policy.maxAttempts < 1) {
       throw new RangeError(`RetryPolicy.maxAttempts must be an integer >= 1, got ${this.policy.maxAttempts}`);
@@ -90,7 +93,7 @@ export class RetryingProvider implements ModelProvider {
         // Retrying before the provider's Retry-After would only be refused again.
         if (err.retryAfterMs !== undefined && err.retryAfterMs > this.policy.maxDelayMs) throw err;
         const delayMs = this.delayFor(err, attempt);
-        await request.onRetry?.({ attempt, delayMs, reason: err.message });
+        await request.onRetry?.({ attempt, delayMs, reason: userFacingCallError(err), detail: err.message });
         await this.sleep(delayMs, signal);
       }
     }

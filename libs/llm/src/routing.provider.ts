@@ -22,4 +22,10 @@ export class RoutingProvider implements ModelProvider {
   isSimulated(model: string): boolean {
     return model.startsWith('sim/') || !this.real;
   }
+
+  /** The key of the provider that serves `model` (PROVIDER_KEYS), or `other` for a provider without one. */
+  providerOf(model: string): string {
+    const target = this.isSimulated(model) ? this.simulated : this.real;
+    return target?.key ?? 'other';
+  }
 }

@@ -1,4 +1,5 @@
 export * from './logger';
+export * from './log-output';
 export * from './metrics';
 export * from './observed.provider';
 export * from './readiness';

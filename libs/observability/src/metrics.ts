@@ -1,11 +1,61 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 const STAGE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 const CALL_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 40, 80, 160];
 
-/** Every Prometheus series Conclave exports; each process fills the ones it owns. */
+/** The label value of everything outside a label's known set. */
+export const OTHER_LABEL = 'other';
+/** Most model ids that get a `model` label of their own; the configuration's first ones are kept. */
+export const MAX_MODEL_LABELS = 64;
+const MAX_MODEL_ID_CHARS = 200;
+/** Provider keys (libs/llm PROVIDER_KEYS). */
+export const PROVIDER_LABELS: readonly string[] = ['simulated', 'openrouter', 'openai-compatible'];
+/** Modes (libs/contracts MODE_NAMES), and `unknown` for a stage that failed before its mode was read. */
+export const MODE_LABELS: readonly string[] = ['council', 'vote', 'jury', 'debate', 'delphi', 'unknown'];
+/** Every stage of every mode; Delphi's numbered rounds (round_3) count as one, `round_n`. */
+export const STAGE_LABELS: readonly string[] = [
+  // council
+  'stage1',
+  'stage2',
+  'stage3',
+  // jury
+  'present',
+  'deliberation',
+  'verdict',
+  // debate
+  'round1',
+  'revision',
+  'vote',
+  // delphi
+  'classify',
+  'round_n',
+  'synthesis',
+  // vote
+  'answer',
+  'tiebreak',
+];
+
+export interface MetricsOptions {
+  /**
+   * Model ids that get a `model` label of their own: the ones the operator's configuration names
+   * (at most MAX_MODEL_LABELS, first ones first). Every other id, being free text from requests,
+   * is counted as `other`, so the series stay bounded and no user's model id is exported.
+   */
+  models?: Iterable<string>;
+}
+
+/**
+ * Every Prometheus series Conclave exports; each process fills the ones it owns. Labels derived
+ * from requests (model, provider, mode, stage) only take values from closed sets: use the *Label
+ * methods for them.
+ */
 export class Metrics {
   readonly registry = new Registry();
+  private readonly models: ReadonlySet<string>;
+  private readonly providers: ReadonlySet<string> = new Set(PROVIDER_LABELS);
+  private readonly modes: ReadonlySet<string> = new Set(MODE_LABELS);
+  private readonly stages: ReadonlySet<string> = new Set(STAGE_LABELS);
   private readonly scrapeHooks = new Map<string, () => Promise<void>>();
 
   readonly queueJobs = new Gauge({
@@ -67,9 +117,35 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(process: 'gateway' | 'worker') {
+  constructor(process: 'gateway' | 'worker', options: MetricsOptions = {}) {
+    const models = new Set<string>();
+    for (const model of options.models ?? []) {
+      if (models.size >= MAX_MODEL_LABELS) break;
+      if (model.length > 0 && model.length <= MAX_MODEL_ID_CHARS && model !== OTHER_LABEL) models.add(model);
+    }
+    this.models = models;
     this.registry.setDefaultLabels({ process });
     collectDefaultMetrics({ register: this.registry, prefix: 'conclave_' });
+  }
+
+  /** The `model` label of a model id: itself when the configuration names it, else `other`. */
+  modelLabel(model: string): string {
+    return this.models.has(model) ? model : OTHER_LABEL;
+  }
+
+  /** The `provider` label: a known provider key, else `other`. */
+  providerLabel(provider: string): string {
+    return this.providers.has(provider) ? provider : OTHER_LABEL;
+  }
+
+  modeLabel(mode: string): string {
+    return this.modes.has(mode) ? mode : OTHER_LABEL;
+  }
+
+  /** The `stage` label: the stage's kind (round_3 is round_n) when it is one of a mode's, else `other`. */
+  stageLabel(stage: string): string {
+    const kind = /^round_\d{1,4}$/.test(stage) ? 'round_n' : stage;
+    return this.stages.has(kind) ? kind : OTHER_LABEL;
   }
 
   /** Reads a gauge's value on each scrape, so figures from PostgreSQL or Redis cost nothing between scrapes. */
@@ -89,4 +165,19 @@ export class Metrics {
   async exposition(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
+}
+
+/** The `WWW-Authenticate` header of a /metrics request refused for want of the token. */
+export const METRICS_CHALLENGE = 'Bearer realm="metrics"';
+
+/**
+ * Whether a /metrics request may be answered: always without a METRICS_TOKEN, else only with
+ * `Authorization: Bearer <token>` (compared in constant time).
+ */
+export function metricsAuthorized(authorization: string | undefined, token: string | null): boolean {
+  if (token === null) return true;
+  const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(authorization ?? '');
+  if (!match) return false;
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(match[1]), digest(token));
 }

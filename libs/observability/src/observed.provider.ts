@@ -1,21 +1,29 @@
 import { ModelCallError, type Completion, type CompletionRequest, type ModelProvider } from '@conclave/llm';
 import type { Metrics } from './metrics';
 
-/** Records every model call (with its retries) in the metrics; changes nothing about the call. */
+/**
+ * Records every model call (with its retries) in the metrics; changes nothing about the call.
+ * Model ids and provider names are request input: they go through the metrics' bounded labels.
+ */
 export class ObservedProvider implements ModelProvider {
   readonly name: string;
+  readonly key?: string;
 
   constructor(
     private readonly inner: ModelProvider,
     private readonly metrics: Metrics,
-    /** Which provider serves a model id (e.g. `simulated` for sim/…), for the `provider` label. */
+    /** Which provider key serves a model id (e.g. `simulated` for sim/…), for the `provider` label. */
     private readonly providerOf: (model: string) => string,
   ) {
     this.name = inner.name;
+    if (inner.key !== undefined) this.key = inner.key;
   }
 
   async complete(request: CompletionRequest): Promise<Completion> {
-    const labels = { provider: this.providerOf(request.model), model: request.model };
+    const labels = {
+      provider: this.metrics.providerLabel(this.providerOf(request.model)),
+      model: this.metrics.modelLabel(request.model),
+    };
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     try {

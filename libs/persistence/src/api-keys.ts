@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import IORedis from 'ioredis';
 import type { DataSource } from 'typeorm';
 
 export const API_KEY_PREFIX = 'ck_';
@@ -35,14 +36,21 @@ export async function createUserWithKey(
   });
 }
 
+export interface ApiKeyOwner {
+  userId: string;
+  /** The id of the key's row: what open sockets and streams remember, to be closed when it is revoked. */
+  keyId: string;
+}
+
 /**
- * The user a key belongs to, or null. Candidates are found by the key's public prefix and their
- * stored hashes compared in constant time, so response timing says nothing about a stored hash.
+ * The user a key belongs to, and the key's id, or null. Candidates are found by the key's public
+ * prefix and their stored hashes compared in constant time, so response timing says nothing about a
+ * stored hash.
  */
-export async function userIdForApiKey(dataSource: DataSource, key: string): Promise<string | null> {
+export async function apiKeyFor(dataSource: DataSource, key: string): Promise<ApiKeyOwner | null> {
   if (!key.startsWith(API_KEY_PREFIX) || key.length > 200) return null;
-  const rows: { user_id: string; key_hash: string }[] = await dataSource.query(
-    'SELECT user_id, key_hash FROM api_keys WHERE key_prefix = $1 AND revoked_at IS NULL',
+  const rows: { id: string; user_id: string; key_hash: string }[] = await dataSource.query(
+    'SELECT id, user_id, key_hash FROM api_keys WHERE key_prefix = $1 AND revoked_at IS NULL',
     [key.slice(0, 8)],
   );
   const given = Buffer.from(hashApiKey(key), 'hex');
@@ -50,26 +58,78 @@ export async function userIdForApiKey(dataSource: DataSource, key: string): Prom
     const stored = Buffer.from(row.key_hash, 'hex');
     return stored.length === given.length && timingSafeEqual(stored, given);
   });
-  return match?.user_id ?? null;
+  return match ? { userId: match.user_id, keyId: match.id } : null;
 }
 
-/** Revokes one key (by its full value or its 8-character prefix) or every key of a user. */
-export async function revokeApiKeys(
-  dataSource: DataSource,
-  target: { key: string } | { prefix: string } | { user: string },
-): Promise<number> {
+/** The user a key belongs to, or null. */
+export async function userIdForApiKey(dataSource: DataSource, key: string): Promise<string | null> {
+  return (await apiKeyFor(dataSource, key))?.userId ?? null;
+}
+
+export type RevokeTarget = { key: string } | { prefix: string } | { user: string };
+
+/** Revokes one key (by its full value or its 8-character prefix) or every key of a user; returns their ids. */
+export async function revokeApiKeyIds(dataSource: DataSource, target: RevokeTarget): Promise<string[]> {
   const [sql, value] =
     'key' in target
       ? ['key_hash = $1', hashApiKey(target.key)]
       : 'prefix' in target
         ? ['key_prefix = $1', target.prefix]
         : ['user_id = (SELECT id FROM users WHERE name = $1)', target.user];
-  const [{ n }]: { n: number }[] = await dataSource.query(
-    `WITH revoked AS (UPDATE api_keys SET revoked_at = now() WHERE ${sql} AND revoked_at IS NULL RETURNING 1)
-     SELECT count(*)::int AS n FROM revoked`,
+  // A CTE, so that the statement is a SELECT: TypeORM answers an UPDATE with [rows, count].
+  const rows: { id: string }[] = await dataSource.query(
+    `WITH revoked AS (UPDATE api_keys SET revoked_at = now() WHERE ${sql} AND revoked_at IS NULL RETURNING id)
+     SELECT id FROM revoked`,
     [value],
   );
-  return n;
+  return rows.map((row) => row.id);
+}
+
+/** Revokes one key (by its full value or its 8-character prefix) or every key of a user. */
+export async function revokeApiKeys(dataSource: DataSource, target: RevokeTarget): Promise<number> {
+  return (await revokeApiKeyIds(dataSource, target)).length;
+}
+
+/** Which of these key ids are still valid (not revoked, not deleted): one query however many. */
+export async function activeApiKeyIds(dataSource: DataSource, keyIds: string[]): Promise<Set<string>> {
+  if (keyIds.length === 0) return new Set();
+  const rows: { id: string }[] = await dataSource.query(
+    'SELECT id FROM api_keys WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL',
+    [keyIds],
+  );
+  return new Set(rows.map((row) => row.id));
+}
+
+/** The Redis channel on which revoked key ids are announced to every gateway: `{ keyIds: string[] }`. */
+export const revokedKeysChannel = (redisPrefix: string): string => `${redisPrefix}:api-keys:revoked`;
+
+/**
+ * Tells every gateway that these keys are revoked, so they close the keys' open sockets and streams
+ * at once. Throws when Redis cannot be reached within `timeoutMs`; the revocation itself is in
+ * PostgreSQL already, and the gateways' periodic recheck (STREAM_KEY_RECHECK_MS) finds it.
+ */
+export async function announceRevokedKeys(
+  redisUrl: string,
+  redisPrefix: string,
+  keyIds: string[],
+  timeoutMs = 3000,
+): Promise<void> {
+  if (keyIds.length === 0) return;
+  const redis = new IORedis(redisUrl, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => undefined); // connect() and publish() reject with it
+  try {
+    await redis.connect();
+    await redis.publish(revokedKeysChannel(redisPrefix), JSON.stringify({ keyIds }));
+  } finally {
+    redis.disconnect();
+  }
 }
 
 export async function isAdmin(dataSource: DataSource, userId: string): Promise<boolean> {

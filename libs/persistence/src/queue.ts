@@ -17,20 +17,28 @@ export const BACKGROUND_PRIORITY = 10;
 
 export type RedisRole = 'worker' | 'producer' | 'subscriber';
 
+/** Hears a connection's errors: without a listener ioredis and BullMQ print them with `console`. */
+export type ConnectionErrorListener = (error: Error) => void;
+
 /**
  * Workers block on Redis and must never give up on a command; producers fail fast so the API
- * answers 503 instead of hanging when Redis is down.
+ * answers 503 instead of hanging when Redis is down. `onError` hears the connection's errors
+ * (each failed reconnection attempt while Redis is away).
  */
-export function createRedis(url: string, role: RedisRole): Redis {
+export function createRedis(url: string, role: RedisRole, onError?: ConnectionErrorListener): Redis {
   const options: RedisOptions =
     role === 'producer'
       ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }
       : { maxRetriesPerRequest: null };
-  return new IORedis(url, options);
+  const redis = new IORedis(url, options);
+  if (onError) redis.on('error', onError);
+  return redis;
 }
 
 export interface StageQueueOptions {
   attempts: number;
+  /** Hears the queue's errors (its connection's, forwarded); without it BullMQ prints them. */
+  onError?: ConnectionErrorListener;
 }
 
 export class StageQueue implements StageScheduler {
@@ -42,6 +50,7 @@ export class StageQueue implements StageScheduler {
     private readonly options: StageQueueOptions,
   ) {
     this.queue = new Queue(STAGE_QUEUE, { connection, prefix });
+    if (options.onError) this.queue.on('error', options.onError);
   }
 
   private jobOptions(jobId: string, options: EnqueueOptions = {}): JobsOptions {

@@ -4,7 +4,11 @@ import { ApiError } from '../common/api-error';
 import { RateLimiter } from '../common/rate-limiter';
 import { AuthService } from './auth.service';
 
-type AuthenticatedRequest = Request & { userId?: string };
+type AuthenticatedRequest = Request & { userId?: string; apiKeyId?: string | null };
+
+/** The id of the API key a request was authenticated with (null in single-user mode). */
+export const apiKeyIdOf = (request: Request): string | null =>
+  (request as AuthenticatedRequest).apiKeyId ?? null;
 
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -22,11 +26,18 @@ export class ApiKeyGuard implements CanActivate {
       typeof request.query.access_token === 'string'
         ? request.query.access_token
         : undefined;
-    const userId = await this.auth.userFor(AuthService.bearer(request.headers.authorization) ?? queryToken);
+    const token = AuthService.bearer(request.headers.authorization) ?? queryToken;
+    // A presented key costs a lookup: an address with too many wrong keys is refused before it.
+    const address = token === undefined ? null : this.limiter.clientAddress(request);
+    if (address !== null) await this.limiter.assertAuthAllowed(address);
+    const identity = await this.auth.identify(token);
+    const userId = identity?.userId;
     if (!userId) {
+      if (address !== null) await this.limiter.recordAuthFailure(address);
       throw new ApiError(401, 'Missing or invalid API key: send "Authorization: Bearer <key>"');
     }
     request.userId = userId;
+    request.apiKeyId = identity.keyId;
     await this.limiter.take(userId, 'requests');
     return true;
   }

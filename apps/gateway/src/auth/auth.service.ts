@@ -1,8 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import { ensureLocalUser, userIdForApiKey } from '@conclave/persistence';
+import { apiKeyFor, ensureLocalUser } from '@conclave/persistence';
 import { DataSource } from 'typeorm';
 import { CONFIG } from '../tokens';
+
+export interface Identity {
+  userId: string;
+  /** The API key's id; null in single-user mode (AUTH_MODE=none), where there is none. */
+  keyId: string | null;
+}
 
 @Injectable()
 export class AuthService {
@@ -15,15 +21,20 @@ export class AuthService {
 
   /** The user a bearer token (or, in single-user mode, nothing) stands for; null when refused. */
   async userFor(token: string | undefined): Promise<string | null> {
+    return (await this.identify(token))?.userId ?? null;
+  }
+
+  /** The user and the key (none in single-user mode) a bearer token stands for; null when refused. */
+  async identify(token: string | undefined): Promise<Identity | null> {
     if (this.config.authMode === 'none') {
       this.localUser ??= ensureLocalUser(this.dataSource).catch((error: unknown) => {
         this.localUser = null;
         throw error;
       });
-      return this.localUser;
+      return { userId: await this.localUser, keyId: null };
     }
     if (!token) return null;
-    return userIdForApiKey(this.dataSource, token);
+    return apiKeyFor(this.dataSource, token);
   }
 
   static bearer(header: string | undefined): string | undefined {

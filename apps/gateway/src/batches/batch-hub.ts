@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { batchesChannel, type BatchView } from '@conclave/contracts';
+import { connectionErrorLogger } from '@conclave/observability';
 import { createRedis } from '@conclave/persistence';
 import type { Redis } from 'ioredis';
 import { CONFIG } from '../tokens';
@@ -27,8 +28,11 @@ export class BatchHub implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    this.subscriber = createRedis(this.config.redisUrl, 'subscriber');
-    this.subscriber.on('error', (error) => this.logger.warn(`redis subscriber: ${error.message}`));
+    this.subscriber = createRedis(
+      this.config.redisUrl,
+      'subscriber',
+      connectionErrorLogger((message) => this.logger.warn(`redis subscriber: ${message}`)),
+    );
     this.subscriber.on('message', (_channel: string, batchId: string) => this.schedule(batchId));
     await this.subscriber.subscribe(batchesChannel(this.config.redisPrefix));
   }

@@ -34,20 +34,32 @@ function rowToItem(row: Record<string, string>): Record<string, unknown> {
   };
 }
 
+/** A header line that cannot be used; thrown from the parser's `columns` callback. */
+class CsvHeaderError extends Error {}
+
+/**
+ * The header line itself is checked: a column named `__proto__` never shows up among a parsed
+ * row's keys (assigning a string to it does nothing), and a repeated one would overwrite.
+ */
+function checkedHeader(header: string[]): string[] {
+  const unknown = header.filter((c) => !(CSV_COLUMNS as readonly string[]).includes(c));
+  if (unknown.length > 0)
+    throw new CsvHeaderError(`unknown CSV column(s) ${unknown.join(', ')}: use ${CSV_COLUMNS.join(', ')}`);
+  const repeated = header.find((c, i) => header.indexOf(c) !== i);
+  if (repeated !== undefined) throw new CsvHeaderError(`CSV column ${repeated} appears more than once`);
+  return header;
+}
+
 export function itemsFromCsv(text: string): { items: Record<string, unknown>[] } | { error: string } {
   let rows: Record<string, string>[];
   try {
-    rows = parse(text, { columns: true, skip_empty_lines: true, trim: true, bom: true }) as Record<
+    rows = parse(text, { columns: checkedHeader, skip_empty_lines: true, trim: true, bom: true }) as Record<
       string,
       string
     >[];
   } catch (error) {
+    if (error instanceof CsvHeaderError) return { error: error.message };
     return { error: `the CSV could not be read: ${(error as Error).message}` };
-  }
-  const header = rows.length > 0 ? Object.keys(rows[0]) : [];
-  const unknown = header.filter((c) => !(CSV_COLUMNS as readonly string[]).includes(c));
-  if (unknown.length > 0) {
-    return { error: `unknown CSV column(s) ${unknown.join(', ')}: use ${CSV_COLUMNS.join(', ')}` };
   }
   return { items: rows.map(rowToItem) };
 }

@@ -12,39 +12,13 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { BatchAccepted, BatchResultLine, BatchView } from '@conclave/contracts';
-import { stringify } from 'csv-stringify/sync';
+import type { BatchAccepted, BatchView } from '@conclave/contracts';
 import type { Request, Response } from 'express';
 import { ApiError } from '../common/api-error';
 import { ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
+import { CSV_HEADER_LINE, csvRecords } from './batch-export';
 import { itemsFromCsv, itemsFromJsonl } from './batch-input';
 import { BatchesService } from './batches.service';
-
-const CSV_HEADER = [
-  'index',
-  'message_id',
-  'conversation_id',
-  'mode',
-  'status',
-  'error',
-  'question',
-  'answer',
-  'headline',
-  'result_url',
-];
-
-const csvRow = (line: BatchResultLine) => [
-  line.index,
-  line.messageId,
-  line.conversationId,
-  line.mode,
-  line.status,
-  line.error ?? '',
-  line.question,
-  line.answer ?? '',
-  line.headline ? JSON.stringify(line.headline) : '',
-  line.resultUrl,
-];
 
 /** Query parameters of an upload, as the JSON envelope would carry them. */
 function uploadEnvelope(query: Record<string, unknown>): Record<string, unknown> {
@@ -132,16 +106,15 @@ export class BatchesController {
       kind === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
     );
     response.setHeader('Content-Disposition', `attachment; filename="batch-${id}.${kind}"`);
-    if (kind === 'csv') response.write(stringify([CSV_HEADER]));
+    if (kind === 'csv') response.write(CSV_HEADER_LINE);
     const write = (chunk: string) =>
       new Promise<void>((resolve) =>
         response.write(chunk) ? resolve() : response.once('drain', () => resolve()),
       );
     for (let page = first; !page.done; page = await pages.next()) {
       const lines = page.value;
-      await write(
-        kind === 'csv' ? stringify(lines.map(csvRow)) : lines.map((l) => JSON.stringify(l)).join('\n') + '\n',
-      );
+      // JSONL is data for programs, not a sheet: its values stay exactly as stored.
+      await write(kind === 'csv' ? csvRecords(lines) : lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
     }
     response.end();
   }

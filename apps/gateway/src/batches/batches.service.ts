@@ -21,6 +21,7 @@ import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { IdempotencyRace, idempotencyContext, previousResponse, recordResponse } from '../common/idempotency';
+import { RateLimiter } from '../common/rate-limiter';
 import { RequestValidator, type ValidatedRequest } from '../deliberations/request-validator';
 import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '../tokens';
 import { parseBatch, withDefaults } from './batch-input';
@@ -50,6 +51,7 @@ export class BatchesService {
     private readonly validator: RequestValidator,
     @Inject(STAGE_QUEUE) queue: StageQueue,
     @Inject(REDIS_PRODUCER) redis: Redis,
+    private readonly limiter: RateLimiter,
   ) {
     this.dispatcher = new BatchDispatcher(dataSource, queue, redis, config.redisPrefix);
   }
@@ -109,6 +111,8 @@ export class BatchesService {
         `You have ${active} batches queued or running, the most allowed at once is ${allowed}: wait for one to finish or cancel one`,
       );
     }
+    // Items are deliberations too: each takes one from the key's hourly batch-item budget.
+    await this.limiter.take(userId, 'batchItems', requests.length);
 
     const batchId = randomUUID();
     try {

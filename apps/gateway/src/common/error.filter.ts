@@ -5,9 +5,16 @@ import { isStoreUnavailable } from '@conclave/persistence';
 import { reasonPhrase } from './api-error';
 import { RateLimited } from './rate-limiter';
 
-/** Turns an error from body parsing (malformed JSON, oversized body, bad charset) into a 400. */
+/** The `type` of the error a body parser's UTF-8 check raises. */
+export const INVALID_UTF8 = 'entity.encoding.invalid';
+
+/**
+ * Turns an error from body parsing (malformed JSON, oversized body, bad charset, bytes that are
+ * not UTF-8) into a 4xx. A 413 names the limit that applied: the parser's own, when it says
+ * (the batch routes have their own), else `bodyLimit`.
+ */
 export function bodyParserError(error: unknown, bodyLimit: string): ApiErrorBody | null {
-  const e = error as { type?: string; status?: number; message?: string; expose?: boolean };
+  const e = error as { type?: string; status?: number; expose?: boolean; bodyLimit?: unknown };
   if (typeof e?.status !== 'number') return null;
   // Errors body-parser raises itself carry a `type`; those from decoding (a body that claims a
   // compression it does not have) carry only an exposed 4xx status.
@@ -15,13 +22,20 @@ export function bodyParserError(error: unknown, bodyLimit: string): ApiErrorBody
     if (e.expose !== true || e.status < 400 || e.status >= 500) return null;
     return { statusCode: 400, error: 'Bad Request', message: 'Request body could not be decoded' };
   }
+  if (e.type === 'entity.too.large') {
+    const limit = typeof e.bodyLimit === 'string' ? e.bodyLimit : bodyLimit;
+    return {
+      statusCode: 413,
+      error: 'Payload Too Large',
+      message: `Request body is larger than the ${limit} limit`,
+    };
+  }
   const message =
-    e.type === 'entity.too.large'
-      ? `Request body is larger than the ${bodyLimit} limit`
-      : e.type === 'entity.parse.failed'
-        ? 'Request body is not valid JSON'
+    e.type === 'entity.parse.failed'
+      ? 'Request body is not valid JSON'
+      : e.type === INVALID_UTF8
+        ? 'Request body is not valid UTF-8'
         : `Request body could not be read (${e.type})`;
-  if (e.type === 'entity.too.large') return { statusCode: 413, error: 'Payload Too Large', message };
   return { statusCode: 400, error: 'Bad Request', message };
 }
 

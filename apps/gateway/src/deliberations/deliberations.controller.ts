@@ -1,9 +1,26 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Req,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { ConclaveConfig } from '@conclave/config';
 import type { DeliberationAccepted, DeliberationView } from '@conclave/contracts';
 import type { Request, Response } from 'express';
-import { ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
+import { apiKeyIdOf, ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
 import { EventHub } from '../events/event-hub';
+import type { OrderedDelivery } from '../events/ordered-delivery';
+import { Outflow, outflowLimits } from '../events/outflow';
+import { StreamRegistry, type CloseReason } from '../events/stream-registry';
+import { CONFIG } from '../tokens';
 import { CreateDeliberationDto, DeliberationAcceptedDto } from './create-deliberation.dto';
 import { DeliberationsService } from './deliberations.service';
 
@@ -17,6 +34,8 @@ export class DeliberationsController {
   constructor(
     private readonly deliberations: DeliberationsService,
     private readonly hub: EventHub,
+    private readonly streams: StreamRegistry,
+    @Inject(CONFIG) private readonly config: ConclaveConfig,
   ) {}
 
   @Post()
@@ -55,6 +74,32 @@ export class DeliberationsController {
       response.status(204).end();
       return;
     }
+    // One of the user's SSE streams and subscriptions on this replica (429 over either cap, before
+    // any header is sent), registered under its key: revoking the key ends it.
+    let delivery: OrderedDelivery | null = null;
+    let ended = false;
+    const close = (reason: CloseReason | 'done') => {
+      if (ended) return;
+      ended = true;
+      clearInterval(heartbeat);
+      outflow.stop();
+      stream.release();
+      delivery?.close();
+      // A client that does not read would keep what is queued for it: drop the connection.
+      if (reason === 'slow') response.destroy();
+      else if (reason === 'revoked') response.end(': the API key was revoked\n\n');
+      else response.end();
+    };
+    const stream = this.streams.open('sse', userId, apiKeyIdOf(request), (reason) => close(reason));
+    const outflow = new Outflow(
+      () => response.writableLength,
+      outflowLimits(this.config.streams),
+      (detail) => stream.close('slow', detail),
+      (wake) => {
+        response.on('drain', wake);
+        return () => response.off('drain', wake);
+      },
+    );
     response.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
@@ -62,16 +107,19 @@ export class DeliberationsController {
       'X-Accel-Buffering': 'no',
     });
     response.write(': connected\n\n');
-    const heartbeat = setInterval(() => response.write(': ping\n\n'), HEARTBEAT_MS);
-    const delivery = this.hub.subscribe(
+    const heartbeat = setInterval(() => {
+      response.write(': ping\n\n');
+      void outflow.room();
+    }, HEARTBEAT_MS);
+    response.on('close', () => close('done'));
+    // The client may have gone while its key and message were looked up.
+    if (request.socket.destroyed) return close('done');
+    delivery = this.hub.subscribe(
       messageId,
       afterSeq,
       (event) => response.write(`event: ${event.type}\nid: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`),
-      () => {
-        clearInterval(heartbeat);
-        response.end();
-      },
+      () => close('done'),
+      () => outflow.room(),
     );
-    request.on('close', () => delivery.close());
   }
 }

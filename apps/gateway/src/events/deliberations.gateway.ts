@@ -1,6 +1,7 @@
 import { Inject, Logger } from '@nestjs/common';
+import type { ConclaveConfig } from '@conclave/config';
 import type { Metrics } from '@conclave/observability';
-import { METRICS } from '../tokens';
+import { CONFIG, METRICS } from '../tokens';
 import {
   ConnectedSocket,
   MessageBody,
@@ -9,33 +10,79 @@ import {
   type OnGatewayDisconnect,
   type OnGatewayInit,
 } from '@nestjs/websockets';
-import type { Namespace, Socket } from 'socket.io';
+import type { ExtendedError, Namespace, Socket } from 'socket.io';
 import { ApiError } from '../common/api-error';
-import { AuthService } from '../auth/auth.service';
+import { RateLimited, RateLimiter } from '../common/rate-limiter';
+import { AuthService, type Identity } from '../auth/auth.service';
 import { DeliberationsService } from '../deliberations/deliberations.service';
 import { EventHub } from './event-hub';
 import { BatchHub } from '../batches/batch-hub';
 import { BatchesService } from '../batches/batches.service';
 import type { OrderedDelivery } from './ordered-delivery';
+import { Outflow, outflowLimits } from './outflow';
+import { StreamRegistry, type CloseReason, type LiveStream } from './stream-registry';
 
 interface SocketState {
   userId: string;
+  keyId: string | null;
+  stream: LiveStream;
+  outflow: Outflow;
   subscriptions: Map<string, OrderedDelivery>;
   batches: Map<string, () => void>;
 }
 
-type Ack = { ok: true } | { error: { message: string; fields?: Record<string, string> } };
+interface AckError {
+  message: string;
+  fields?: Record<string, string>;
+  /** 429 on a refusal for a limit (rate, subscriptions); with `retryAfterSeconds` when waiting helps. */
+  statusCode?: number;
+  retryAfterSeconds?: number;
+}
+
+type Ack = { ok: true } | { error: AckError };
 
 const stateOf = (socket: Socket): SocketState => socket.data as SocketState;
 
-function errorAck(error: unknown): Ack {
+function errorAck(error: unknown): { error: AckError } {
   if (error instanceof ApiError) {
     const body = error.getResponse() as { message: string; fields?: Record<string, string> };
-    return {
-      error: body.fields ? { message: body.message, fields: body.fields } : { message: body.message },
-    };
+    const ack: AckError = body.fields
+      ? { message: body.message, fields: body.fields }
+      : { message: body.message };
+    if (error.getStatus() === 429) ack.statusCode = 429;
+    if (error instanceof RateLimited) ack.retryAfterSeconds = error.retryAfterSeconds;
+    return { error: ack };
   }
   return { error: { message: 'Something went wrong on our side' } };
+}
+
+/** A refused handshake: the client's `connect_error` carries the message, and `data` the status. */
+function handshakeError(message: string, data?: { statusCode: number; retryAfterSeconds?: number }) {
+  const error: ExtendedError = new Error(message);
+  if (data) error.data = data;
+  return error;
+}
+
+/** Bytes written to a socket that its client has not taken yet: engine.io's queue and the WebSocket's. */
+function socketBuffered(socket: Socket): number {
+  const conn = socket.conn as unknown as {
+    writeBuffer?: { data?: unknown }[];
+    transport?: { socket?: { bufferedAmount?: unknown } };
+  };
+  let bytes = 0;
+  for (const packet of conn.writeBuffer ?? []) {
+    if (typeof packet.data === 'string' || Buffer.isBuffer(packet.data)) bytes += packet.data.length;
+  }
+  const amount = conn.transport?.socket?.bufferedAmount;
+  return typeof amount === 'number' ? bytes + amount : bytes;
+}
+
+/** Drops a socket's connection without waiting for its client to read what is queued. */
+function dropConnection(socket: Socket): void {
+  const transport = socket.conn.transport as unknown as { socket?: { terminate?: unknown } };
+  socket.conn.close(true);
+  const ws = transport.socket;
+  if (ws && typeof ws.terminate === 'function') (ws.terminate as () => void).call(ws);
 }
 
 /** The Socket.IO protocol of 00-shared.md §4, namespace `/deliberations`. */
@@ -50,6 +97,9 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     private readonly hub: EventHub,
     private readonly batches: BatchesService,
     private readonly batchHub: BatchHub,
+    private readonly limiter: RateLimiter,
+    private readonly streams: StreamRegistry,
+    @Inject(CONFIG) private readonly config: ConclaveConfig,
     @Inject(METRICS) private readonly metrics: Metrics,
   ) {}
 
@@ -60,50 +110,138 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     namespace.use((socket, next) => {
       const auth = socket.handshake.auth as { token?: unknown };
       const token = typeof auth?.token === 'string' ? auth.token : undefined;
-      this.auth.userFor(token).then(
-        (userId) => {
-          if (!userId) return next(new Error('unauthorized: give a valid API key as auth.token'));
-          const state: SocketState = { userId, subscriptions: new Map(), batches: new Map() };
-          socket.data = state;
-          socket.use((packet, proceed) => this.recheck(socket, token, userId, packet, proceed));
-          next();
-        },
-        (error: unknown) => {
-          this.logger.error(`auth failed: ${String(error)}`);
-          next(new Error('authentication is unavailable right now'));
-        },
+      this.admit(socket, token).then(
+        () => next(),
+        (error: unknown) => next(error instanceof Error ? error : new Error(String(error))),
       );
     });
   }
 
-  /** Every message re-checks the key: one revoked while its socket is open stops working there too. */
+  /**
+   * The handshake: a valid key, one request of the key's budget, and a place among the user's
+   * sockets on this replica (MAX_SOCKETS_PER_USER). The socket is registered under its key, so that
+   * revoking the key closes it.
+   */
+  private async admit(socket: Socket, token: string | undefined): Promise<void> {
+    // A presented key costs a lookup: an address with too many wrong keys is refused before it.
+    const address = token === undefined ? null : this.limiter.clientAddress(socket.request);
+    if (address !== null) {
+      try {
+        await this.limiter.assertAuthAllowed(address);
+      } catch (error) {
+        throw handshakeError(
+          errorAck(error).error.message,
+          error instanceof ApiError ? { statusCode: error.getStatus(), ...retryAfter(error) } : undefined,
+        );
+      }
+    }
+    let identity: Identity | null;
+    try {
+      identity = await this.auth.identify(token);
+    } catch (error) {
+      this.logger.error(`auth failed: ${String(error)}`);
+      throw handshakeError('authentication is unavailable right now');
+    }
+    if (!identity) {
+      if (address !== null) await this.limiter.recordAuthFailure(address);
+      throw handshakeError('unauthorized: give a valid API key as auth.token');
+    }
+    const { userId, keyId } = identity;
+    try {
+      await this.limiter.take(userId, 'requests');
+    } catch (error) {
+      const { error: refusal } = errorAck(error);
+      throw handshakeError(
+        refusal.message,
+        error instanceof ApiError ? { statusCode: error.getStatus(), ...retryAfter(error) } : undefined,
+      );
+    }
+    if (socket.conn.readyState !== 'open') throw handshakeError('the client went away');
+    let stream: LiveStream;
+    try {
+      stream = this.streams.open('socket', userId, keyId, (reason, detail) =>
+        this.closeSocket(socket, reason, detail),
+      );
+    } catch (error) {
+      throw handshakeError(errorAck(error).error.message, { statusCode: 429 });
+    }
+    const outflow = new Outflow(
+      () => socketBuffered(socket),
+      outflowLimits(this.config.streams),
+      (detail) => stream.close('slow', detail),
+      (wake) => {
+        const transport = socket.conn.transport;
+        transport.on('drain', wake);
+        return () => transport.off('drain', wake);
+      },
+    );
+    const state: SocketState = {
+      userId,
+      keyId,
+      stream,
+      outflow,
+      subscriptions: new Map(),
+      batches: new Map(),
+    };
+    socket.data = state;
+    // Also when the client goes before the socket is connected (no disconnect event then).
+    socket.conn.once('close', () => this.release(state));
+    socket.use((packet, proceed) => this.recheck(socket, token, state, packet, proceed));
+  }
+
+  /**
+   * Every message counts against the key's request budget, as an HTTP request does, and re-checks
+   * the key: one revoked while its socket is open stops working there too.
+   */
   private recheck(
     socket: Socket,
     token: string | undefined,
-    userId: string,
+    state: SocketState,
     packet: unknown[],
     proceed: (error?: Error) => void,
   ): void {
-    const refuse = (message: string) => {
+    const refuse = (error: { error: AckError }) => {
       const ack = packet.at(-1);
-      if (typeof ack === 'function') ack({ error: { message } });
+      if (typeof ack === 'function') ack(error);
     };
-    this.auth.userFor(token).then(
-      (current) => {
-        if (current === userId) return proceed();
-        refuse('unauthorized: the API key is no longer valid');
-        socket.disconnect(true);
-      },
-      (error: unknown) => {
+    const check = async () => {
+      try {
+        await this.limiter.take(state.userId, 'requests');
+      } catch (error) {
+        return refuse(errorAck(error));
+      }
+      let current: Identity | null;
+      try {
+        current = await this.auth.identify(token);
+      } catch (error) {
         this.logger.error(`auth failed: ${String(error)}`);
-        refuse('authentication is unavailable right now');
-      },
-    );
+        return refuse({ error: { message: 'authentication is unavailable right now' } });
+      }
+      if (current?.userId === state.userId && current.keyId === state.keyId) return proceed();
+      refuse({ error: { message: 'unauthorized: the API key is no longer valid' } });
+      socket.disconnect(true);
+    };
+    void check();
+  }
+
+  private closeSocket(socket: Socket, reason: CloseReason, detail: string): void {
+    this.logger.log(`closing a socket (${reason}: ${detail})`);
+    socket.disconnect(true);
+    // A client that does not read would hold what is queued for it until its ping timeout.
+    if (reason === 'slow') dropConnection(socket);
+  }
+
+  private release(state: SocketState): void {
+    for (const delivery of [...state.subscriptions.values()]) delivery.close();
+    for (const stop of [...state.batches.values()]) stop();
+    state.batches.clear();
+    state.outflow.stop();
+    state.stream.release();
   }
 
   handleDisconnect(socket: Socket): void {
-    for (const delivery of stateOf(socket)?.subscriptions?.values() ?? []) delivery.close();
-    for (const stop of stateOf(socket)?.batches?.values() ?? []) stop();
+    const state = stateOf(socket);
+    if (state?.stream) this.release(state);
   }
 
   @SubscribeMessage('deliberate')
@@ -138,14 +276,24 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
       return errorAck(error);
     }
     const messageId = request.messageId;
+    // Subscribing again replaces the subscription (and gives its place back first).
     state.subscriptions.get(messageId)?.close();
+    if (state.stream.isReleased) return { error: { message: 'the socket is closed' } };
+    let giveBack: () => void;
+    try {
+      giveBack = state.stream.subscribe();
+    } catch (error) {
+      return errorAck(error);
+    }
     const delivery = this.hub.subscribe(
       messageId,
       afterSeq,
       (event) => socket.emit(event.type, event),
       () => {
+        giveBack();
         if (state.subscriptions.get(messageId) === delivery) state.subscriptions.delete(messageId);
       },
+      () => state.outflow.room(),
     );
     state.subscriptions.set(messageId, delivery);
     return { ok: true };
@@ -162,15 +310,28 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
       return errorAck(error);
     }
     state.batches.get(batchId)?.();
+    state.batches.delete(batchId);
+    if (state.stream.isReleased) return { error: { message: 'the socket is closed' } };
+    let giveBack: () => void;
+    try {
+      giveBack = state.stream.subscribe();
+    } catch (error) {
+      return errorAck(error);
+    }
     let completed = false;
-    const stop = this.batchHub.subscribe(batchId, (type, view) => {
+    const unsubscribe = this.batchHub.subscribe(batchId, (type, view) => {
       if (type === 'batch_complete') {
         if (completed) return;
         completed = true;
       }
       socket.emit(type, { type, ...view });
+      // Snapshots do not wait for a slow client, but count towards its backlog.
+      void state.outflow.room();
     });
-    state.batches.set(batchId, stop);
+    state.batches.set(batchId, () => {
+      unsubscribe();
+      giveBack();
+    });
     return { ok: true };
   }
 
@@ -185,4 +346,8 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     }
     return { ok: true };
   }
+}
+
+function retryAfter(error: unknown): { retryAfterSeconds?: number } {
+  return error instanceof RateLimited ? { retryAfterSeconds: error.retryAfterSeconds } : {};
 }

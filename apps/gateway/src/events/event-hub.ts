@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { eventsChannel, type DeliveredEvent } from '@conclave/contracts';
+import { connectionErrorLogger } from '@conclave/observability';
 import { createRedis } from '@conclave/persistence';
 import type { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
 import { CONFIG } from '../tokens';
 import { DeliberationsService } from '../deliberations/deliberations.service';
 import { OrderedDelivery } from './ordered-delivery';
@@ -21,34 +23,65 @@ const MAX_SEQ = 2_147_483_647;
 export class EventHub implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('events');
   private readonly listeners = new Map<string, Set<Listener>>();
-  private readonly deliveries = new Set<OrderedDelivery>();
+  /** Every open delivery, with the message it delivers. */
+  private readonly deliveries = new Map<OrderedDelivery, string>();
   private subscriber: Redis | null = null;
   private resyncTimer: NodeJS.Timeout | null = null;
 
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
     private readonly deliberations: DeliberationsService,
+    private readonly dataSource: DataSource,
   ) {}
 
   async onModuleInit(): Promise<void> {
-    this.subscriber = createRedis(this.config.redisUrl, 'subscriber');
-    this.subscriber.on('error', (error) => this.logger.warn(`redis subscriber: ${error.message}`));
+    this.subscriber = createRedis(
+      this.config.redisUrl,
+      'subscriber',
+      connectionErrorLogger((message) => this.logger.warn(`redis subscriber: ${message}`)),
+    );
     this.subscriber.on('message', (_channel: string, raw: string) => this.dispatch(raw));
     // Publishes made while we were disconnected are gone: catch up from the store.
-    this.subscriber.on('ready', () => this.resyncAll());
+    this.subscriber.on('ready', () => void this.resyncAll());
     await this.subscriber.subscribe(eventsChannel(this.config.redisPrefix));
-    this.resyncTimer = setInterval(() => this.resyncAll(), RESYNC_INTERVAL_MS);
+    this.resyncTimer = setInterval(() => void this.resyncAll(), RESYNC_INTERVAL_MS);
     this.resyncTimer.unref();
   }
 
   async onModuleDestroy(): Promise<void> {
     if (this.resyncTimer) clearInterval(this.resyncTimer);
-    for (const delivery of this.deliveries) delivery.close();
+    for (const delivery of [...this.deliveries.keys()]) delivery.close();
     this.subscriber?.disconnect();
   }
 
-  private resyncAll(): void {
-    for (const delivery of this.deliveries) delivery.resync();
+  /**
+   * Catches up subscribers that missed a publish (lost, or sent while Redis was away). One query
+   * reads the stored last seq of every watched message; only deliveries behind it fetch from the
+   * store, so a re-sync costs one query however many subscriptions sit idle.
+   */
+  async resyncAll(): Promise<void> {
+    const watched = new Map<string, OrderedDelivery[]>();
+    for (const [delivery, messageId] of this.deliveries) {
+      const list = watched.get(messageId);
+      if (list) list.push(delivery);
+      else watched.set(messageId, [delivery]);
+    }
+    if (watched.size === 0) return;
+    let stored: { id: string; last_seq: number }[];
+    try {
+      stored = await this.dataSource.query('SELECT id, last_seq FROM messages WHERE id = ANY($1::uuid[])', [
+        [...watched.keys()],
+      ]);
+    } catch (error) {
+      // PostgreSQL away: the next re-sync (or the next live event) catches up.
+      this.logger.warn(`re-sync skipped: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    for (const { id, last_seq: lastSeq } of stored) {
+      for (const delivery of watched.get(id) ?? []) {
+        if (!delivery.isEnded && delivery.lastDeliveredSeq < lastSeq) delivery.resync();
+      }
+    }
   }
 
   private dispatch(raw: string): void {
@@ -64,12 +97,16 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** Starts gap-free delivery of a message's events after `afterSeq`; returns the subscription. */
+  /**
+   * Starts gap-free delivery of a message's events after `afterSeq`; returns the subscription.
+   * `room`, asked after each event sent, holds the next one back while the subscriber is behind.
+   */
   subscribe(
     messageId: string,
     afterSeq: number,
     send: (event: DeliveredEvent) => void,
     onEnd?: (reason: 'terminal' | 'closed' | 'failed') => void,
+    room?: () => Promise<void> | null,
   ): OrderedDelivery {
     let listener: Listener = () => undefined;
     const delivery = new OrderedDelivery(
@@ -82,8 +119,9 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
         onEnd?.(reason);
       },
       () => this.deliberations.isFinished(messageId),
+      room,
     );
-    this.deliveries.add(delivery);
+    this.deliveries.set(delivery, messageId);
     listener = (event) => delivery.offer(event);
     const set = this.listeners.get(messageId) ?? new Set<Listener>();
     set.add(listener);

@@ -173,3 +173,51 @@ describe('OrderedDelivery', () => {
     expect(delivery.isEnded).toBe(true);
   });
 });
+
+describe('OrderedDelivery with a subscriber that reads slowly', () => {
+  it('sends the next event only once the subscriber has room for it', async () => {
+    const stored = [event(1), event(2), event(3)];
+    const sent: number[] = [];
+    let release: () => void = () => undefined;
+    const delivery = new OrderedDelivery(
+      0,
+      async (after) => stored.filter((e) => e.seq > after),
+      (e) => sent.push(e.seq),
+      () => undefined,
+      async () => false,
+      // Full after the first event until released.
+      () => (sent.length === 1 ? new Promise<void>((resolve) => (release = resolve)) : null),
+    );
+    const started = delivery.start();
+    await flush();
+    delivery.offer(event(4));
+    await flush();
+    expect(sent).toEqual([1]);
+    release();
+    await started;
+    await flush();
+    expect(sent).toEqual([1, 2, 3, 4]);
+  });
+
+  it('stops waiting and sends nothing more once closed while waiting', async () => {
+    const stored = [event(1), event(2)];
+    const sent: number[] = [];
+    let release: () => void = () => undefined;
+    let ended: string | null = null;
+    const delivery = new OrderedDelivery(
+      0,
+      async (after) => stored.filter((e) => e.seq > after),
+      (e) => sent.push(e.seq),
+      (reason) => (ended = reason),
+      async () => false,
+      () => new Promise<void>((resolve) => (release = resolve)),
+    );
+    const started = delivery.start();
+    await flush();
+    delivery.close();
+    release();
+    await started;
+    expect(sent).toEqual([1]);
+    expect(ended).toBe('closed');
+  });
+});

@@ -7,7 +7,8 @@ export type FetchAfter = (afterSeq: number) => Promise<DeliveredEvent[]>;
  * Delivers one message's events to one subscriber in seq order, exactly once: first whatever is
  * stored after `afterSeq`, then live events. A live event that skips ahead (a missed publish)
  * triggers a fetch of the missing ones from the store. Work is serialized, so replay and live
- * events never interleave. Ends after `complete` or `error`.
+ * events never interleave; after each event it waits while `room` says the subscriber has not read
+ * enough yet (backpressure). Ends after `complete` or `error`.
  */
 export class OrderedDelivery {
   private lastSeq: number;
@@ -21,6 +22,8 @@ export class OrderedDelivery {
     private readonly onEnd: (reason: 'terminal' | 'closed' | 'failed') => void = () => undefined,
     /** Whether the deliberation has ended; a subscriber already past its last event is then done. */
     private readonly finished: () => Promise<boolean> = async () => false,
+    /** After each event sent: null to go on, or a promise to wait for (the subscriber's backlog). */
+    private readonly room: () => Promise<void> | null = () => null,
   ) {
     this.lastSeq = afterSeq;
   }
@@ -53,7 +56,7 @@ export class OrderedDelivery {
   offer(event: DeliveredEvent): void {
     void this.enqueue(async () => {
       if (event.seq <= this.lastSeq) return;
-      if (event.seq === this.lastSeq + 1) this.deliver(event);
+      if (event.seq === this.lastSeq + 1) await this.deliver(event);
       else await this.catchUp();
     });
   }
@@ -79,14 +82,16 @@ export class OrderedDelivery {
   private async catchUp(): Promise<void> {
     for (const event of await this.fetchAfter(this.lastSeq)) {
       if (this.ended) return;
-      if (event.seq === this.lastSeq + 1) this.deliver(event);
+      if (event.seq === this.lastSeq + 1) await this.deliver(event);
     }
   }
 
-  private deliver(event: DeliveredEvent): void {
+  private async deliver(event: DeliveredEvent): Promise<void> {
     this.lastSeq = event.seq;
     this.send(event);
-    if (TERMINAL_EVENT_TYPES.includes(event.type)) this.end('terminal');
+    if (TERMINAL_EVENT_TYPES.includes(event.type)) return this.end('terminal');
+    const wait = this.room();
+    if (wait) await wait;
   }
 
   private end(reason: 'terminal' | 'closed' | 'failed'): void {

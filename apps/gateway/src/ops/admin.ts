@@ -6,6 +6,7 @@ import { isAdmin, type StageQueue } from '@conclave/persistence';
 import type { NextFunction, Request, Response } from 'express';
 import { DataSource } from 'typeorm';
 import { AuthService } from '../auth/auth.service';
+import { RateLimited, RateLimiter } from '../common/rate-limiter';
 import { STAGE_QUEUE } from '../tokens';
 
 export const ADMIN_PATH = '/admin/queues';
@@ -25,6 +26,7 @@ function cookie(req: Request, name: string): string | undefined {
  */
 export function mountAdmin(app: INestApplication): void {
   const auth = app.get(AuthService);
+  const limiter = app.get(RateLimiter);
   const dataSource = app.get(DataSource);
   const queue = app.get<StageQueue>(STAGE_QUEUE);
   const board = new ExpressAdapter();
@@ -34,10 +36,13 @@ export function mountAdmin(app: INestApplication): void {
   const guard = (req: Request, res: Response, next: NextFunction) => {
     const fromQuery = typeof req.query.access_token === 'string' ? req.query.access_token : undefined;
     const token = AuthService.bearer(req.headers.authorization) ?? fromQuery ?? cookie(req, COOKIE);
-    auth
-      .userFor(token)
+    // A presented key costs a lookup: an address with too many wrong keys is refused before it.
+    const address = token === undefined ? null : limiter.clientAddress(req);
+    (address === null ? Promise.resolve() : limiter.assertAuthAllowed(address))
+      .then(() => auth.userFor(token))
       .then(async (userId) => {
         if (!userId) {
+          if (address !== null) await limiter.recordAuthFailure(address);
           res.status(401).json({
             statusCode: 401,
             error: 'Unauthorized',
@@ -66,13 +71,18 @@ export function mountAdmin(app: INestApplication): void {
         }
         next();
       })
-      .catch(() =>
+      .catch((error: unknown) => {
+        if (error instanceof RateLimited) {
+          res.setHeader('Retry-After', String(error.retryAfterSeconds));
+          res.status(429).json(error.getResponse());
+          return;
+        }
         res.status(503).json({
           statusCode: 503,
           error: 'Service Unavailable',
           message: 'Authentication is unavailable right now',
-        }),
-      );
+        });
+      });
   };
   app.use(ADMIN_PATH, guard, board.getRouter());
 }

@@ -1,20 +1,37 @@
-import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Header,
+  Inject,
+  Logger,
+  Req,
+  Res,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { checkReadiness, type Metrics } from '@conclave/observability';
-import type { Response } from 'express';
+import type { ConclaveConfig } from '@conclave/config';
+import { METRICS_CHALLENGE, checkReadiness, metricsAuthorized, type Metrics } from '@conclave/observability';
+import type { Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
-import { METRICS, REDIS_PRODUCER } from '../tokens';
+import { CONFIG, METRICS, REDIS_PRODUCER } from '../tokens';
 
 /** Served at the root (outside /api) for load balancers, Kubernetes and Prometheus. */
 @ApiExcludeController()
 @Controller()
-export class ProbesController {
+export class ProbesController implements OnApplicationBootstrap {
   constructor(
     private readonly dataSource: DataSource,
     @Inject(REDIS_PRODUCER) private readonly redis: Redis,
     @Inject(METRICS) private readonly metrics: Metrics,
+    @Inject(CONFIG) private readonly config: ConclaveConfig,
   ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.nodeEnv === 'production' && !this.config.metricsToken) {
+      new Logger('Metrics').warn('METRICS_TOKEN is not set: /metrics answers whoever can reach this port');
+    }
+  }
 
   /** The process is up and serving; says nothing of PostgreSQL or Redis, so a restart is never the answer to their outage. */
   @Get('health/live')
@@ -30,9 +47,18 @@ export class ProbesController {
       .json({ status: readiness.ready ? 'ok' : 'error', ...readiness.checks });
   }
 
+  /** With METRICS_TOKEN set, only for `Authorization: Bearer <METRICS_TOKEN>` (Prometheus's scrape). */
   @Get('metrics')
   @Header('cache-control', 'no-store')
-  async scrape(@Res() res: Response) {
+  async scrape(@Req() req: Request, @Res() res: Response) {
+    if (!metricsAuthorized(req.headers.authorization, this.config.metricsToken)) {
+      res.status(401).setHeader('WWW-Authenticate', METRICS_CHALLENGE).json({
+        statusCode: 401,
+        error: 'Unauthorized',
+        message: 'metrics need Authorization: Bearer <METRICS_TOKEN>',
+      });
+      return;
+    }
     const { contentType, body } = await this.metrics.exposition();
     res.type(contentType).send(body);
   }

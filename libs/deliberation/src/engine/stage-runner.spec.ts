@@ -1,7 +1,7 @@
 import type { DeliveredEvent } from '@conclave/contracts';
-import { SimulatedProvider, type ModelProvider } from '@conclave/llm';
+import { ModelCallError, RetryingProvider, SimulatedProvider, type ModelProvider } from '@conclave/llm';
 import { SIMULATED_FALLBACK, SIMULATED_RESPONDERS, modeDefinition } from '../modes';
-import { StageRunner } from './stage-runner';
+import { StageRunner, callDeadline, type CallFailureDetail, type StageRunnerOptions } from './stage-runner';
 import type {
   CallOutcome,
   DeliberationStore,
@@ -169,7 +169,7 @@ function simulatedProvider(): SimulatedProvider {
   });
 }
 
-function setUp(provider?: ModelProvider) {
+function setUp(provider?: ModelProvider, options: Partial<StageRunnerOptions> = {}) {
   const mode = modeDefinition('council');
   if (!mode) throw new Error('council is not registered');
   const resolved = mode.resolveConfig(
@@ -190,12 +190,47 @@ function setUp(provider?: ModelProvider) {
       stageJobState: async () => 'pending',
       rescheduleStage: async () => undefined,
     },
-    { historyTurns: 0, deliberationCapMs: 600_000 },
+    { historyTurns: 0, deliberationCapMs: 600_000, ...options },
   );
   return { store, runner, enqueued };
 }
 
 describe('StageRunner', () => {
+  it("stores and sends only the user-facing words of a failed call, and logs the provider's detail", async () => {
+    const simulated = simulatedProvider();
+    const detail =
+      'HTTP 503 from llm.internal:8443: upstream http://[redacted]@llm.internal:8443/v1/chat/completions is down';
+    const provider = new RetryingProvider(
+      {
+        name: 'llm.internal:8443',
+        key: 'openai-compatible',
+        async complete(request) {
+          if (request.model !== 'sim/a') return simulated.complete(request);
+          throw new ModelCallError(detail, 'http', true, 503, undefined, { provider: 'openai-compatible' });
+        },
+      },
+      { policy: { maxAttempts: 2, baseDelayMs: 0 } },
+    );
+    const failures: CallFailureDetail[] = [];
+    const { store, runner } = setUp(provider, { logCallError: (failure) => failures.push(failure) });
+
+    await runner.runStage('m1', 'stage1');
+
+    const words = 'HTTP 503 from the openai-compatible provider';
+    expect(store.outcomes.stage1.find((o) => o.model === 'sim/a')).toMatchObject({ ok: false, error: words });
+    const progress = store.events.filter((e) => e.type === 'model_progress' && e.participant === 'sim/a');
+    expect(progress.map((e) => [e.state, e.error])).toEqual([
+      ['started', undefined],
+      ['retrying', words],
+      ['failed', words],
+    ]);
+    expect(JSON.stringify([store.events, store.rows, store.outcomes])).not.toMatch(/llm\.internal|8443|\/v1/);
+    expect(failures).toEqual([
+      { stage: 'stage1', model: 'sim/a', detail, retry: { attempt: 1, delayMs: 0 } },
+      { stage: 'stage1', model: 'sim/a', detail, kind: 'http', status: 503 },
+    ]);
+  });
+
   it('opens a stage in one transaction and stores the last settled calls with its commit', async () => {
     const { store, runner, enqueued } = setUp();
     await runner.runStage('m1', 'stage1');
@@ -403,5 +438,31 @@ describe('StageRunner', () => {
       'outcome+outcome+outcome',
       'locked:outcome+outcome+outcome+rows+events',
     ]);
+  });
+});
+
+describe('callDeadline', () => {
+  it('aborts with a TimeoutError when the time is up, and not after dispose', async () => {
+    const timed = callDeadline(20);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(timed.signal.aborted).toBe(true);
+    expect((timed.signal.reason as Error).name).toBe('TimeoutError');
+    const disposed = callDeadline(20);
+    disposed.dispose();
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(disposed.signal.aborted).toBe(false);
+  });
+
+  it('follows the abandon signal, already aborted or later', () => {
+    const early = new AbortController();
+    early.abort(new Error('opening failed'));
+    const abandoned = callDeadline(10_000, early.signal);
+    expect(abandoned.signal.reason).toEqual(new Error('opening failed'));
+    abandoned.dispose();
+    const late = new AbortController();
+    const deadline = callDeadline(10_000, late.signal);
+    late.abort(new Error('later'));
+    expect(deadline.signal.aborted).toBe(true);
+    deadline.dispose();
   });
 });

@@ -1,5 +1,5 @@
 import type { DeliveredEvent } from '@conclave/contracts';
-import { ModelCallError, type ModelProvider } from '@conclave/llm';
+import { ModelCallError, userFacingCallError, type ModelProvider } from '@conclave/llm';
 import { modeDefinition } from '../modes';
 import { Coalescer } from './coalescer';
 import { failure } from './reductions';
@@ -29,11 +29,28 @@ export interface StageRunnerOptions {
   titleGraceMs?: number;
   now?: () => number;
   log?: (message: string) => void;
+  /**
+   * Gets the full detail of every failed model call and attempt (hosts, the provider's own words),
+   * for the operator's log; users and the database only get describeCallError's words.
+   */
+  logCallError?: (failure: CallFailureDetail) => void;
   /** Called once a deliberation has ended (complete, failed), e.g. to start the next batch item. */
   onFinished?: (messageId: string, batchId: string | null) => Promise<void>;
 }
 
 const TERMINAL = new Set(['complete', 'failed', 'cancelled']);
+
+/** A failed model call or attempt, as the operator's log gets it. */
+export interface CallFailureDetail {
+  stage: string;
+  model: string;
+  /** The provider's message: may name hosts and quote the provider (credentials already removed). */
+  detail: string;
+  kind?: string;
+  status?: number;
+  /** Set when the attempt is retried: which one failed, and the wait before the next. */
+  retry?: { attempt: number; delayMs: number };
+}
 
 function contextOf(loaded: LoadedDeliberation, now: number, capMs: number): DeliberationContext<unknown> {
   return {
@@ -131,13 +148,47 @@ function messageUpdateFor(transition: StageTransition): MessageUpdate {
   return { status: 'failed', stage: null, error: transition.message, completed: true };
 }
 
-/** A short reason a user can act on, without stack traces or secrets. */
+/**
+ * A short reason a user can act on: the provider's key and the failure kind, never a host, URL,
+ * credential, stack trace or the provider's own words (userFacingCallError). What is stored for
+ * users (model_calls.error, stage rows, events, the message's error) is built from this.
+ */
 export function describeCallError(error: unknown): string {
+  return userFacingCallError(error);
+}
+
+function callFailureDetail(stage: string, model: string, error: unknown): CallFailureDetail {
   if (error instanceof ModelCallError) {
-    if (error.kind === 'timeout') return 'timed out';
-    return error.message;
+    return { stage, model, detail: error.message, kind: error.kind, status: error.status };
   }
-  return 'unexpected provider error';
+  return { stage, model, detail: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+}
+
+/**
+ * The signal a call runs under: aborted with a TimeoutError after `timeoutMs`, or with `abandon`'s
+ * reason. Not AbortSignal.any([AbortSignal.timeout(…), …]): on Node 20 the composite holds its
+ * sources weakly, so a long timeout can be garbage-collected before it fires and the call then
+ * never ends (nodejs/node#57736). Here the timer holds the controller until `dispose`.
+ */
+export function callDeadline(
+  timeoutMs: number,
+  abandon?: AbortSignal,
+): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException('The model call timed out', 'TimeoutError')),
+    timeoutMs,
+  );
+  const onAbandon = () => controller.abort(abandon?.reason);
+  if (abandon?.aborted) onAbandon();
+  else abandon?.addEventListener('abort', onAbandon, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      clearTimeout(timer);
+      abandon?.removeEventListener('abort', onAbandon);
+    },
+  };
 }
 
 /**
@@ -389,14 +440,19 @@ export class StageRunner {
     // must not end while one is still on its way (it would then be dropped).
     let notices: Promise<void> = (options.after ?? Promise.resolve()).catch(() => undefined);
     let outcome: CallOutcome;
+    const deadline = callDeadline(options.timeoutMs, options.abandon);
     try {
       const completion = await this.provider.complete({
         model: call.model,
         messages: call.messages,
-        signal: options.abandon
-          ? AbortSignal.any([AbortSignal.timeout(options.timeoutMs), options.abandon])
-          : AbortSignal.timeout(options.timeoutMs),
+        signal: deadline.signal,
         onRetry: (notice) => {
+          this.options.logCallError?.({
+            stage,
+            model: call.model,
+            detail: notice.detail ?? notice.reason,
+            retry: { attempt: notice.attempt, delayMs: notice.delayMs },
+          });
           if (options.silent) return;
           const retrying = progressEvent(
             stage,
@@ -429,6 +485,7 @@ export class StageRunner {
         simulated: completion.simulated,
       };
     } catch (error) {
+      this.options.logCallError?.(callFailureDetail(stage, call.model, error));
       outcome = {
         ok: false,
         key: call.key,
@@ -436,6 +493,8 @@ export class StageRunner {
         error: describeCallError(error),
         responseTimeMs: this.now() - started,
       };
+    } finally {
+      deadline.dispose();
     }
     await notices;
     return outcome;

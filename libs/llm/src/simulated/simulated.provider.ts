@@ -52,6 +52,7 @@ export function jitteredLatency(baseMs: number, jitter: number, unit: number): n
 
 export class SimulatedProvider implements ModelProvider {
   readonly name = 'simulated';
+  readonly key = 'simulated';
   private readonly transientSeen = new Set<string>();
 
   constructor(private readonly options: SimulatedProviderOptions) {}
@@ -66,11 +67,16 @@ export class SimulatedProvider implements ModelProvider {
     if (fault === 'timeout') return this.hang(request.signal);
     await this.wait(this.latency(delayFor(directives, responder.kind), callHash), request.signal);
     if (fault === 'fail') {
-      throw new ModelCallError(`simulated failure of ${request.model}`, 'http', false, 400);
+      throw new ModelCallError(`simulated failure of ${request.model}`, 'http', false, 400, undefined, {
+        provider: this.key,
+        reason: 'simulated failure',
+      });
     }
     if (fault === 'transient' && !this.transientSeen.has(`${callHash}`)) {
       this.transientSeen.add(`${callHash}`);
-      throw new ModelCallError(`simulated HTTP 503 from ${request.model}`, 'http', true, 503, 50);
+      throw new ModelCallError(`simulated HTTP 503 from ${request.model}`, 'http', true, 503, 50, {
+        provider: this.key,
+      });
     }
     const content =
       fault === 'malformed'

@@ -1,5 +1,5 @@
 import { loadConfig } from '@conclave/config';
-import { revokeApiKeys } from '../api-keys';
+import { announceRevokedKeys, revokeApiKeyIds } from '../api-keys';
 import { createDataSource } from '../data-source';
 
 const USAGE =
@@ -19,14 +19,29 @@ async function main(): Promise<void> {
     console.error(USAGE);
     process.exit(2);
   }
-  const dataSource = createDataSource(loadConfig().databaseUrl, 1);
+  const config = loadConfig();
+  const dataSource = createDataSource(config.databaseUrl, 1);
   await dataSource.initialize();
+  let revoked: string[];
   try {
-    const revoked = await revokeApiKeys(dataSource, target);
-    console.log(revoked === 0 ? 'no active key matched' : `revoked ${revoked} key(s)`);
-    if (revoked === 0) process.exitCode = 1;
+    revoked = await revokeApiKeyIds(dataSource, target);
   } finally {
     await dataSource.destroy();
+  }
+  console.log(revoked.length === 0 ? 'no active key matched' : `revoked ${revoked.length} key(s)`);
+  if (revoked.length === 0) {
+    process.exitCode = 1;
+    return;
+  }
+  // The revocation stands in PostgreSQL; this tells every gateway to close the keys' open sockets and
+  // SSE streams now. Without Redis they find it themselves within STREAM_KEY_RECHECK_MS.
+  try {
+    await announceRevokedKeys(config.redisUrl, config.redisPrefix, revoked);
+  } catch (error) {
+    console.error(
+      `warning: could not tell the gateways through Redis (${error instanceof Error ? error.message : String(error)}); ` +
+        "open sockets and streams of the key close within the gateways' STREAM_KEY_RECHECK_MS (5 s by default)",
+    );
   }
 }
 

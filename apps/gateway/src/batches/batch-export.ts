@@ -1,0 +1,56 @@
+import type { BatchResultLine } from '@conclave/contracts';
+import { stringify } from 'csv-stringify/sync';
+
+const CSV_HEADER = [
+  'index',
+  'message_id',
+  'conversation_id',
+  'mode',
+  'status',
+  'error',
+  'question',
+  'answer',
+  'headline',
+  'result_url',
+];
+
+/**
+ * A cell a spreadsheet would read as a formula (OWASP, "CSV Injection"): one that starts with
+ * `=`, `+`, `-`, `@`, a tab or a carriage return, also after leading white space (some
+ * spreadsheets trim it on import) and in the full-width forms some locales accept.
+ */
+const FORMULA_START = /^(?:[\t\r]|\s*[=+\-@\uFF1D\uFF0B\uFF0D\uFF20])/;
+
+/** Text a spreadsheet shows as text: a formula-like cell gets a leading `'` (and is quoted). */
+export function neutraliseCell(value: string): string {
+  return FORMULA_START.test(value) ? `'${value}` : value;
+}
+
+/** Delphi's numeric final value: a number column in all but name, written as the number. */
+function numericAnswer(line: BatchResultLine): number | null {
+  const finalValue = line.headline?.finalValue;
+  return typeof finalValue === 'number' && line.answer === String(finalValue) ? finalValue : null;
+}
+
+/** One CSV record: numbers stay numbers; every text cell is neutralised. */
+export function csvRow(line: BatchResultLine): (string | number)[] {
+  const text = (value: string | null) => neutraliseCell(value ?? '');
+  return [
+    line.index,
+    text(line.messageId),
+    text(line.conversationId),
+    text(line.mode),
+    text(line.status),
+    text(line.error),
+    text(line.question),
+    numericAnswer(line) ?? text(line.answer),
+    text(line.headline ? JSON.stringify(line.headline) : null),
+    text(line.resultUrl),
+  ];
+}
+
+export const CSV_HEADER_LINE = stringify([CSV_HEADER]);
+
+/** Text cells are quoted (OWASP: quote, prefix, escape quotes); numbers are not, so they stay numbers. */
+export const csvRecords = (lines: BatchResultLine[]): string =>
+  stringify(lines.map(csvRow), { quoted_string: true });
