@@ -1,3 +1,5 @@
+import { MODEL_ID_PATTERN, type ModeDefaults } from '@conclave/contracts';
+import { ConfigError } from './errors';
 import { parseMetricsToken } from './metrics-settings';
 import { parseProviderLimits, type ProviderLimits } from './provider-limits';
 
@@ -20,7 +22,7 @@ export interface ConclaveConfig {
   /** The built web client the gateway serves at `/`. */
   webDir: string;
   /** The operator's rosters for requests that name no models (00-shared.md §7). */
-  defaults: OperatorDefaults;
+  defaults: ModeDefaults;
   deliberationCapMs: number;
   /** latencyJitter: each simulated call takes latencyMs × (1 ± jitter), 0 = exactly latencyMs. */
   simulator: { latencyMs: number; latencyJitter: number; seed: string };
@@ -88,21 +90,10 @@ export interface ConclaveConfig {
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-export interface OperatorDefaults {
-  timeoutMs: number;
-  council: { councilModels: string[]; chairmanModel: string };
-  jury: { jurorModels: string[]; foremanModel: string };
-  debate: { models: string[] };
-  delphi: { panelistModels: string[]; facilitatorModel: string };
-  vote: { models: string[] };
-}
-
-export class ConfigError extends Error {}
-
-const MODEL_ID = /^[a-z0-9][a-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._:@+\-/]*$/;
+export { ConfigError } from './errors';
 
 function checkRoster(variable: string, models: string[], min: number, max: number, unique = true): void {
-  const bad = models.filter((m) => !MODEL_ID.test(m));
+  const bad = models.filter((m) => !MODEL_ID_PATTERN.test(m));
   if (bad.length > 0) throw new ConfigError(`${variable}: not a provider/name model id: ${bad.join(', ')}`);
   if (models.length < min || models.length > max) {
     throw new ConfigError(`${variable} must name ${min} to ${max} models, got ${models.length}`);
@@ -112,15 +103,16 @@ function checkRoster(variable: string, models: string[], min: number, max: numbe
 }
 
 function checkSeparate(variable: string, model: string, roster: string[], rosterVariable: string): void {
-  if (!MODEL_ID.test(model)) throw new ConfigError(`${variable}: not a provider/name model id: ${model}`);
+  if (!MODEL_ID_PATTERN.test(model))
+    throw new ConfigError(`${variable}: not a provider/name model id: ${model}`);
   if (roster.includes(model))
     throw new ConfigError(`${variable} (${model}) must not be one of ${rosterVariable}`);
 }
 
 /** A default roster a mode would refuse in a request is refused at start-up, where an operator sees it. */
-function checkDefaults(d: OperatorDefaults): void {
+function checkDefaults(d: ModeDefaults): void {
   checkRoster('DEFAULT_COUNCIL_MODELS', d.council.councilModels, 2, 6);
-  if (!MODEL_ID.test(d.council.chairmanModel)) {
+  if (!MODEL_ID_PATTERN.test(d.council.chairmanModel)) {
     throw new ConfigError(`DEFAULT_CHAIRMAN_MODEL: not a provider/name model id: ${d.council.chairmanModel}`);
   }
   checkRoster('DEFAULT_JURY_MODELS', d.jury.jurorModels, 3, 6);
@@ -244,7 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     list(env.DEFAULT_COUNCIL_MODELS) ?? (realProviderConfigured ? HOSTED_ROSTER : SIMULATED_ROSTER);
   const chairmanModel =
     env.DEFAULT_CHAIRMAN_MODEL ?? (realProviderConfigured ? HOSTED_CHAIRMAN : SIMULATED_CHAIRMAN);
-  const defaults: OperatorDefaults = {
+  const defaults: ModeDefaults = {
     timeoutMs: int(env, 'MODEL_TIMEOUT_MS', 120_000, 1),
     council: { councilModels, chairmanModel },
     jury: {

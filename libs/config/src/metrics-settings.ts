@@ -1,4 +1,5 @@
-import { ConfigError, type ConclaveConfig } from './config';
+import type { ConclaveConfig } from './config';
+import { ConfigError } from './errors';
 
 /** Characters of an RFC 6750 bearer token (token68). */
 const BEARER_TOKEN = /^[A-Za-z0-9._~+/-]+=*$/;

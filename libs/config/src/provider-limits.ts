@@ -1,4 +1,5 @@
-import { ConfigError } from './config';
+import { MODEL_ID_PATTERN } from '@conclave/contracts';
+import { ConfigError } from './errors';
 
 /** One limit; an absent field means "no cap of that kind". */
 export interface RateLimit {
@@ -23,7 +24,6 @@ export const LIMITABLE_PROVIDERS = ['openrouter', 'openai-compatible', 'simulate
 
 const FIELDS = ['maxConcurrent', 'rpm'] as const;
 /** The same shape config.ts accepts for rosters: `provider/name`. */
-const MODEL_ID = /^[a-z0-9][a-z0-9._-]*\/[A-Za-z0-9][A-Za-z0-9._:@+\-/]*$/;
 const EXAMPLE = '{"openrouter":{"maxConcurrent":64,"rpm":1200},"openai/gpt-4o":{"rpm":60}}';
 
 /**
@@ -47,7 +47,7 @@ export function parseProviderLimits(raw: string | undefined): ProviderLimits {
   }
   for (const [key, value] of Object.entries(parsed)) {
     const isModel = key.includes('/');
-    if (isModel && !MODEL_ID.test(key)) {
+    if (isModel && !MODEL_ID_PATTERN.test(key)) {
       throw new ConfigError(`PROVIDER_LIMITS: "${key}" is not a provider/name model id`);
     }
     if (!isModel && !(LIMITABLE_PROVIDERS as readonly string[]).includes(key)) {

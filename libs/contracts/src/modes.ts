@@ -16,6 +16,11 @@ export interface DeliberationAccepted {
 }
 
 export type MessageStatus = 'queued' | 'running' | 'complete' | 'failed' | 'cancelled';
+
+/** The statuses a deliberation ends in: nothing moves it on from one of these. */
+export const TERMINAL_STATUSES: readonly MessageStatus[] = ['complete', 'failed', 'cancelled'];
+export const isTerminalStatus = (status: string): boolean =>
+  (TERMINAL_STATUSES as readonly string[]).includes(status);
 export type MessageRole = 'user' | 'assistant';
 
 export interface Usage {
@@ -52,4 +57,14 @@ export interface ApiErrorBody {
   error: string;
   message: string;
   fields?: Record<string, string>;
+}
+
+/** The operator's configured defaults (libs/config), one entry per mode that has any. */
+export interface ModeDefaults {
+  timeoutMs: number;
+  council: { councilModels: string[]; chairmanModel: string };
+  jury: { jurorModels: string[]; foremanModel: string };
+  debate: { models: string[] };
+  delphi: { panelistModels: string[]; facilitatorModel: string };
+  vote: { models: string[] };
 }

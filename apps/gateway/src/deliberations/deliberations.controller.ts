@@ -13,7 +13,7 @@ import {
 } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { ConclaveConfig } from '@conclave/config';
-import type { DeliberationAccepted, DeliberationView } from '@conclave/contracts';
+import { isTerminalStatus, type DeliberationAccepted, type DeliberationView } from '@conclave/contracts';
 import type { Request, Response } from 'express';
 import { apiKeyIdOf, ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
 import { EventHub } from '../events/event-hub';
@@ -69,7 +69,7 @@ export class DeliberationsController {
     const lastEventId = request.headers['last-event-id'] ?? request.query.lastEventId;
     const parsed = Number.parseInt(String(lastEventId ?? '0'), 10);
     const afterSeq = Number.isInteger(parsed) && parsed > 0 ? parsed : 0;
-    if (['complete', 'failed', 'cancelled'].includes(message.status) && afterSeq >= message.last_seq) {
+    if (isTerminalStatus(message.status) && afterSeq >= message.last_seq) {
       // Nothing more will come; 204 tells EventSource to stop reconnecting.
       response.status(204).end();
       return;

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import {
   isModelId,
+  isTerminalStatus,
   isUuid,
   type DeliberationAccepted,
   type DeliberationView,
@@ -336,7 +337,7 @@ export class DeliberationsService {
       'SELECT status FROM messages WHERE id = $1',
       [messageId],
     );
-    return !row || ['complete', 'failed', 'cancelled'].includes(row.status);
+    return !row || isTerminalStatus(row.status);
   }
 
   eventsAfter(messageId: string, afterSeq: number) {

@@ -1,4 +1,4 @@
-import type { DeliveredEvent } from '@conclave/contracts';
+import { isTerminalStatus, type DeliveredEvent } from '@conclave/contracts';
 import { ModelCallError, userFacingCallError, type ModelProvider } from '@conclave/llm';
 import { modeDefinition } from '../modes';
 import { Coalescer } from './coalescer';
@@ -37,8 +37,6 @@ export interface StageRunnerOptions {
   /** Called once a deliberation has ended (complete, failed), e.g. to start the next batch item. */
   onFinished?: (messageId: string, batchId: string | null) => Promise<void>;
 }
-
-const TERMINAL = new Set(['complete', 'failed', 'cancelled']);
 
 /** A failed model call or attempt, as the operator's log gets it. */
 export interface CallFailureDetail {
@@ -212,7 +210,7 @@ export class StageRunner {
   /** Runs one stage; resolves with the mode when it ran model calls, null when there was nothing to run. */
   async runStage(messageId: string, stage: string): Promise<{ mode: string } | null> {
     const loaded = await this.store.load(messageId, this.options.historyTurns);
-    if (!loaded || TERMINAL.has(loaded.status)) return null;
+    if (!loaded || isTerminalStatus(loaded.status)) return null;
     if (loaded.stage !== stage) {
       // This stage was committed by an earlier attempt that died before it scheduled the next one
       // or published its events: do both again (both are idempotent).
@@ -351,7 +349,7 @@ export class StageRunner {
   /** The last word on a deliberation whose job failed for good (retries spent, or stalled out). */
   async failPermanently(messageId: string, reason: string): Promise<void> {
     const ended = await this.store.withMessageLock(messageId, async (tx) => {
-      if (TERMINAL.has(tx.message.status)) return null;
+      if (isTerminalStatus(tx.message.status)) return null;
       await tx.update({ status: 'failed', stage: null, error: reason, completed: true });
       const events = await tx.appendEvents([{ key: 'error', type: 'error', payload: { message: reason } }]);
       return { events, batchId: tx.message.batchId };
@@ -411,7 +409,7 @@ export class StageRunner {
       const outcomes: CallOutcome[] = [];
       // An outcome is kept even when the deliberation has ended meanwhile: usage adds up model_calls.
       for (const { outcome } of settled) outcomes.push(await tx.saveOutcome(stage, outcome));
-      if (TERMINAL.has(tx.message.status)) return { outcomes, delivered: [] };
+      if (isTerminalStatus(tx.message.status)) return { outcomes, delivered: [] };
       const events = settled.flatMap(({ call }, i) => eventsOf(call, outcomes[i]));
       return { outcomes, delivered: await tx.appendEvents(events) };
     });
@@ -564,7 +562,7 @@ export class StageRunner {
     return this.store.withMessageLock(loaded.messageId, async (tx) => {
       const saved: CallOutcome[] = [];
       for (const { outcome } of last) saved.push(await tx.saveOutcome(stage, outcome));
-      if (TERMINAL.has(tx.message.status) || tx.message.stage !== stage) return { saved, delivered: [] };
+      if (isTerminalStatus(tx.message.status) || tx.message.stage !== stage) return { saved, delivered: [] };
       const replaced = saved.some((outcome, i) => outcome !== last[i].outcome);
       const {
         rows,

@@ -1,4 +1,6 @@
-import type { DeliveredEvent, ModeDescription, ModeName, Usage } from '@conclave/contracts';
+import type { DeliveredEvent, ModeDefaults, ModeDescription, ModeName, Usage } from '@conclave/contracts';
+
+export type { ModeDefaults } from '@conclave/contracts';
 import type { ChatMessage } from '@conclave/llm';
 
 /** One model call a stage needs. `key` is unique within the stage and stable across retries. */
@@ -95,16 +97,6 @@ export interface RequestEnvelope {
   /** Council's top-level roster fields; other modes reject them. */
   councilModels?: string[];
   chairmanModel?: string;
-}
-
-/** The operator's configured defaults, one entry per mode that has any (libs/config). */
-export interface ModeDefaults {
-  timeoutMs: number;
-  council: { councilModels: string[]; chairmanModel: string };
-  jury: { jurorModels: string[]; foremanModel: string };
-  debate: { models: string[] };
-  delphi: { panelistModels: string[]; facilitatorModel: string };
-  vote: { models: string[] };
 }
 
 export type ResolvedConfig<Config> = { ok: true; config: Config } | { ok: false; fields: FieldErrors };
