@@ -441,6 +441,24 @@ describe('StageRunner', () => {
   });
 });
 
+describe('StageRunner.failPermanently', () => {
+  it('ends the message with its error event through the stage write, once', async () => {
+    const finished: string[] = [];
+    const { store, runner } = setUp(undefined, {
+      onFinished: async (id) => {
+        finished.push(id);
+      },
+    });
+    await runner.failPermanently('m1', 'The deliberation stopped.');
+    expect(store.state.status).toBe('failed');
+    expect(store.transactions).toEqual(['events']);
+    expect(store.events.map((e) => [e.type, e.message])).toEqual([['error', 'The deliberation stopped.']]);
+    await runner.failPermanently('m1', 'again');
+    expect(store.events).toHaveLength(1);
+    expect(finished).toEqual(['m1']);
+  });
+});
+
 describe('callDeadline', () => {
   it('aborts with a TimeoutError when the time is up, and not after dispose', async () => {
     const timed = callDeadline(20);

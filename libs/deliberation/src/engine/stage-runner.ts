@@ -348,15 +348,17 @@ export class StageRunner {
 
   /** The last word on a deliberation whose job failed for good (retries spent, or stalled out). */
   async failPermanently(messageId: string, reason: string): Promise<void> {
-    const ended = await this.store.withMessageLock(messageId, async (tx) => {
-      if (isTerminalStatus(tx.message.status)) return null;
-      await tx.update({ status: 'failed', stage: null, error: reason, completed: true });
-      const events = await tx.appendEvents([{ key: 'error', type: 'error', payload: { message: reason } }]);
-      return { events, batchId: tx.message.batchId };
+    const loaded = await this.store.load(messageId, 0);
+    if (!loaded || isTerminalStatus(loaded.status)) return;
+    // The same write as every stage's: it does nothing once the message has ended meanwhile.
+    const written = await this.store.writeStage(messageId, {
+      stage: loaded.stage ?? 'failure',
+      events: [{ key: 'error', type: 'error', payload: { message: reason } }],
+      update: { status: 'failed', stage: null, error: reason, completed: true },
     });
-    if (!ended) return;
-    this.publish(ended.events);
-    if (ended.events.length > 0) await this.finished(messageId, ended.batchId);
+    if (written.kind !== 'written') return;
+    this.publish(written.events);
+    if (written.events.length > 0) await this.finished(messageId, loaded.batchId);
   }
 
   /**
