@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { createServer } from 'node:net';
 import { loadConfig } from '@conclave/config';
 import type { BatchAccepted } from '@conclave/contracts';
 import IORedis, { type Redis } from 'ioredis';
@@ -9,6 +8,7 @@ import { io } from 'socket.io-client';
 import { ApiError } from '../apps/gateway/src/common/api-error';
 import { RateLimited, RateLimiter, type RateBucket } from '../apps/gateway/src/common/rate-limiter';
 import { TestStack } from './support/harness';
+import { freePort } from './support/private-postgres';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** A whole number of minutes and hours since the epoch: fixed windows would start a new one here. */
@@ -401,17 +401,6 @@ describe('limits through the gateway', () => {
     expect(n).toBe(2);
   });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A Redis of this test's own, to kill and bring back (the shared one on 6379 stays up). */
 class PrivateRedis {

@@ -165,6 +165,20 @@ const base: DelphiConfig = {
   timeoutMs: 120_000,
 };
 
+/** The facilitator's classification call, answered with `content`. */
+const facilitatorSaid = (content: string): CallOutcome => ({
+  ok: true,
+  key: 'facilitator',
+  model: 'f',
+  content,
+  servedModel: 'f',
+  responseTimeMs: 1,
+  promptTokens: null,
+  completionTokens: null,
+  costUsd: null,
+  simulated: true,
+});
+
 describe('Delphi question type rules (05-delphi.md §F)', () => {
   const failed: CallOutcome = {
     ok: false,
@@ -189,33 +203,13 @@ describe('Delphi question type rules (05-delphi.md §F)', () => {
     });
   });
   it('keeps the override type when the facilitator disagrees, and takes its options', () => {
-    const outcome: CallOutcome = {
-      ok: true,
-      key: 'facilitator',
-      model: 'f',
-      content: 'TYPE: NUMERIC\nOPTIONS: Low, High\nREASONING: x',
-      servedModel: 'f',
-      responseTimeMs: 1,
-      promptTokens: null,
-      completionTokens: null,
-      costUsd: null,
-      simulated: true,
-    };
+    const outcome = facilitatorSaid('TYPE: NUMERIC\nOPTIONS: Low, High\nREASONING: x');
     expect(classificationOf({ ...base, questionType: 'qualitative' }, outcome).type).toBe('qualitative');
   });
   it('does not keep a NUMERIC reasoning about a quantity under a qualitative override', () => {
-    const outcome: CallOutcome = {
-      ok: true,
-      key: 'facilitator',
-      model: 'f',
-      content: 'TYPE: NUMERIC\nOPTIONS: N/A\nREASONING: This asks for a quantity that can be estimated.',
-      servedModel: 'f',
-      responseTimeMs: 1,
-      promptTokens: null,
-      completionTokens: null,
-      costUsd: null,
-      simulated: true,
-    };
+    const outcome = facilitatorSaid(
+      'TYPE: NUMERIC\nOPTIONS: N/A\nREASONING: This asks for a quantity that can be estimated.',
+    );
     const classification = classificationOf({ ...base, questionType: 'qualitative' }, outcome);
     expect(classification.type).toBe('qualitative');
     expect(classification.options).toBeNull();
