@@ -1,19 +1,7 @@
-import { MODEL_ID_PATTERN } from '@conclave/contracts';
+import { MODEL_ID_PATTERN, type ProviderLimits, type RateLimit } from '@conclave/contracts';
 import { ConfigError } from './errors';
 
-/** One limit; an absent field means "no cap of that kind". */
-export interface RateLimit {
-  /** Calls in flight at once, across every worker. */
-  maxConcurrent?: number;
-  /** Calls started in any sliding 60-second window, across every worker. */
-  rpm?: number;
-}
-
-/** `PROVIDER_LIMITS`, parsed: limits per provider and per model id. */
-export interface ProviderLimits {
-  providers: Record<string, RateLimit>;
-  models: Record<string, RateLimit>;
-}
+export type { ProviderLimits, RateLimit } from '@conclave/contracts';
 
 /**
  * The providers a limit can name: `openrouter` (OPENROUTER_API_KEY), `openai-compatible`
@@ -33,8 +21,9 @@ const EXAMPLE = '{"openrouter":{"maxConcurrent":64,"rpm":1200},"openai/gpt-4o":{
  * Empty or unset means no limits at all. Anything else throws a ConfigError naming the culprit.
  */
 export function parseProviderLimits(raw: string | undefined): ProviderLimits {
-  const limits: ProviderLimits = { providers: {}, models: {} };
-  if (raw === undefined || raw.trim() === '') return limits;
+  const providers: Record<string, RateLimit> = {};
+  const models: Record<string, RateLimit> = {};
+  if (raw === undefined || raw.trim() === '') return { providers, models };
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -56,9 +45,9 @@ export function parseProviderLimits(raw: string | undefined): ProviderLimits {
           'model ids contain a slash)',
       );
     }
-    (isModel ? limits.models : limits.providers)[key] = parseLimit(key, value);
+    (isModel ? models : providers)[key] = parseLimit(key, value);
   }
-  return limits;
+  return { providers, models };
 }
 
 function parseLimit(key: string, value: unknown): RateLimit {

@@ -8,3 +8,4 @@ export * from './debate';
 export * from './delphi';
 export * from './vote';
 export * from './batches';
+export * from './provider-limits';

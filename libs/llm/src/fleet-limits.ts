@@ -1,5 +1,8 @@
 import { Completion, CompletionRequest, ModelCallError, ModelProvider } from './provider';
 import { modelCallErrorFromAbort } from './retry';
+import type { ProviderLimits } from '@conclave/contracts';
+
+export type { ProviderLimits, RateLimit } from '@conclave/contracts';
 
 /**
  * The names limits use for providers (`PROVIDER_LIMITS` keys without a slash): stable
@@ -11,20 +14,6 @@ export const PROVIDER_KEYS = {
   simulated: 'simulated',
 } as const;
 export type ProviderKey = (typeof PROVIDER_KEYS)[keyof typeof PROVIDER_KEYS];
-
-/** One limit; an absent field means no cap of that kind. */
-export interface RateLimit {
-  /** Calls in flight at once, across every worker. */
-  maxConcurrent?: number;
-  /** Calls started in any sliding 60-second window, across every worker. */
-  rpm?: number;
-}
-
-/** Limits per provider key and per model id (the id as requested, e.g. `openai/gpt-4o`). */
-export interface ProviderLimits {
-  providers: Readonly<Record<string, RateLimit>>;
-  models: Readonly<Record<string, RateLimit>>;
-}
 
 export function hasProviderLimits(limits: ProviderLimits): boolean {
   return Object.keys(limits.providers).length > 0 || Object.keys(limits.models).length > 0;

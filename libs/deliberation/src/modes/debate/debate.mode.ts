@@ -11,6 +11,7 @@ import type {
   VoteResponse,
 } from '@conclave/contracts';
 import { failure, modeEvent, NO_USAGE, usageOf } from '../../engine/reductions';
+import { participantKey, participantOfKey } from '../../shared/participants';
 import type {
   CallOutcome,
   DeliberationContext,
@@ -42,8 +43,6 @@ const ORDER = {
 const MIN_ANSWERS = 2;
 
 /** Models may repeat in a debate, so calls are keyed by roster position. */
-const callKey = (participant: number) => `p${participant}`;
-const participantOf = (key: string) => Number(key.slice(1));
 
 interface Debater {
   participant: number;
@@ -173,7 +172,7 @@ function reduceRound1(outcomes: CallOutcome[]): StageReduction {
       content: call.content,
       parsedData: { responseTimeMs: call.responseTimeMs },
       ...usageOf(call),
-      participant: participantOf(call.key),
+      participant: participantOfKey(call.key),
     })),
   ];
   const data: Stage1Response[] = answered.map((c) => ({
@@ -191,12 +190,12 @@ function reduceRound1(outcomes: CallOutcome[]): StageReduction {
 function reduceRevision(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const byKey = new Map(outcomes.map((o) => [o.key, o]));
   const list = debaters(ctx.rows);
-  const revisions = list.map((d) => revisionOf(d, byKey.get(callKey(d.participant))));
+  const revisions = list.map((d) => revisionOf(d, byKey.get(participantKey(d.participant))));
   const summary = summarize(revisions);
   const revisedLabels = labelMap(voteOrder(list, ctx.messageId));
   const rows: StageRow[] = [
     ...revisions.map((revision): StageRow => {
-      const outcome = byKey.get(callKey(revision.participant));
+      const outcome = byKey.get(participantKey(revision.participant));
       return {
         stageType: 'revision',
         stageOrder: ORDER.revision,
@@ -250,7 +249,7 @@ function reduceVote(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const revisedLabelToModel = labelMap(ordered);
   const revisions = new Map(revisionsFromRows(ctx.rows).map((r) => [r.participant, r]));
   const byKey = new Map(outcomes.map((o) => [o.key, o]));
-  const cast = list.map((d) => byKey.get(callKey(d.participant)));
+  const cast = list.map((d) => byKey.get(participantKey(d.participant)));
   const votes: (VoteResponse & { participant: number })[] = list.flatMap((d, i) => {
     const outcome = cast[i];
     if (!outcome?.ok) return [];
@@ -273,7 +272,7 @@ function reduceVote(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
     labels,
   );
   const voteRows: StageRow[] = votes.map((vote) => {
-    const outcome = byKey.get(callKey(vote.participant)) as SuccessfulCall;
+    const outcome = byKey.get(participantKey(vote.participant)) as SuccessfulCall;
     return {
       stageType: 'debate_vote',
       stageOrder: ORDER.debate_vote,
@@ -351,7 +350,7 @@ function reduceVote(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
 
 function plan(stage: string, ctx: Ctx): PlannedCall[] {
   const call = (participant: number, model: string, content: string): PlannedCall => ({
-    key: callKey(participant),
+    key: participantKey(participant),
     participant: model,
     model,
     messages: [{ role: 'user', content }],

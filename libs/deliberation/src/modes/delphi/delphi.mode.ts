@@ -11,6 +11,7 @@ import type {
   QualitativeStats,
 } from '@conclave/contracts';
 import { failure, modeEvent, NO_USAGE, usageOf } from '../../engine/reductions';
+import { participantKey } from '../../shared/participants';
 import type {
   CallOutcome,
   DeliberationContext,
@@ -59,7 +60,6 @@ const SYNTHESIS_ORDER = 99;
 const FACILITATOR_KEY = 'facilitator';
 
 const roundOf = (stage: string): number => Number(/^round_(\d+)$/.exec(stage)?.[1] ?? NaN);
-const callKey = (participant: number) => `p${participant}`;
 
 /** What the question is, from the request's override or the facilitator's classification. */
 export function classificationOf(
@@ -178,7 +178,7 @@ function planRound(round: number, ctx: Ctx): PlannedCall[] {
   const { config } = ctx;
   const classification = classificationIn(ctx);
   const call = (participant: number, content: string): PlannedCall => ({
-    key: callKey(participant),
+    key: participantKey(participant),
     // anonymous during the run (00-shared.md §4): the 1-based participant index
     participant: participant + 1,
     model: config.panelistModels[participant],
@@ -234,7 +234,7 @@ function reduceRound(round: number, ctx: Ctx, outcomes: CallOutcome[]): StageRed
 
   const answers: PanelistAnswer[] = [];
   for (const participant of participants) {
-    const outcome = byKey.get(callKey(participant));
+    const outcome = byKey.get(participantKey(participant));
     const before = previousOf.get(participant);
     const model = config.panelistModels[participant];
     if (!outcome?.ok) {
@@ -326,7 +326,7 @@ function reduceRound(round: number, ctx: Ctx, outcomes: CallOutcome[]): StageRed
     });
   }
   for (const answer of answers) {
-    const outcome = byKey.get(callKey(answer.participant));
+    const outcome = byKey.get(participantKey(answer.participant));
     rows.push({
       stageType: `round_${round}`,
       stageOrder: 2 * round - 1,

@@ -9,6 +9,7 @@ import type {
   VoteWinnerResult,
 } from '@conclave/contracts';
 import { failure, modeEvent, NO_USAGE, usageOf } from '../../engine/reductions';
+import { participantKey, participantOfKey } from '../../shared/participants';
 import type {
   CallOutcome,
   DeliberationContext,
@@ -39,7 +40,6 @@ const responseIndex = (label: string) => label.charCodeAt(label.length - 1) - 65
 const CHAIRMAN_KEY = 'chairman';
 
 /** Keyed by roster position, so the same model can stand twice. */
-const callKey = (participant: number) => `p${participant}`;
 
 interface Answer {
   participant: number;
@@ -142,7 +142,7 @@ function reduceAnswers(outcomes: CallOutcome[]): StageReduction {
       content: call.content,
       parsedData: {},
       ...usageOf(call),
-      participant: Number(call.key.slice(1)),
+      participant: participantOfKey(call.key),
     })),
     events: [modeEvent('stage1_complete', { data })],
     transition: { kind: 'next', stage: 'vote' },
@@ -156,7 +156,7 @@ function reduceVotes(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const byKey = new Map(outcomes.map((o) => [o.key, o]));
   const voters = answers(ctx.rows);
   const votes = voters.flatMap((v) => {
-    const outcome = byKey.get(callKey(v.participant));
+    const outcome = byKey.get(participantKey(v.participant));
     if (!outcome?.ok) return [];
     const parsed = parseVote(outcome.content);
     return [
@@ -271,12 +271,13 @@ function plan(stage: string, ctx: Ctx): PlannedCall[] {
     model,
     messages: [{ role: 'user', content }],
   });
-  if (stage === 'answer') return ctx.config.models.map((model, i) => call(callKey(i), model, ctx.question));
+  if (stage === 'answer')
+    return ctx.config.models.map((model, i) => call(participantKey(i), model, ctx.question));
   const ordered = labelled(ctx);
   const labeledAnswers = ordered.map((a, i) => ({ label: responseLabel(i), response: a.response }));
   if (stage === 'vote') {
     const prompt = buildVoteModePrompt(ctx.question, labeledAnswers);
-    return answers(ctx.rows).map((a) => call(callKey(a.participant), a.model, prompt));
+    return answers(ctx.rows).map((a) => call(participantKey(a.participant), a.model, prompt));
   }
   if (stage === 'tiebreak') {
     const tally = ctx.rows.find((r) => r.stageType === 'vote_tally')?.parsedData as StoredTally | undefined;
