@@ -1,6 +1,11 @@
 import { modelsNamedInConfig, type ConclaveConfig } from '@conclave/config';
 import { JOB_NAMES, STAGE_QUEUE, type StageJobData, type TitleJobData } from '@conclave/contracts';
-import { SIMULATED_FALLBACK, SIMULATED_RESPONDERS, StageRunner } from '@conclave/deliberation';
+import {
+  SIMULATED_FALLBACK,
+  SIMULATED_RESPONDERS,
+  StageRunner,
+  modeDefinition,
+} from '@conclave/deliberation';
 import {
   LimitedProvider,
   PROVIDER_KEYS,
@@ -115,6 +120,7 @@ export async function startWorker(
   const batches = new BatchDispatcher(dataSource, scheduler, producer, config.redisPrefix);
   const provider = buildProvider(config, overrides, producer);
   const runner = new StageRunner(
+    modeDefinition,
     new TypeOrmDeliberationStore(dataSource),
     new ObservedProvider(provider, metrics, (model) => provider.providerOf(model)),
     new RedisEventPublisher(producer, config.redisPrefix),

@@ -180,6 +180,7 @@ function setUp(provider?: ModelProvider, options: Partial<StageRunnerOptions> = 
   const store = new MemoryStore('Which is better?', resolved.config);
   const enqueued: string[] = [];
   const runner = new StageRunner(
+    modeDefinition,
     store,
     provider ?? simulatedProvider(),
     { publish: async () => undefined },

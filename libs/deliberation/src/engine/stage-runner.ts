@@ -1,6 +1,5 @@
 import { isTerminalStatus, type DeliveredEvent } from '@conclave/contracts';
 import { ModelCallError, userFacingCallError, type ModelProvider } from '@conclave/llm';
-import { modeDefinition } from '../modes';
 import { Coalescer } from './coalescer';
 import { failure } from './reductions';
 import { cleanTitle, fallbackTitle } from '../shared/title';
@@ -13,6 +12,7 @@ import type {
   EventPublisher,
   LoadedDeliberation,
   MessageUpdate,
+  ModeRegistry,
   ModeEvent,
   PlannedCall,
   StageReduction,
@@ -198,6 +198,8 @@ export class StageRunner {
   private readonly now: () => number;
 
   constructor(
+    /** The modes it can run, handed in: the engine knows no mode itself. */
+    private readonly modes: ModeRegistry,
     private readonly store: DeliberationStore,
     private readonly provider: ModelProvider,
     private readonly publisher: EventPublisher,
@@ -384,7 +386,7 @@ export class StageRunner {
   }
 
   private mode(loaded: LoadedDeliberation): AnyModeDefinition {
-    const mode = modeDefinition(loaded.mode);
+    const mode = this.modes(loaded.mode);
     if (!mode) throw new Error(`mode ${loaded.mode} is not available`);
     return mode;
   }

@@ -250,3 +250,6 @@ export interface UnfinishedMessage {
   stage: string;
   batchId: string | null;
 }
+
+/** Finds the definition of a mode by name (the registry in modes/index.ts). */
+export type ModeRegistry = (mode: ModeName) => AnyModeDefinition | undefined;
