@@ -11,7 +11,12 @@ import type {
   VoteResponse,
 } from '@conclave/contracts';
 import { failure, modeEvent, NO_USAGE, usageOf } from '../../engine/reductions';
-import { participantKey, participantOfKey } from '../../shared/participants';
+import {
+  initialAnswers,
+  participantKey,
+  participantOfKey,
+  type SeatedAnswer,
+} from '../../shared/participants';
 import type {
   CallOutcome,
   DeliberationContext,
@@ -42,29 +47,12 @@ const ORDER = {
 } as const;
 const MIN_ANSWERS = 2;
 
-/** Models may repeat in a debate, so calls are keyed by roster position. */
-
-interface Debater {
-  participant: number;
-  model: string;
-  response: string;
-  responseTimeMs: number;
-}
+/** Models may repeat in a debate: debaters are told apart by roster position. */
+type Debater = SeatedAnswer;
+const debaters = initialAnswers;
 
 interface Revised extends RevisionResponse {
   participant: number;
-}
-
-function debaters(rows: readonly StageRow[]): Debater[] {
-  return rows
-    .filter((r) => r.stageType === 'initial_answer')
-    .sort((a, b) => (a.participant ?? 0) - (b.participant ?? 0))
-    .map((r) => ({
-      participant: r.participant ?? 0,
-      model: r.model ?? '',
-      response: r.content,
-      responseTimeMs: r.responseTimeMs ?? 0,
-    }));
 }
 
 /** Round 1 labels follow the roster; the vote's are shuffled per deliberation (§"Label Map Strategy"). */

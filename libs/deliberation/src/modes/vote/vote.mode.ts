@@ -9,7 +9,12 @@ import type {
   VoteWinnerResult,
 } from '@conclave/contracts';
 import { failure, modeEvent, NO_USAGE, usageOf } from '../../engine/reductions';
-import { participantKey, participantOfKey } from '../../shared/participants';
+import {
+  initialAnswers,
+  participantKey,
+  participantOfKey,
+  type SeatedAnswer,
+} from '../../shared/participants';
 import type {
   CallOutcome,
   DeliberationContext,
@@ -40,25 +45,8 @@ const responseIndex = (label: string) => label.charCodeAt(label.length - 1) - 65
 const CHAIRMAN_KEY = 'chairman';
 
 /** Keyed by roster position, so the same model can stand twice. */
-
-interface Answer {
-  participant: number;
-  model: string;
-  response: string;
-  responseTimeMs: number;
-}
-
-function answers(rows: readonly StageRow[]): Answer[] {
-  return rows
-    .filter((r) => r.stageType === 'initial_answer')
-    .sort((a, b) => (a.participant ?? 0) - (b.participant ?? 0))
-    .map((r) => ({
-      participant: r.participant ?? 0,
-      model: r.model ?? '',
-      response: r.content,
-      responseTimeMs: r.responseTimeMs ?? 0,
-    }));
-}
+type Answer = SeatedAnswer;
+const answers = initialAnswers;
 
 /** 02-vote.md: the answers are anonymized with a shuffled label map, random per deliberation. */
 const labelled = (ctx: Ctx) => shuffleWithSeed(answers(ctx.rows), `${ctx.messageId}:vote-labels`);
