@@ -64,6 +64,16 @@ function handshakeError(message: string, data?: { statusCode: number; retryAfter
 }
 
 /** Bytes written to a socket that its client has not taken yet: engine.io's queue and the WebSocket's. */
+/** One of the user's subscription places (MAX_SUBSCRIPTIONS_PER_USER), or the ack refusing it. */
+function takePlace(state: SocketState): { giveBack: () => void } | { error: AckError } {
+  if (state.stream.isReleased) return { error: { message: 'the socket is closed' } };
+  try {
+    return { giveBack: state.stream.subscribe() };
+  } catch (error) {
+    return errorAck(error);
+  }
+}
+
 function socketBuffered(socket: Socket): number {
   const conn = socket.conn as unknown as {
     writeBuffer?: { data?: unknown }[];
@@ -278,13 +288,9 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     const messageId = request.messageId;
     // Subscribing again replaces the subscription (and gives its place back first).
     state.subscriptions.get(messageId)?.close();
-    if (state.stream.isReleased) return { error: { message: 'the socket is closed' } };
-    let giveBack: () => void;
-    try {
-      giveBack = state.stream.subscribe();
-    } catch (error) {
-      return errorAck(error);
-    }
+    const place = takePlace(state);
+    if ('error' in place) return place;
+    const { giveBack } = place;
     const delivery = this.hub.subscribe(
       messageId,
       afterSeq,
@@ -311,13 +317,9 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     }
     state.batches.get(batchId)?.();
     state.batches.delete(batchId);
-    if (state.stream.isReleased) return { error: { message: 'the socket is closed' } };
-    let giveBack: () => void;
-    try {
-      giveBack = state.stream.subscribe();
-    } catch (error) {
-      return errorAck(error);
-    }
+    const place = takePlace(state);
+    if ('error' in place) return place;
+    const { giveBack } = place;
     let completed = false;
     const unsubscribe = this.batchHub.subscribe(batchId, (type, view) => {
       if (type === 'batch_complete') {
