@@ -1,6 +1,7 @@
 import type { DeliveredEvent } from '@conclave/contracts';
 import { fallbackTitle } from '@conclave/deliberation';
-import { StageQueue, TypeOrmDeliberationStore, createDataSource, createRedis } from '@conclave/persistence';
+import { TypeOrmDeliberationStore, createDataSource } from '@conclave/persistence';
+import { StageQueue, createRedis } from '@conclave/redis';
 import { expectContiguous, modeEvents, TestStack } from './support/harness';
 
 describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {

@@ -19,14 +19,11 @@ import {
 } from '@conclave/llm';
 import {
   BatchDispatcher,
-  RedisEventPublisher,
-  RedisFleetLimiter,
-  StageQueue,
   TypeOrmDeliberationStore,
   createDataSource,
-  createRedis,
   isStoreUnavailable,
 } from '@conclave/persistence';
+import { RedisEventPublisher, RedisFleetLimiter, StageQueue, createRedis } from '@conclave/redis';
 import {
   Metrics,
   ObservedProvider,

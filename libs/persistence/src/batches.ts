@@ -2,7 +2,7 @@ import { batchesChannel } from '@conclave/contracts';
 import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { returnedRows } from './deliberation.store';
-import type { StageQueue } from './queue';
+import type { StageQueue } from '@conclave/redis';
 import { KeyedSingleFlight } from './single-flight';
 
 /**

@@ -2,7 +2,5 @@ export * from './entities';
 export * from './data-source';
 export * from './deliberation.store';
 export * from './api-keys';
-export * from './queue';
 export * from './batches';
-export * from './fleet-limiter';
 export * from './unavailable';

@@ -10,13 +10,8 @@ import {
   type ModeName,
 } from '@conclave/contracts';
 import { modeDefinition } from '@conclave/deliberation';
-import {
-  BatchDispatcher,
-  StageQueue,
-  returnedRows,
-  toStageRow,
-  type StageRowRecord,
-} from '@conclave/persistence';
+import { BatchDispatcher, returnedRows, toStageRow, type StageRowRecord } from '@conclave/persistence';
+import { StageQueue } from '@conclave/redis';
 import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';

@@ -10,13 +10,8 @@ import {
   type ModeName,
 } from '@conclave/contracts';
 import { modeDefinition } from '@conclave/deliberation';
-import {
-  loadStageRows,
-  RedisEventPublisher,
-  returnedRows,
-  StageQueue,
-  TypeOrmDeliberationStore,
-} from '@conclave/persistence';
+import { loadStageRows, returnedRows, TypeOrmDeliberationStore } from '@conclave/persistence';
+import { RedisEventPublisher, StageQueue } from '@conclave/redis';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '../tokens';

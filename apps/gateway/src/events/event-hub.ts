@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import type { ConclaveConfig } from '@conclave/config';
 import { eventsChannel, type DeliveredEvent } from '@conclave/contracts';
 import { connectionErrorLogger } from '@conclave/observability';
-import { createRedis } from '@conclave/persistence';
+import { createRedis } from '@conclave/redis';
 import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { CONFIG } from '../tokens';

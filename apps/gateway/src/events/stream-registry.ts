@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { connectionErrorLogger } from '@conclave/observability';
-import { activeApiKeyIds, createRedis, revokedKeysChannel } from '@conclave/persistence';
+import { activeApiKeyIds, revokedKeysChannel } from '@conclave/persistence';
+import { createRedis } from '@conclave/redis';
 import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';

@@ -1,39 +1,18 @@
 import {
-  eventsChannel,
   JOB_NAMES,
   STAGE_QUEUE,
   stageJobId,
   titleJobId,
-  type DeliveredEvent,
   type StageJobData,
   type TitleJobData,
 } from '@conclave/contracts';
-import type { EnqueueOptions, EventPublisher, StageJobState, StageScheduler } from '@conclave/deliberation';
+import type { EnqueueOptions, StageJobState, StageScheduler } from '@conclave/deliberation';
 import { Queue, type JobsOptions } from 'bullmq';
-import IORedis, { type Redis, type RedisOptions } from 'ioredis';
+import type { Redis } from 'ioredis';
+import type { ConnectionErrorListener } from './connection';
 
 /** Lower than any interactive job (which has none). */
 export const BACKGROUND_PRIORITY = 10;
-
-export type RedisRole = 'worker' | 'producer' | 'subscriber';
-
-/** Hears a connection's errors: without a listener ioredis and BullMQ print them with `console`. */
-export type ConnectionErrorListener = (error: Error) => void;
-
-/**
- * Workers block on Redis and must never give up on a command; producers fail fast so the API
- * answers 503 instead of hanging when Redis is down. `onError` hears the connection's errors
- * (each failed reconnection attempt while Redis is away).
- */
-export function createRedis(url: string, role: RedisRole, onError?: ConnectionErrorListener): Redis {
-  const options: RedisOptions =
-    role === 'producer'
-      ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false }
-      : { maxRetriesPerRequest: null };
-  const redis = new IORedis(url, options);
-  if (onError) redis.on('error', onError);
-  return redis;
-}
 
 export interface StageQueueOptions {
   attempts: number;
@@ -116,21 +95,5 @@ export class StageQueue implements StageScheduler {
 
   close(): Promise<void> {
     return this.queue.close();
-  }
-}
-
-export class RedisEventPublisher implements EventPublisher {
-  private readonly channel: string;
-
-  constructor(
-    private readonly redis: Redis,
-    prefix: string,
-  ) {
-    this.channel = eventsChannel(prefix);
-  }
-
-  async publish(events: DeliveredEvent[]): Promise<void> {
-    if (events.length === 0) return;
-    await this.redis.publish(this.channel, JSON.stringify(events));
   }
 }

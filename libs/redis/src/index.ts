@@ -1,0 +1,4 @@
+export * from './connection';
+export * from './stage-queue';
+export * from './event-publisher';
+export * from './fleet-limiter';
