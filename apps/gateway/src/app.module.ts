@@ -1,10 +1,7 @@
-import { Logger, Module, type DynamicModule } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import type { ConclaveConfig } from '@conclave/config';
-import { dataSourceOptions } from '@conclave/persistence';
-import { createRedis, StageQueue } from '@conclave/redis';
-import type { Redis } from 'ioredis';
+import type { StageQueue } from '@conclave/redis';
 import { ApiKeyGuard } from './auth/auth.guard';
 import { BatchHub } from './batches/batch-hub';
 import { BatchesController } from './batches/batches.controller';
@@ -19,26 +16,21 @@ import { EventHub } from './events/event-hub';
 import { StreamRegistry } from './events/stream-registry';
 import { HealthController } from './health/health.controller';
 import { ModesController } from './modes/modes.controller';
-import { connectionErrorLogger, Metrics } from '@conclave/observability';
+import { Metrics } from '@conclave/observability';
 import { DataSource } from 'typeorm';
 import { ProbesController } from './ops/probes.controller';
 import { RateLimiter } from './common/rate-limiter';
-import { CONFIG, METRICS, REDIS_PRODUCER, STAGE_QUEUE } from './tokens';
+import { ConfigModule, METRICS, PersistenceModule, QueueModule, STAGE_QUEUE } from '@conclave/platform';
 
 @Module({})
 export class AppModule {
   static register(config: ConclaveConfig): DynamicModule {
-    // The producer connection and the queue on it report the same errors: one repeat-limited log.
-    const redisLogger = new Logger('redis');
-    const producerErrors = connectionErrorLogger((message) => redisLogger.warn(`redis producer: ${message}`));
     return {
       module: AppModule,
       imports: [
-        TypeOrmModule.forRoot({
-          ...dataSourceOptions(config.databaseUrl),
-          retryAttempts: 3,
-          retryDelay: 1000,
-        }),
+        ConfigModule.forRoot(config),
+        PersistenceModule.forRoot(config),
+        QueueModule.forRoot(config),
         TerminusModule,
       ],
       controllers: [
@@ -50,30 +42,6 @@ export class AppModule {
         ProbesController,
       ],
       providers: [
-        { provide: CONFIG, useValue: config },
-        {
-          provide: REDIS_PRODUCER,
-          useFactory: () => createRedis(config.redisUrl, 'producer', producerErrors),
-        },
-        {
-          provide: STAGE_QUEUE,
-          inject: [REDIS_PRODUCER],
-          useFactory: (redis: Redis) =>
-            new StageQueue(redis, config.redisPrefix, {
-              attempts: config.worker.attempts,
-              onError: producerErrors,
-            }),
-        },
-        {
-          provide: 'SHUTDOWN',
-          inject: [STAGE_QUEUE, REDIS_PRODUCER],
-          useFactory: (queue: StageQueue, redis: Redis) => ({
-            async onApplicationShutdown() {
-              await queue.close().catch(() => undefined);
-              redis.disconnect();
-            },
-          }),
-        },
         {
           provide: METRICS,
           inject: [STAGE_QUEUE, DataSource],

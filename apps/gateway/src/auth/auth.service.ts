@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { apiKeyFor, ensureLocalUser } from '@conclave/persistence';
 import { DataSource } from 'typeorm';
-import { CONFIG } from '../tokens';
+import { CONFIG } from '@conclave/platform';
 
 export interface Identity {
   userId: string;

@@ -4,7 +4,7 @@ import { batchesChannel, type BatchView } from '@conclave/contracts';
 import { connectionErrorLogger } from '@conclave/observability';
 import { createRedis } from '@conclave/redis';
 import type { Redis } from 'ioredis';
-import { CONFIG } from '../tokens';
+import { CONFIG } from '@conclave/platform';
 import { BatchesService } from './batches.service';
 
 type Listener = (event: 'batch_progress' | 'batch_complete', view: BatchView) => void;

@@ -18,7 +18,7 @@ import { ApiError } from '../common/api-error';
 import { IdempotencyRace, idempotencyContext, previousResponse, recordResponse } from '../common/idempotency';
 import { RateLimiter } from '../common/rate-limiter';
 import { RequestValidator, type ValidatedRequest } from '../deliberations/request-validator';
-import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '../tokens';
+import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '@conclave/platform';
 import { parseBatch, withDefaults } from './batch-input';
 
 interface BatchRow {

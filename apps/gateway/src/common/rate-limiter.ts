@@ -4,7 +4,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import type { Redis } from 'ioredis';
-import { CONFIG, REDIS_PRODUCER } from '../tokens';
+import { CONFIG, REDIS_PRODUCER } from '@conclave/platform';
 import { ApiError } from './api-error';
 
 export type RateBucket = 'requests' | 'deliberations' | 'batchItems';

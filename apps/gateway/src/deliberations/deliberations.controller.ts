@@ -20,7 +20,7 @@ import { EventHub } from '../events/event-hub';
 import type { OrderedDelivery } from '../events/ordered-delivery';
 import { Outflow, outflowLimits } from '../events/outflow';
 import { StreamRegistry, type CloseReason } from '../events/stream-registry';
-import { CONFIG } from '../tokens';
+import { CONFIG } from '@conclave/platform';
 import { CreateDeliberationDto, DeliberationAcceptedDto } from './create-deliberation.dto';
 import { DeliberationsService } from './deliberations.service';
 

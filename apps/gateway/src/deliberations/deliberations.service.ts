@@ -14,7 +14,7 @@ import { loadStageRows, returnedRows, TypeOrmDeliberationStore } from '@conclave
 import { RedisEventPublisher, StageQueue } from '@conclave/redis';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
-import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '../tokens';
+import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '@conclave/platform';
 import type { Redis } from 'ioredis';
 import { RateLimiter } from '../common/rate-limiter';
 import { RequestValidator, type ValidatedRequest } from './request-validator';

@@ -8,7 +8,7 @@ import {
   type ResolvedConfig,
 } from '@conclave/deliberation';
 import { getMetadataStorage, validate, type ValidationError } from 'class-validator';
-import { CONFIG } from '../tokens';
+import { CONFIG } from '@conclave/platform';
 import { CreateDeliberationDto } from './create-deliberation.dto';
 
 export interface ValidatedRequest {

@@ -1,7 +1,7 @@
 import { Inject, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import type { Metrics } from '@conclave/observability';
-import { CONFIG, METRICS } from '../tokens';
+import { CONFIG, METRICS } from '@conclave/platform';
 import {
   ConnectedSocket,
   MessageBody,

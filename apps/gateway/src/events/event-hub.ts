@@ -5,7 +5,7 @@ import { connectionErrorLogger } from '@conclave/observability';
 import { createRedis } from '@conclave/redis';
 import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
-import { CONFIG } from '../tokens';
+import { CONFIG } from '@conclave/platform';
 import { DeliberationsService } from '../deliberations/deliberations.service';
 import { OrderedDelivery } from './ordered-delivery';
 

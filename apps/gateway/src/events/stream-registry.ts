@@ -6,7 +6,7 @@ import { createRedis } from '@conclave/redis';
 import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
-import { CONFIG } from '../tokens';
+import { CONFIG } from '@conclave/platform';
 
 export type StreamKind = 'socket' | 'sse';
 /** Why the gateway closed a stream: its key was revoked, or its client stopped reading. */

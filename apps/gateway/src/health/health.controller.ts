@@ -7,7 +7,7 @@ import {
   TypeOrmHealthIndicator,
 } from '@nestjs/terminus';
 import type { Redis } from 'ioredis';
-import { REDIS_PRODUCER } from '../tokens';
+import { REDIS_PRODUCER } from '@conclave/platform';
 
 @ApiTags('health')
 @Controller('health')

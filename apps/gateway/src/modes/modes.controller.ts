@@ -3,7 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { ConclaveConfig } from '@conclave/config';
 import { MODE_NAMES, type ModeDescription } from '@conclave/contracts';
 import { modeDefinition } from '@conclave/deliberation';
-import { CONFIG } from '../tokens';
+import { CONFIG } from '@conclave/platform';
 
 @ApiTags('modes')
 @Controller('modes')

@@ -8,7 +8,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { DataSource } from 'typeorm';
 import { AuthService } from '../auth/auth.service';
 import { RateLimited, RateLimiter } from '../common/rate-limiter';
-import { STAGE_QUEUE } from '../tokens';
+import { STAGE_QUEUE } from '@conclave/platform';
 
 export const ADMIN_PATH = '/admin/queues';
 const COOKIE = 'conclave_admin';

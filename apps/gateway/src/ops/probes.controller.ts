@@ -14,7 +14,7 @@ import { METRICS_CHALLENGE, checkReadiness, metricsAuthorized, type Metrics } fr
 import type { Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
-import { CONFIG, METRICS, REDIS_PRODUCER } from '../tokens';
+import { CONFIG, METRICS, REDIS_PRODUCER } from '@conclave/platform';
 
 /** Served at the root (outside /api) for load balancers, Kubernetes and Prometheus. */
 @ApiExcludeController()

@@ -1,3 +1,4 @@
+/** Nest injection tokens shared by the gateway and the worker. */
 export const CONFIG = Symbol('CONFIG');
 export const STAGE_QUEUE = Symbol('STAGE_QUEUE');
 export const REDIS_PRODUCER = Symbol('REDIS_PRODUCER');

@@ -1,0 +1,4 @@
+export * from './tokens';
+export * from './config.module';
+export * from './queue.module';
+export * from './persistence.module';
