@@ -24,43 +24,6 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
     }
   };
 
-  it('stores each row, event and model outcome once, however often it is written', async () => {
-    const { messageId } = await stack.deliberate({ question: 'Once', councilModels: ['sim/a', 'sim/b'] });
-    const store = new TypeOrmDeliberationStore(stack.db);
-    const row = {
-      stageType: 'stage1',
-      stageOrder: 1,
-      model: 'sim/a',
-      role: 'respondent',
-      content: 'first',
-      parsedData: {},
-      responseTimeMs: 1,
-      promptTokens: null,
-      completionTokens: null,
-      costUsd: null,
-    };
-    const event = { key: 'stage1_start', type: 'stage1_start', payload: {} };
-    const first = await store.withMessageLock(messageId, async (tx) => {
-      await tx.insertRows([row]);
-      return tx.appendEvents([event, event]);
-    });
-    const second = await store.withMessageLock(messageId, async (tx) => {
-      await tx.insertRows([{ ...row, content: 'second' }]);
-      return tx.appendEvents([event]);
-    });
-    expect(first?.map((e) => e.seq)).toEqual([1]);
-    expect(second).toEqual([]);
-    expect((await stack.stageRows(messageId)).map((r) => r.content)).toEqual(['first']);
-
-    const outcome = { ok: false as const, key: 'sim/a', model: 'sim/a', error: 'first', responseTimeMs: 1 };
-    await store.withMessageLock(messageId, (tx) => tx.saveOutcome('stage1', outcome));
-    const kept = await store.withMessageLock(messageId, (tx) =>
-      tx.saveOutcome('stage1', { ...outcome, error: 'second' }),
-    );
-    expect(kept).toMatchObject({ error: 'first' });
-    expect(await store.loadOutcomes(messageId, 'stage1')).toHaveLength(1);
-  });
-
   it('keeps the statements of every stage prepared on each connection, with the same answers each time', async () => {
     const { messageId } = await stack.deliberate({ question: 'Prepared', councilModels: ['sim/a', 'sim/b'] });
     // One connection, so the catalogue query below sees what the store's statements prepared on it.
@@ -92,7 +55,7 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
     }
   });
 
-  it('writes a stage in one round trip by the rules of the locked path', async () => {
+  it('writes a stage in one round trip: opening, settled calls, a replaced outcome, the commit', async () => {
     const { messageId } = await stack.deliberate({ question: 'One trip', councilModels: ['sim/a', 'sim/b'] });
     const store = new TypeOrmDeliberationStore(stack.db);
     const answer = (model: string, content: string) => ({
@@ -142,7 +105,7 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
       events: [progress('sim/a')],
     });
     expect(settled).toMatchObject({ kind: 'written', events: [{ seq: 2, state: 'succeeded' }] });
-    // An outcome an earlier run stored first: 'replaced', and no events or rows are written.
+    // An outcome an earlier run stored first: 'replaced' with the stored outcomes; no events or rows.
     const replaced = await store.writeStage(messageId, {
       stage: 'stage1',
       guard: true,
@@ -151,7 +114,10 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
       events: [progress('sim/b')],
       update: { status: 'running', stage: 'stage2' },
     });
-    expect(replaced).toEqual({ kind: 'replaced' });
+    expect(replaced).toEqual({
+      kind: 'replaced',
+      outcomes: [answer('sim/a', 'A says'), answer('sim/b', 'B says')],
+    });
     expect(
       (await store.loadOutcomes(messageId, 'stage1')).map((o) => (o.ok ? o.content : o.error)).sort(),
     ).toEqual(['A says', 'B says']);

@@ -5,6 +5,7 @@ import { StageParticipant1763790000000 } from './migrations/1763790000000-stage-
 import { Batches1763800000000 } from './migrations/1763800000000-batches';
 import { UserRoles1763810000000 } from './migrations/1763810000000-user-roles';
 import { StageWrite1763820000000 } from './migrations/1763820000000-stage-write';
+import { StageWriteOnly1763830000000 } from './migrations/1763830000000-stage-write-only';
 
 export const MIGRATIONS = [
   InitialSchema1763780000000,
@@ -12,6 +13,7 @@ export const MIGRATIONS = [
   Batches1763800000000,
   UserRoles1763810000000,
   StageWrite1763820000000,
+  StageWriteOnly1763830000000,
 ];
 
 export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {

@@ -5,9 +5,6 @@ import type {
   HistoryTurn,
   LoadedDeliberation,
   MessageState,
-  MessageTransaction,
-  MessageUpdate,
-  ModeEvent,
   StageRow,
   StageWrite,
   StageWriteResult,
@@ -149,48 +146,6 @@ export async function loadStageRows(
 const MODEL_CALL_COLUMNS = `call_key, model, served_model, ok, content, error, response_time_ms, prompt_tokens,
   completion_tokens, cost_usd, simulated`;
 
-/**
- * Appends the events whose keys are new, numbered after `lastSeq`, in one statement. Only correct
- * under the message's row lock: the lock taken by an earlier statement of the transaction means
- * this statement's snapshot already sees every event stored before. `messages.last_seq` is written
- * when the transaction ends (LockedMessage.flush).
- */
-const APPEND_EVENTS = `
-WITH input AS (
-  SELECT e.key, e.type, e.payload, e.ord
-  FROM ROWS FROM (jsonb_to_recordset($2::jsonb) AS (key text, type text, payload jsonb)) WITH ORDINALITY
-    AS e(key, type, payload, ord)),
-fresh AS (
-  SELECT DISTINCT ON (i.key) i.* FROM input i
-  WHERE NOT EXISTS (SELECT 1 FROM deliberation_events d WHERE d.message_id = $1 AND d.event_key = i.key)
-  ORDER BY i.key, i.ord),
-numbered AS (SELECT f.*, ($3::int + row_number() OVER (ORDER BY f.ord))::int AS seq FROM fresh f),
-inserted AS (
-  -- clock_timestamp(), not now(): a transaction that waited for the lock must not stamp a later seq
-  -- with an earlier time.
-  INSERT INTO deliberation_events (message_id, seq, event_key, type, payload, created_at)
-  SELECT $1, n.seq, n.key, n.type, n.payload, clock_timestamp() FROM numbered n ORDER BY n.seq
-  RETURNING message_id, seq, type, payload, created_at)
-SELECT message_id, seq, type, payload, created_at FROM inserted ORDER BY seq`;
-
-const INSERT_STAGE_ROWS = `
-INSERT INTO deliberation_stages (message_id, stage_type, stage_order, model, role, content, parsed_data,
-  response_time_ms, prompt_tokens, completion_tokens, cost_usd, participant)
-SELECT $1, r.stage_type, r.stage_order, r.model, r.role, r.content, r.parsed_data, r.response_time_ms,
-  r.prompt_tokens, r.completion_tokens, r.cost_usd, r.participant
-FROM ROWS FROM (jsonb_to_recordset($2::jsonb) AS (stage_type text, stage_order int, model text, role text,
-  content text, parsed_data jsonb, response_time_ms int, prompt_tokens int, completion_tokens int,
-  cost_usd numeric, participant int)) WITH ORDINALITY
-  AS r(stage_type, stage_order, model, role, content, parsed_data, response_time_ms, prompt_tokens,
-    completion_tokens, cost_usd, participant, ord)
-ORDER BY r.ord
-ON CONFLICT DO NOTHING`;
-
-const INSERT_OUTCOME = `INSERT INTO model_calls (message_id, stage, call_key, model, served_model, ok, content, error,
-    response_time_ms, prompt_tokens, completion_tokens, cost_usd, simulated)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-  ON CONFLICT DO NOTHING RETURNING call_key`;
-
 /** A model call's outcome as the columns of model_calls (for conclave_stage_write). */
 function outcomeRecord(
   outcome: CallOutcome,
@@ -226,132 +181,6 @@ function stageRowRecord(row: StageRow): StageRowRecord {
     cost_usd: row.costUsd,
     participant: row.participant ?? null,
   };
-}
-
-function outcomeParams(messageId: string, stage: string, outcome: CallOutcome): unknown[] {
-  const r = outcomeRecord(outcome);
-  return [
-    messageId,
-    stage,
-    r.call_key,
-    r.model,
-    r.served_model,
-    r.ok,
-    r.content,
-    r.error,
-    r.response_time_ms,
-    r.prompt_tokens,
-    r.completion_tokens,
-    r.cost_usd,
-    r.simulated,
-  ];
-}
-
-/**
- * Stores the outcome unless the call has one already (an earlier run of the stage). Returns the
- * outcome given when it was stored, else the one stored before (a different object).
- */
-async function saveOutcomeWith(
-  manager: EntityManager,
-  messageId: string,
-  stage: string,
-  outcome: CallOutcome,
-): Promise<CallOutcome> {
-  const inserted: unknown[] = await manager.query(INSERT_OUTCOME, outcomeParams(messageId, stage, outcome));
-  if (inserted.length > 0) return outcome;
-  const [stored]: ModelCallRecord[] = await manager.query(
-    `SELECT ${MODEL_CALL_COLUMNS} FROM model_calls WHERE message_id = $1 AND stage = $2 AND call_key = $3`,
-    [messageId, stage, outcome.key],
-  );
-  return stored ? toOutcome(stored) : outcome;
-}
-
-/**
- * The work of one transaction under a message's row lock. Changes to the message row itself
- * (status, stage, last_seq) are collected and written by one UPDATE at the end: updating a row a
- * second time in the same transaction makes PostgreSQL re-check its foreign keys, and the check of
- * `batch_id` would queue behind the batch dispatcher's lock on the batch row.
- */
-class LockedMessage implements MessageTransaction {
-  private change: MessageUpdate | null = null;
-  private readonly storedSeq: number;
-
-  constructor(
-    private readonly manager: EntityManager,
-    readonly message: MessageState,
-    private lastSeq: number,
-  ) {
-    this.storedSeq = lastSeq;
-  }
-
-  async appendEvents(events: ModeEvent[]): Promise<DeliveredEvent[]> {
-    if (events.length === 0) return [];
-    const records: EventRecord[] = await this.manager.query(APPEND_EVENTS, [
-      this.message.messageId,
-      JSON.stringify(events.map(({ key, type, payload }) => ({ key, type, payload }))),
-      this.lastSeq,
-    ]);
-    this.lastSeq += records.length;
-    return records.map(toDeliveredEvent);
-  }
-
-  async insertRows(rows: StageRow[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.manager.query(INSERT_STAGE_ROWS, [
-      this.message.messageId,
-      JSON.stringify(rows.map(stageRowRecord)),
-    ]);
-  }
-
-  async update(update: MessageUpdate): Promise<void> {
-    this.change = {
-      ...this.change,
-      ...update,
-      completed: Boolean(this.change?.completed || update.completed),
-    };
-  }
-
-  /** Writes what the transaction changed on the message row, in one statement. */
-  async flush(): Promise<void> {
-    const change = this.change;
-    if (!change && this.lastSeq === this.storedSeq) return;
-    const sets: string[] = [];
-    const params: unknown[] = [this.message.messageId];
-    const set = (column: string, value: unknown) => {
-      params.push(value);
-      sets.push(`${column} = $${params.length}`);
-    };
-    if (this.lastSeq !== this.storedSeq) set('last_seq', this.lastSeq);
-    if (!change) {
-      await this.manager.query(`UPDATE messages SET ${sets.join(', ')} WHERE id = $1`, params);
-      return;
-    }
-    sets.push('updated_at = now()');
-    if (change.status !== undefined) set('status', change.status);
-    if (change.stage !== undefined) set('stage', change.stage);
-    if (change.error !== undefined) set('error', change.error);
-    if (change.content !== undefined) set('content', change.content);
-    if (change.completed) sets.push('completed_at = now()');
-    await this.manager.query(
-      `WITH moved AS (UPDATE messages SET ${sets.join(', ')} WHERE id = $1 RETURNING conversation_id)
-       UPDATE conversations SET updated_at = now() WHERE id IN (SELECT conversation_id FROM moved)`,
-      params,
-    );
-  }
-
-  async setTitleIfUnset(title: string): Promise<string> {
-    const [row] = returnedRows<{ title: string }>(
-      await this.manager.query(
-        `UPDATE conversations SET title = COALESCE(title, $2) WHERE id = $1 RETURNING title`,
-        [this.message.conversationId, title],
-      ),
-    );
-    return row?.title ?? title;
-  }
-
-  saveOutcome(stage: string, outcome: CallOutcome): Promise<CallOutcome> {
-    return saveOutcomeWith(this.manager, this.message.messageId, stage, outcome);
-  }
 }
 
 /**
@@ -391,10 +220,17 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
     return result.rows;
   }
 
-  /** One round trip: conclave_stage_write (migration 1763820000000) does the work under the row lock. */
+  /**
+   * One round trip: conclave_stage_write (migrations 1763820000000, 1763830000000) decides and does
+   * the work under the row lock; it is the only writer of a stage.
+   */
   async writeStage(messageId: string, write: StageWrite): Promise<StageWriteResult> {
-    const [row]: { result: { result: StageWriteResult['kind']; events?: EventRecord[] } }[] =
-      await this.prepared('conclave_stage_write', 'SELECT conclave_stage_write($1, $2::jsonb) AS result', [
+    const [row]: {
+      result: { result: StageWriteResult['kind']; events?: EventRecord[]; outcomes?: ModelCallRecord[] };
+    }[] = await this.prepared(
+      'conclave_stage_write',
+      'SELECT conclave_stage_write($1, $2::jsonb) AS result',
+      [
         messageId,
         JSON.stringify({
           stage: write.stage,
@@ -405,10 +241,13 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
           events: write.events.map(({ key, type, payload }) => ({ key, type, payload })),
           ...(write.update ? { update: write.update } : {}),
           ...(write.title !== undefined ? { title: write.title } : {}),
+          ...(write.conversationTitle !== undefined ? { conversationTitle: write.conversationTitle } : {}),
         }),
-      ]);
-    const { result, events } = row.result;
+      ],
+    );
+    const { result, events, outcomes } = row.result;
     if (result === 'written') return { kind: 'written', events: (events ?? []).map(toDeliveredEvent) };
+    if (result === 'replaced') return { kind: 'replaced', outcomes: (outcomes ?? []).map(toOutcome) };
     return { kind: result };
   }
 
@@ -456,36 +295,6 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       [messageId, stage],
     );
     return records.map(toOutcome);
-  }
-
-  async withMessageLock<T>(
-    messageId: string,
-    work: (tx: MessageTransaction) => Promise<T>,
-  ): Promise<T | null> {
-    return this.dataSource.transaction(async (manager) => {
-      // NO KEY UPDATE: holders exclude each other, while rows that merely reference the message
-      // (their foreign-key checks take KEY SHARE) are not held up.
-      const [row]: MessageRow[] = await manager.query(
-        `SELECT id, conversation_id, mode, status, stage, needs_title, created_at, config, turn, last_seq, batch_id
-         FROM messages WHERE id = $1 FOR NO KEY UPDATE`,
-        [messageId],
-      );
-      if (!row) return null;
-      const state: MessageState = {
-        messageId: row.id,
-        conversationId: row.conversation_id,
-        mode: row.mode,
-        status: row.status,
-        stage: row.stage,
-        needsTitle: row.needs_title,
-        createdAt: new Date(row.created_at),
-        batchId: row.batch_id,
-      };
-      const locked = new LockedMessage(manager, state, row.last_seq);
-      const result = await work(locked);
-      await locked.flush();
-      return result;
-    });
   }
 
   async eventsAfter(messageId: string, afterSeq: number): Promise<DeliveredEvent[]> {

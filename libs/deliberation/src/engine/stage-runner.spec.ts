@@ -1,19 +1,8 @@
-import type { DeliveredEvent } from '@conclave/contracts';
 import { ModelCallError, RetryingProvider, SimulatedProvider, type ModelProvider } from '@conclave/llm';
 import { SIMULATED_FALLBACK, SIMULATED_RESPONDERS, modeDefinition } from '../modes';
 import { StageRunner, callDeadline, type CallFailureDetail, type StageRunnerOptions } from './stage-runner';
-import type {
-  CallOutcome,
-  DeliberationStore,
-  LoadedDeliberation,
-  MessageTransaction,
-  MessageUpdate,
-  ModeDefaults,
-  ModeEvent,
-  StageRow,
-  StageWrite,
-  StageWriteResult,
-} from './types';
+import { MemoryStore } from '../testing/memory-store';
+import type { LoadedDeliberation, ModeDefaults } from './types';
 
 const DEFAULTS: ModeDefaults = {
   timeoutMs: 10_000,
@@ -24,140 +13,10 @@ const DEFAULTS: ModeDefaults = {
   vote: { models: ['sim/a', 'sim/b', 'sim/c'] },
 };
 
-/** The store port kept in memory, counting the transactions the engine opens. */
-class MemoryStore implements DeliberationStore {
-  transactions: string[] = [];
-  events: DeliveredEvent[] = [];
-  rows: StageRow[] = [];
-  outcomes: Record<string, CallOutcome[]> = {};
-  state: LoadedDeliberation;
-
-  constructor(question: string, config: unknown) {
-    this.state = {
-      messageId: 'm1',
-      conversationId: 'c1',
-      mode: 'council',
-      status: 'queued',
-      stage: 'stage1',
-      needsTitle: false,
-      createdAt: new Date(),
-      batchId: null,
-      question,
-      config,
-      history: [],
-      rows: [],
-      outcomes: {},
-    };
-  }
-
-  async load(): Promise<LoadedDeliberation> {
-    return { ...this.state, rows: [...this.rows], outcomes: structuredClone(this.outcomes) };
-  }
-
-  async loadOutcomes(_messageId: string, stage: string): Promise<CallOutcome[]> {
-    return this.outcomes[stage] ?? [];
-  }
-
-  private storeOutcome(stage: string, outcome: CallOutcome): CallOutcome {
-    const existing = (this.outcomes[stage] ??= []).find((o) => o.key === outcome.key);
-    if (existing) return existing;
-    this.outcomes[stage].push(outcome);
-    return outcome;
-  }
-
-  private append(events: ModeEvent[]): DeliveredEvent[] {
-    const fresh = events.filter(
-      (e, i) => !this.events.some((d) => d.key === e.key) && events.indexOf(e) === i,
-    );
-    const delivered = fresh.map((e, i) => ({
-      ...e.payload,
-      type: e.type,
-      key: e.key,
-      messageId: 'm1',
-      seq: this.events.length + i + 1,
-      at: new Date().toISOString(),
-    }));
-    this.events.push(...delivered);
-    return delivered;
-  }
-
-  /** As conclave_stage_write does it, recording what the write held. */
-  async writeStage(_messageId: string, write: StageWrite): Promise<StageWriteResult> {
-    const kinds: string[] = [];
-    const stored = (this.outcomes[write.stage] ??= []);
-    let replaced = false;
-    for (const outcome of write.outcomes ?? []) {
-      kinds.push('outcome');
-      if (stored.some((o) => o.key === outcome.key)) replaced = true;
-      else stored.push(outcome);
-    }
-    const record = () => this.transactions.push(kinds.join('+'));
-    if (replaced) {
-      record();
-      return { kind: 'replaced' };
-    }
-    const ended = ['complete', 'failed', 'cancelled'].includes(this.state.status);
-    if (ended || (write.guard && this.state.stage !== write.stage)) {
-      record();
-      return { kind: 'skipped' };
-    }
-    if (write.rows && write.rows.length > 0) {
-      kinds.push('rows');
-      this.rows.push(...write.rows);
-    }
-    const title = write.title !== undefined && this.state.needsTitle ? write.title : null;
-    const events = write.events
-      .filter((e) => e.type !== 'title_complete' || title !== null)
-      .map((e) => (e.type === 'title_complete' ? { ...e, payload: { data: { title } } } : e));
-    if (events.length > 0) kinds.push('events');
-    const delivered = this.append(events);
-    if (write.markRunning && this.state.status === 'queued') this.state.status = 'running';
-    if (write.update?.status) this.state.status = write.update.status;
-    if (write.update?.stage !== undefined) this.state.stage = write.update.stage;
-    record();
-    return { kind: 'written', events: delivered };
-  }
-
-  async withMessageLock<T>(_messageId: string, work: (tx: MessageTransaction) => Promise<T>): Promise<T> {
-    const kinds: string[] = [];
-    const tx: MessageTransaction = {
-      message: { ...this.state },
-      appendEvents: async (events: ModeEvent[]) => {
-        kinds.push('events');
-        return this.append(events);
-      },
-      insertRows: async (rows: StageRow[]) => {
-        kinds.push('rows');
-        this.rows.push(...rows);
-      },
-      update: async (update: MessageUpdate) => {
-        if (update.status) this.state.status = update.status;
-        if (update.stage !== undefined) this.state.stage = update.stage;
-      },
-      setTitleIfUnset: async (title: string) => {
-        return title;
-      },
-      saveOutcome: async (stage: string, outcome: CallOutcome) => {
-        kinds.push('outcome');
-        return this.storeOutcome(stage, outcome);
-      },
-    };
-    const result = await work(tx);
-    this.transactions.push(`locked:${kinds.join('+')}`);
-    return result;
-  }
-
-  async eventsAfter(): Promise<DeliveredEvent[]> {
-    return this.events;
-  }
-
-  async unfinishedMessages() {
-    return [];
-  }
-
-  async usage() {
-    return { promptTokens: 0, completionTokens: 0, costUsd: 0 };
-  }
+async function loadedOf(store: MemoryStore): Promise<LoadedDeliberation> {
+  const loaded = await store.load(store.state.messageId);
+  if (!loaded) throw new Error('the message is not stored');
+  return loaded;
 }
 
 function simulatedProvider(): SimulatedProvider {
@@ -236,7 +95,7 @@ describe('StageRunner', () => {
     const { store, runner, enqueued } = setUp();
     await runner.runStage('m1', 'stage1');
     // three calls with no latency settle together: open, then outcomes + rows + events at once
-    expect(store.transactions).toEqual(['events', 'outcome+outcome+outcome+rows+events']);
+    expect(store.writes).toEqual(['events', 'outcome+outcome+outcome+rows+events']);
     expect(enqueued).toEqual(['stage2']);
     const types = store.events.map((e) => `${e.type}:${String(e.state ?? '')}`);
     expect(types.slice(0, 4)).toEqual([
@@ -297,7 +156,7 @@ describe('StageRunner', () => {
     };
     const { store, runner } = setUp(provider);
     await runner.runStage('m1', 'stage1');
-    expect(store.transactions).toEqual(['events', 'outcome+outcome+events', 'outcome+rows+events']);
+    expect(store.writes).toEqual(['events', 'outcome+outcome+events', 'outcome+rows+events']);
   });
 
   it('commits a stage whose calls an earlier run stored in one transaction, without calling again', async () => {
@@ -314,7 +173,7 @@ describe('StageRunner', () => {
     expect(calls).toHaveLength(3);
     // An earlier run of stage2 stored every ranking and died before committing.
     const mode = modeDefinition('council');
-    const loaded = await store.load();
+    const loaded = await loadedOf(store);
     const planned = mode?.plan('stage2', { ...loaded, elapsedMs: 0, deliberationCapMs: 600_000 }) ?? [];
     expect(planned).toHaveLength(3);
     store.outcomes.stage2 = planned.map((call) => ({
@@ -329,10 +188,10 @@ describe('StageRunner', () => {
       costUsd: null,
       simulated: true,
     }));
-    store.transactions = [];
+    store.writes = [];
     await runner.runStage('m1', 'stage2');
     expect(calls).toHaveLength(3);
-    expect(store.transactions).toEqual(['rows+events']);
+    expect(store.writes).toEqual(['rows+events']);
     expect(store.state.stage).toBe('stage3');
   });
 
@@ -414,7 +273,7 @@ describe('StageRunner', () => {
     const { store, runner } = setUp();
     const mode = modeDefinition('council');
     const planned =
-      mode?.plan('stage1', { ...(await store.load()), elapsedMs: 0, deliberationCapMs: 1 }) ?? [];
+      mode?.plan('stage1', { ...(await loadedOf(store)), elapsedMs: 0, deliberationCapMs: 1 }) ?? [];
     const runAnswer = runner.runStage('m1', 'stage1');
     // While the calls run, a concurrent run of the same stage stores its own answer for the first call.
     store.outcomes.stage1 = [
@@ -434,11 +293,9 @@ describe('StageRunner', () => {
     await runAnswer;
     const first = store.rows.find((r) => r.model === planned[0].model && r.stageType === 'stage1');
     expect(first?.content).toBe('The answer stored by the other run.');
-    // the one-round-trip write answered 'replaced'; the stage was committed on the locked path
-    expect(store.transactions.slice(-2)).toEqual([
-      'outcome+outcome+outcome',
-      'locked:outcome+outcome+outcome+rows+events',
-    ]);
+    // The write answered 'replaced' with the stored outcomes: the stage was reduced from them and
+    // written again, without outcomes.
+    expect(store.writes.slice(-2)).toEqual(['outcome+outcome+outcome', 'rows+events']);
   });
 });
 
@@ -452,7 +309,7 @@ describe('StageRunner.failPermanently', () => {
     });
     await runner.failPermanently('m1', 'The deliberation stopped.');
     expect(store.state.status).toBe('failed');
-    expect(store.transactions).toEqual(['events']);
+    expect(store.writes).toEqual(['events']);
     expect(store.events.map((e) => [e.type, e.message])).toEqual([['error', 'The deliberation stopped.']]);
     await runner.failPermanently('m1', 'again');
     expect(store.events).toHaveLength(1);

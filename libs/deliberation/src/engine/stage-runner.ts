@@ -18,6 +18,8 @@ import type {
   StageReduction,
   StageScheduler,
   StageTransition,
+  StageWrite,
+  StageWriteResult,
 } from './types';
 
 export interface StageRunnerOptions {
@@ -101,15 +103,8 @@ interface Closing {
   /** The calls that settled last, stored in the commit's transaction, with their settle events. */
   last?: Settled[];
   eventsOf?: SettledEvents;
-  /** Reduces again when a stored outcome (an earlier run's) stands in for one of `last`. */
+  /** Reduces again from stored outcomes (an earlier run's) that stand in for those of `last`. */
   reduceWith?: (latest: CallOutcome[]) => StageReduction;
-}
-
-/** What a commit wrote: the stored outcomes of the last calls, the events, the move it made. */
-interface Committed {
-  saved: CallOutcome[];
-  delivered: DeliveredEvent[];
-  transition?: StageTransition;
 }
 
 /** What a commit delivers before the stage's own events: the opening, then how the last calls settled. */
@@ -319,10 +314,12 @@ export class StageRunner {
         silent: true,
       }));
     const title = (outcome.ok ? cleanTitle(outcome.content) : null) ?? fallbackTitle(loaded.question);
-    // Outcome and title together: once the outcome is stored, the title is set (awaitTitle relies on it).
-    await this.store.withMessageLock(messageId, async (tx) => {
-      await tx.saveOutcome('title', outcome);
-      await tx.setTitleIfUnset(title);
+    // Outcome and title in one write: once the outcome is stored, the title is set (awaitTitle relies on it).
+    await this.store.writeStage(messageId, {
+      stage: 'title',
+      outcomes: loaded.outcomes.title?.length ? [] : [outcome],
+      events: [],
+      conversationTitle: title,
     });
   }
 
@@ -401,25 +398,31 @@ export class StageRunner {
     settled: Settled[],
     eventsOf: SettledEvents,
   ): Promise<CallOutcome[]> {
-    const written = await this.store.writeStage(messageId, {
-      stage,
-      outcomes: settled.map((s) => s.outcome),
-      events: settled.flatMap(({ call, outcome }) => eventsOf(call, outcome)),
-    });
+    const { written, saved } = await this.writeSettled(
+      messageId,
+      settled.map((s) => s.outcome),
+      (outcomes) => ({ stage, events: settled.flatMap(({ call }, i) => eventsOf(call, outcomes[i])) }),
+    );
     if (written.kind === 'written') this.publish(written.events);
-    if (written.kind !== 'replaced') return settled.map((s) => s.outcome);
-    // An earlier run stored some of these first: its outcomes stand, and the events follow them.
-    const result = await this.store.withMessageLock(messageId, async (tx) => {
-      const outcomes: CallOutcome[] = [];
-      // An outcome is kept even when the deliberation has ended meanwhile: usage adds up model_calls.
-      for (const { outcome } of settled) outcomes.push(await tx.saveOutcome(stage, outcome));
-      if (isTerminalStatus(tx.message.status)) return { outcomes, delivered: [] };
-      const events = settled.flatMap(({ call }, i) => eventsOf(call, outcomes[i]));
-      return { outcomes, delivered: await tx.appendEvents(events) };
-    });
-    if (!result) return settled.map((s) => s.outcome);
-    if (result.delivered.length > 0) this.publish(result.delivered);
-    return result.outcomes;
+    return saved;
+  }
+
+  /**
+   * Writes a stage together with the outcomes of calls that settled. When an earlier run stored some
+   * of them first, conclave_stage_write stores the rest, writes nothing else and answers with the
+   * stored ones: the write is built again from those and sent without outcomes. Returns the answer
+   * of the write that was applied and the outcomes that stand.
+   */
+  private async writeSettled(
+    messageId: string,
+    outcomes: CallOutcome[],
+    build: (outcomes: CallOutcome[]) => StageWrite,
+  ): Promise<{ written: Exclude<StageWriteResult, { kind: 'replaced' }>; saved: CallOutcome[] }> {
+    const first = await this.store.writeStage(messageId, { ...build(outcomes), outcomes });
+    if (first.kind !== 'replaced') return { written: first, saved: outcomes };
+    const again = await this.store.writeStage(messageId, build(first.outcomes));
+    if (again.kind === 'replaced') throw new Error('a stage write without outcomes answered replaced');
+    return { written: again, saved: first.outcomes };
   }
 
   /** Makes one call; never rejects. The caller stores the outcome. */
@@ -504,8 +507,9 @@ export class StageRunner {
 
   /**
    * Commits a stage: stores the outcomes of the calls that settled last, the stage's rows and
-   * events, and moves the message on, in one round trip; then publishes and schedules. Returns the
-   * stored outcomes of `closing.last`.
+   * events, and moves the message on, in one round trip; then publishes and schedules. When an
+   * earlier run stored some of the last outcomes first, the stage is reduced from the stored ones.
+   * Returns the stored outcomes of `closing.last`.
    */
   private async commit(
     loaded: LoadedDeliberation,
@@ -515,74 +519,33 @@ export class StageRunner {
   ): Promise<CallOutcome[]> {
     const { messageId, question, needsTitle } = loaded;
     const last = closing.last ?? [];
-    const { rows, events: stageEvents, transition } = reduction;
-    // Before the write: the title job needs the row lock to store the title.
-    if (transition.kind === 'done' && needsTitle) await this.awaitTitle(messageId);
-    const written = await this.store.writeStage(messageId, {
-      stage,
-      guard: true,
-      outcomes: last.map((s) => s.outcome),
-      rows,
-      events: [
-        ...eventsBefore(
-          closing,
-          last.map((s) => s.outcome),
-        ),
-        ...stageEvents,
-        ...closingEvents(transition, needsTitle),
-      ],
-      update: messageUpdateFor(transition),
-      ...(transition.kind === 'done' && needsTitle ? { title: fallbackTitle(question) } : {}),
+    // Before the write: the title job's write waits for the row lock this one holds.
+    if (reduction.transition.kind === 'done' && needsTitle) await this.awaitTitle(messageId);
+    const mine = last.map((s) => s.outcome);
+    let committed = reduction;
+    const { written, saved } = await this.writeSettled(messageId, mine, (outcomes) => {
+      // Built again from the stored outcomes when an earlier run's stand in for these.
+      if (outcomes !== mine && closing.reduceWith) committed = closing.reduceWith(outcomes);
+      const { rows, events, transition } = committed;
+      return {
+        stage,
+        guard: true,
+        rows,
+        events: [...eventsBefore(closing, outcomes), ...events, ...closingEvents(transition, needsTitle)],
+        update: messageUpdateFor(transition),
+        ...(transition.kind === 'done' && needsTitle ? { title: fallbackTitle(question) } : {}),
+      };
     });
-    let result: Committed | null;
-    if (written.kind === 'written')
-      result = { saved: last.map((s) => s.outcome), delivered: written.events, transition };
-    else if (written.kind === 'replaced') result = await this.commitLocked(loaded, stage, reduction, closing);
-    else return last.map((s) => s.outcome);
-    if (!result) return last.map((s) => s.outcome);
-    const { saved, delivered } = result;
+    if (written.kind !== 'written') return saved;
+    const delivered = written.events;
     if (delivered.length > 0) this.publish(delivered);
-    if (result.transition?.kind === 'next') {
-      await this.scheduler.enqueueStage(messageId, result.transition.stage, {
-        background: loaded.batchId !== null,
-      });
-    } else if (result.transition && delivered.length > 0) {
+    const { transition } = committed;
+    if (transition.kind === 'next') {
+      await this.scheduler.enqueueStage(messageId, transition.stage, { background: loaded.batchId !== null });
+    } else if (delivered.length > 0) {
       await this.finished(messageId, loaded.batchId);
     }
     return saved;
-  }
-
-  /**
-   * The general commit, statement by statement under the row lock: for a stage where an earlier
-   * run stored some of the last outcomes first, so that the stage is reduced with those.
-   */
-  private async commitLocked(
-    loaded: LoadedDeliberation,
-    stage: string,
-    reduction: StageReduction,
-    closing: Closing,
-  ): Promise<Committed | null> {
-    const last = closing.last ?? [];
-    return this.store.withMessageLock(loaded.messageId, async (tx) => {
-      const saved: CallOutcome[] = [];
-      for (const { outcome } of last) saved.push(await tx.saveOutcome(stage, outcome));
-      if (isTerminalStatus(tx.message.status) || tx.message.stage !== stage) return { saved, delivered: [] };
-      const replaced = saved.some((outcome, i) => outcome !== last[i].outcome);
-      const {
-        rows,
-        events: stageEvents,
-        transition,
-      } = replaced && closing.reduceWith ? closing.reduceWith(saved) : reduction;
-      await tx.insertRows(rows);
-      const events = [...eventsBefore(closing, saved), ...stageEvents];
-      if (transition.kind === 'done' && tx.message.needsTitle) {
-        const title = await tx.setTitleIfUnset(fallbackTitle(loaded.question));
-        events.push({ key: 'title_complete', type: 'title_complete', payload: { data: { title } } });
-      }
-      events.push(...closingEvents(transition, false));
-      await tx.update(messageUpdateFor(transition));
-      return { saved, delivered: await tx.appendEvents(events), transition };
-    });
   }
 
   private async finished(messageId: string, batchId: string | null): Promise<void> {

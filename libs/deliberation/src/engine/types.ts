@@ -170,26 +170,13 @@ export interface MessageUpdate {
   completed?: boolean;
 }
 
-/** The unit of work the engine runs while holding the message's row lock. */
-export interface MessageTransaction {
-  readonly message: MessageState;
-  appendEvents(events: ModeEvent[]): Promise<DeliveredEvent[]>;
-  insertRows(rows: StageRow[]): Promise<void>;
-  update(update: MessageUpdate): Promise<void>;
-  /** Sets the conversation title unless one is set already; returns the title in force. */
-  setTitleIfUnset(title: string): Promise<string>;
-  /**
-   * Stores a call's outcome unless one exists for the same call (an earlier run). Returns the
-   * outcome given when it was stored, else the stored one.
-   */
-  saveOutcome(stage: string, outcome: CallOutcome): Promise<CallOutcome>;
-}
-
 /**
- * One write of a stage in a single round trip: its opening, calls that settled, or its commit.
- * Applied under the message's row lock in this order: outcomes (stopping at 'replaced' when an
- * earlier run stored one of them first), the guard (ended, or no longer at `stage` when `guard`),
- * rows, the title, events (new keys only, numbered), the message's move.
+ * One write of a stage in a single round trip: its opening, calls that settled, its commit, the
+ * title, a final failure. The store's conclave_stage_write is the only place that decides what it
+ * does. Applied under the message's row lock in this order: outcomes (stopping at 'replaced' when an
+ * earlier run stored one of them first), the conversation's title, the guard (ended, or no longer at
+ * `stage` when `guard`), rows, the fallback title, events (new keys only, numbered), the message's
+ * move.
  */
 export interface StageWrite {
   stage: string;
@@ -206,12 +193,21 @@ export interface StageWrite {
    * event among `events`; that event is dropped when the message needs no title.
    */
   title?: string;
+  /**
+   * The title job's title: set unless the conversation has one, whatever the message's state (a
+   * conversation keeps its title after a failed turn); stored together with the title call's outcome.
+   */
+  conversationTitle?: string;
 }
 
 export type StageWriteResult =
   | { kind: 'written'; events: DeliveredEvent[] }
-  /** An earlier run stored an outcome first: nothing else was written; use withMessageLock. */
-  | { kind: 'replaced' }
+  /**
+   * An earlier run stored one of the outcomes first: the others were stored, nothing else was
+   * written. `outcomes` are the stored ones of every call given, in the order given: reduce from
+   * them and write again without outcomes.
+   */
+  | { kind: 'replaced'; outcomes: CallOutcome[] }
   /** The message has ended or moved past the stage: only the outcomes were stored. */
   | { kind: 'skipped' }
   | { kind: 'missing' };
@@ -220,7 +216,6 @@ export interface DeliberationStore {
   writeStage(messageId: string, write: StageWrite): Promise<StageWriteResult>;
   load(messageId: string, historyTurns: number): Promise<LoadedDeliberation | null>;
   loadOutcomes(messageId: string, stage: string): Promise<CallOutcome[]>;
-  withMessageLock<T>(messageId: string, work: (tx: MessageTransaction) => Promise<T>): Promise<T | null>;
   eventsAfter(messageId: string, afterSeq: number): Promise<DeliveredEvent[]>;
   /** Queued or running messages whose row has not changed for `idleMs`. */
   unfinishedMessages(idleMs: number): Promise<UnfinishedMessage[]>;

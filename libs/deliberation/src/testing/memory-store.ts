@@ -1,0 +1,160 @@
+import { isTerminalStatus, type DeliveredEvent } from '@conclave/contracts';
+import type {
+  CallOutcome,
+  DeliberationStore,
+  LoadedDeliberation,
+  ModeEvent,
+  StageRow,
+  StageWrite,
+  StageWriteResult,
+} from '../engine/types';
+
+/** The columns PostgreSQL's uq_deliberation_stages_once index makes a stage row unique by. */
+const rowIdentity = (row: StageRow): string =>
+  JSON.stringify([row.stageType, row.stageOrder, row.model ?? '', row.role ?? '', row.participant ?? -1]);
+
+/** PostgreSQL's order of stage rows: stage order, then participant (rows without one first). */
+const byStageOrder = (a: StageRow, b: StageRow): number =>
+  a.stageOrder - b.stageOrder || (a.participant ?? -1) - (b.participant ?? -1);
+
+/**
+ * The store port for one message, kept in memory, for engine tests. It follows the same contract
+ * as the PostgreSQL store (test/store-contract.e2e-spec.ts runs the same spec against both), and
+ * records what each write held (`writes`), so a test can count the engine's round trips.
+ */
+export class MemoryStore implements DeliberationStore {
+  /** What each write held, in order, e.g. 'outcome+rows+events'. */
+  writes: string[] = [];
+  events: DeliveredEvent[] = [];
+  rows: StageRow[] = [];
+  outcomes: Record<string, CallOutcome[]> = {};
+  /** The conversation's title. */
+  title: string | null = null;
+  state: LoadedDeliberation;
+  private readonly eventKeys = new Set<string>();
+
+  constructor(question: string, config: unknown, initial: Partial<LoadedDeliberation> = {}) {
+    this.state = {
+      messageId: 'm1',
+      conversationId: 'c1',
+      mode: 'council',
+      status: 'queued',
+      stage: 'stage1',
+      needsTitle: false,
+      createdAt: new Date(),
+      batchId: null,
+      question,
+      config,
+      history: [],
+      rows: [],
+      outcomes: {},
+      ...initial,
+    };
+  }
+
+  private has(messageId: string): boolean {
+    return messageId === this.state.messageId;
+  }
+
+  async load(messageId: string): Promise<LoadedDeliberation | null> {
+    if (!this.has(messageId)) return null;
+    return {
+      ...this.state,
+      rows: [...this.rows].sort(byStageOrder),
+      outcomes: structuredClone(this.outcomes),
+    };
+  }
+
+  async loadOutcomes(messageId: string, stage: string): Promise<CallOutcome[]> {
+    return this.has(messageId) ? structuredClone(this.outcomes[stage] ?? []) : [];
+  }
+
+  private append(events: ModeEvent[]): DeliveredEvent[] {
+    const delivered: DeliveredEvent[] = [];
+    for (const event of events) {
+      if (this.eventKeys.has(event.key)) continue;
+      this.eventKeys.add(event.key);
+      delivered.push({
+        ...event.payload,
+        type: event.type,
+        messageId: this.state.messageId,
+        seq: this.events.length + 1,
+        at: new Date().toISOString(),
+      });
+      this.events.push(delivered[delivered.length - 1]);
+    }
+    return delivered;
+  }
+
+  /** What conclave_stage_write does, in its order. */
+  async writeStage(messageId: string, write: StageWrite): Promise<StageWriteResult> {
+    if (!this.has(messageId)) return { kind: 'missing' };
+    const held: string[] = [];
+    const record = <T>(result: T): T => {
+      this.writes.push(held.join('+'));
+      return result;
+    };
+    const stored = (this.outcomes[write.stage] ??= []);
+    const given = write.outcomes ?? [];
+    let replaced = false;
+    for (const outcome of given) {
+      held.push('outcome');
+      if (stored.some((o) => o.key === outcome.key)) replaced = true;
+      else stored.push(structuredClone(outcome));
+    }
+    if (replaced) {
+      const outcomes = given.map((o) => structuredClone(stored.find((s) => s.key === o.key) as CallOutcome));
+      return record({ kind: 'replaced', outcomes });
+    }
+    if (write.conversationTitle !== undefined && this.state.needsTitle) {
+      held.push('title');
+      this.title ??= write.conversationTitle;
+    }
+    if (isTerminalStatus(this.state.status) || (write.guard && this.state.stage !== write.stage)) {
+      return record({ kind: 'skipped' });
+    }
+    const rows = (write.rows ?? []).filter(
+      (row, i, all) =>
+        !this.rows.some((r) => rowIdentity(r) === rowIdentity(row)) &&
+        all.findIndex((r) => rowIdentity(r) === rowIdentity(row)) === i,
+    );
+    if (write.rows && write.rows.length > 0) held.push('rows');
+    this.rows.push(...structuredClone(rows));
+    let events = write.events;
+    if (write.title !== undefined && this.state.needsTitle) {
+      this.title ??= write.title;
+      const title = this.title;
+      events = events.map((e) =>
+        e.type === 'title_complete' ? { ...e, payload: { ...e.payload, data: { title } } } : e,
+      );
+    } else {
+      events = events.filter((e) => e.type !== 'title_complete');
+    }
+    if (events.length > 0) held.push('events');
+    const delivered = this.append(events);
+    const update = write.update;
+    if (update?.status) this.state.status = update.status;
+    else if (write.markRunning && this.state.status === 'queued') this.state.status = 'running';
+    if (update?.stage !== undefined) this.state.stage = update.stage;
+    return record({ kind: 'written', events: delivered });
+  }
+
+  async eventsAfter(messageId: string, afterSeq: number): Promise<DeliveredEvent[]> {
+    return this.has(messageId) ? this.events.filter((e) => e.seq > afterSeq) : [];
+  }
+
+  async unfinishedMessages() {
+    return [];
+  }
+
+  async usage(messageId: string) {
+    const calls = this.has(messageId) ? Object.values(this.outcomes).flat() : [];
+    const sum = (pick: (o: CallOutcome) => number | null | undefined) =>
+      calls.reduce((total, o) => total + (pick(o) ?? 0), 0);
+    return {
+      promptTokens: sum((o) => (o.ok ? o.promptTokens : 0)),
+      completionTokens: sum((o) => (o.ok ? o.completionTokens : 0)),
+      costUsd: sum((o) => (o.ok ? o.costUsd : 0)),
+    };
+  }
+}

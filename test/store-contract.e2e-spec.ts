@@ -1,0 +1,369 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { CallOutcome, DeliberationStore, ModeEvent, StageRow, StageWrite } from '@conclave/deliberation';
+import { MemoryStore } from '../libs/deliberation/src/testing/memory-store';
+import { TypeOrmDeliberationStore, createDataSource, migrate } from '@conclave/persistence';
+import type { DataSource } from 'typeorm';
+
+/**
+ * The store's contract, one spec run against both stores: the in-memory one the engine's tests
+ * use and PostgreSQL's (conclave_stage_write). If they drift, one of the two runs fails.
+ */
+
+interface Subject {
+  store: DeliberationStore;
+  messageId: string;
+  /** The conversation's title. */
+  title(): Promise<string | null>;
+}
+
+interface MessageOptions {
+  stage?: string;
+  needsTitle?: boolean;
+}
+
+interface StoreFixture {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  message(options?: MessageOptions): Promise<Subject>;
+}
+
+const memoryFixture = (): StoreFixture => ({
+  start: async () => undefined,
+  stop: async () => undefined,
+  async message({ stage = 'stage1', needsTitle = false } = {}) {
+    const store = new MemoryStore('The question', {}, { messageId: randomUUID(), stage, needsTitle });
+    return { store, messageId: store.state.messageId, title: async () => store.title };
+  },
+});
+
+const postgresFixture = (): StoreFixture => {
+  const url = `postgres://postgres@127.0.0.1:5432/conclave_t_store_${randomBytes(5).toString('hex')}`;
+  let db: DataSource;
+  let store: TypeOrmDeliberationStore;
+  return {
+    async start() {
+      await migrate(url);
+      db = createDataSource(url, 2);
+      await db.initialize();
+      store = new TypeOrmDeliberationStore(db);
+    },
+    async stop() {
+      await db?.destroy();
+      const admin = createDataSource('postgres://postgres@127.0.0.1:5432/postgres', 1);
+      await admin.initialize();
+      await admin.query(`DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
+      await admin.destroy();
+    },
+    async message({ stage = 'stage1', needsTitle = false } = {}) {
+      const [user] = await db.query(`INSERT INTO users (name) VALUES ($1) RETURNING id`, [randomUUID()]);
+      const [conversation] = await db.query(
+        `INSERT INTO conversations (user_id, mode) VALUES ($1, 'council') RETURNING id`,
+        [user.id],
+      );
+      await db.query(
+        `INSERT INTO messages (conversation_id, role, content, status, turn, mode)
+         VALUES ($1, 'user', 'The question', 'complete', 1, 'council')`,
+        [conversation.id],
+      );
+      const [message] = await db.query(
+        `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title)
+         VALUES ($1, 'assistant', '', 'queued', 1, 'council', '{}', $2, $3) RETURNING id`,
+        [conversation.id, stage, needsTitle],
+      );
+      const title = async () =>
+        ((await db.query(`SELECT title FROM conversations WHERE id = $1`, [conversation.id]))[0]?.title ??
+          null) as string | null;
+      return { store, messageId: message.id as string, title };
+    },
+  };
+};
+
+const answer = (key: string, content: string): CallOutcome => ({
+  ok: true,
+  key,
+  model: `sim/${key}`,
+  content,
+  servedModel: `sim/${key}`,
+  responseTimeMs: 3,
+  promptTokens: 1,
+  completionTokens: 2,
+  costUsd: 0.5,
+  simulated: true,
+});
+
+const failed = (key: string, error: string): CallOutcome => ({
+  ok: false,
+  key,
+  model: `sim/${key}`,
+  error,
+  responseTimeMs: 4,
+});
+
+const row = (participant: number, content: string): StageRow => ({
+  stageType: 'stage1',
+  stageOrder: 1,
+  model: `sim/${participant}`,
+  role: 'respondent',
+  content,
+  parsedData: { participant },
+  responseTimeMs: 5,
+  promptTokens: null,
+  completionTokens: null,
+  costUsd: 0.25,
+  participant,
+});
+
+const event = (key: string, payload: Record<string, unknown> = {}): ModeEvent => ({
+  key,
+  type: key,
+  payload,
+});
+
+const TITLE_COMPLETE: ModeEvent = {
+  key: 'title_complete',
+  type: 'title_complete',
+  payload: { data: { title: null } },
+};
+
+const END = { status: 'complete', stage: null, content: 'The answer', completed: true } as const;
+
+const typesOf = async (subject: Subject) =>
+  (await subject.store.eventsAfter(subject.messageId, 0)).map((e) => e.type);
+
+describe.each([
+  ['in memory', memoryFixture],
+  ['PostgreSQL', postgresFixture],
+])('the deliberation store contract (%s)', (_name, makeFixture) => {
+  const fixture = makeFixture();
+  beforeAll(() => fixture.start(), 60_000);
+  afterAll(() => fixture.stop());
+
+  it('answers missing for a message it does not hold', async () => {
+    const { store } = await fixture.message();
+    expect(await store.writeStage(randomUUID(), { stage: 'stage1', events: [event('x')] })).toEqual({
+      kind: 'missing',
+    });
+    expect(await store.load(randomUUID(), 0)).toBeNull();
+  });
+
+  it('numbers new events from 1 in the order given, once per key, and hands them back', async () => {
+    const subject = await fixture.message();
+    const { store, messageId } = subject;
+    const first = await store.writeStage(messageId, {
+      stage: 'stage1',
+      events: [event('a', { n: 1 }), event('b'), event('a', { n: 2 })],
+    });
+    expect(first).toMatchObject({
+      kind: 'written',
+      events: [
+        { type: 'a', seq: 1, n: 1, messageId },
+        { type: 'b', seq: 2, messageId },
+      ],
+    });
+    const second = await store.writeStage(messageId, { stage: 'stage1', events: [event('b'), event('c')] });
+    expect(second).toMatchObject({ kind: 'written', events: [{ type: 'c', seq: 3 }] });
+    expect((await store.eventsAfter(messageId, 0)).map((e) => [e.seq, e.type])).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+      [3, 'c'],
+    ]);
+    expect((await store.eventsAfter(messageId, 2)).map((e) => e.type)).toEqual(['c']);
+    for (const e of await store.eventsAfter(messageId, 0)) expect(Number.isNaN(Date.parse(e.at))).toBe(false);
+  });
+
+  it('opens a stage: marks a queued message running; a guard for another stage writes only outcomes', async () => {
+    const { store, messageId } = await fixture.message();
+    expect(
+      await store.writeStage(messageId, {
+        stage: 'stage1',
+        guard: true,
+        markRunning: true,
+        events: [event('s')],
+      }),
+    ).toMatchObject({ kind: 'written' });
+    expect(await store.load(messageId, 0)).toMatchObject({ status: 'running', stage: 'stage1' });
+    expect(
+      await store.writeStage(messageId, {
+        stage: 'stage2',
+        guard: true,
+        outcomes: [answer('a', 'late')],
+        rows: [row(0, 'late')],
+        events: [event('late')],
+        update: { status: 'running', stage: 'stage3' },
+      }),
+    ).toEqual({ kind: 'skipped' });
+    const loaded = await store.load(messageId, 0);
+    expect(loaded).toMatchObject({ stage: 'stage1', rows: [] });
+    expect(loaded?.outcomes.stage2).toEqual([answer('a', 'late')]);
+    expect(await store.eventsAfter(messageId, 0)).toHaveLength(1);
+  });
+
+  it('keeps the first of each row and outcome, however often they are written', async () => {
+    const { store, messageId } = await fixture.message();
+    await store.writeStage(messageId, {
+      stage: 'stage1',
+      rows: [row(1, 'first'), row(0, 'zero')],
+      events: [],
+    });
+    await store.writeStage(messageId, {
+      stage: 'stage1',
+      rows: [row(1, 'second'), row(2, 'two')],
+      events: [],
+    });
+    const loaded = await store.load(messageId, 0);
+    // In stage order, then by participant.
+    expect(loaded?.rows.map((r) => r.content)).toEqual(['zero', 'first', 'two']);
+    expect(loaded?.rows[1]).toEqual(row(1, 'first'));
+    await store.writeStage(messageId, { stage: 'stage1', outcomes: [failed('a', 'first')], events: [] });
+    const again = await store.writeStage(messageId, {
+      stage: 'stage1',
+      outcomes: [failed('a', 'second')],
+      events: [],
+    });
+    expect(again).toEqual({ kind: 'replaced', outcomes: [failed('a', 'first')] });
+    expect(await store.loadOutcomes(messageId, 'stage1')).toEqual([failed('a', 'first')]);
+  });
+
+  it('on a replaced outcome stores the others, writes nothing else, and answers with the stored ones in order', async () => {
+    const { store, messageId } = await fixture.message();
+    await store.writeStage(messageId, { stage: 'stage1', outcomes: [answer('b', 'B first')], events: [] });
+    const written = await store.writeStage(messageId, {
+      stage: 'stage1',
+      guard: true,
+      outcomes: [answer('a', 'A says'), answer('b', 'B again'), failed('c', 'C failed')],
+      rows: [row(0, 'commit')],
+      events: [event('stage1_complete')],
+      update: { status: 'running', stage: 'stage2' },
+    });
+    expect(written).toEqual({
+      kind: 'replaced',
+      outcomes: [answer('a', 'A says'), answer('b', 'B first'), failed('c', 'C failed')],
+    });
+    const loaded = await store.load(messageId, 0);
+    expect(loaded).toMatchObject({ stage: 'stage1', status: 'queued', rows: [] });
+    expect(loaded?.outcomes.stage1?.map((o) => o.key).sort()).toEqual(['a', 'b', 'c']);
+    expect(await store.eventsAfter(messageId, 0)).toEqual([]);
+    // The engine writes the stage again from the stored outcomes, without outcomes.
+    expect(
+      await store.writeStage(messageId, {
+        stage: 'stage1',
+        guard: true,
+        rows: [row(0, 'commit')],
+        events: [event('stage1_complete')],
+        update: { status: 'running', stage: 'stage2' },
+      }),
+    ).toMatchObject({ kind: 'written', events: [{ type: 'stage1_complete', seq: 1 }] });
+    expect(await store.load(messageId, 0)).toMatchObject({ stage: 'stage2', status: 'running' });
+  });
+
+  it('after the message ended stores only outcomes (usage adds them up), and skips the rest', async () => {
+    const { store, messageId } = await fixture.message();
+    await store.writeStage(messageId, { stage: 'stage1', events: [event('complete')], update: END });
+    const skipped = await store.writeStage(messageId, {
+      stage: 'stage1',
+      outcomes: [answer('a', 'after the end')],
+      rows: [row(0, 'after the end')],
+      events: [event('late')],
+      update: { status: 'running', stage: 'stage2' },
+    });
+    expect(skipped).toEqual({ kind: 'skipped' });
+    const loaded = await store.load(messageId, 0);
+    expect(loaded).toMatchObject({ status: 'complete', stage: null, rows: [] });
+    expect(loaded?.outcomes.stage1).toEqual([answer('a', 'after the end')]);
+    expect(await typesOf({ store, messageId, title: async () => null })).toEqual(['complete']);
+    expect(await store.usage(messageId)).toEqual({ promptTokens: 1, completionTokens: 2, costUsd: 0.5 });
+  });
+
+  it('ends a deliberation with a final failure once', async () => {
+    const subject = await fixture.message({ stage: 'stage2' });
+    const { store, messageId } = subject;
+    const failure: StageWrite = {
+      stage: 'stage2',
+      events: [{ key: 'error', type: 'error', payload: { message: 'It stopped.' } }],
+      update: { status: 'failed', stage: null, error: 'It stopped.', completed: true },
+    };
+    expect(await store.writeStage(messageId, failure)).toMatchObject({
+      kind: 'written',
+      events: [{ type: 'error', seq: 1, message: 'It stopped.' }],
+    });
+    expect(await store.load(messageId, 0)).toMatchObject({ status: 'failed', stage: null });
+    expect(await store.writeStage(messageId, failure)).toEqual({ kind: 'skipped' });
+    expect(await typesOf(subject)).toEqual(['error']);
+  });
+
+  it('fills the conversation title into title_complete when the deliberation ends, keeping one already set', async () => {
+    const fresh = await fixture.message({ needsTitle: true });
+    const ended = await fresh.store.writeStage(fresh.messageId, {
+      stage: 'stage1',
+      guard: true,
+      events: [TITLE_COMPLETE, event('complete')],
+      update: END,
+      title: 'The fallback',
+    });
+    expect(ended).toMatchObject({
+      kind: 'written',
+      events: [
+        { type: 'title_complete', seq: 1, data: { title: 'The fallback' } },
+        { type: 'complete', seq: 2 },
+      ],
+    });
+    expect(await fresh.title()).toBe('The fallback');
+
+    const titled = await fixture.message({ needsTitle: true });
+    await titled.store.writeStage(titled.messageId, {
+      stage: 'title',
+      outcomes: [answer('title', 'Generated')],
+      events: [],
+      conversationTitle: 'Generated',
+    });
+    const later = await titled.store.writeStage(titled.messageId, {
+      stage: 'stage1',
+      guard: true,
+      events: [TITLE_COMPLETE, event('complete')],
+      update: END,
+      title: 'The fallback',
+    });
+    expect(later).toMatchObject({ events: [{ type: 'title_complete', data: { title: 'Generated' } }, {}] });
+    expect(await titled.title()).toBe('Generated');
+  });
+
+  it('drops title_complete and sets no title for a message that needs none', async () => {
+    const subject = await fixture.message({ needsTitle: false });
+    await subject.store.writeStage(subject.messageId, {
+      stage: 'title',
+      outcomes: [answer('title', 'Generated')],
+      events: [],
+      conversationTitle: 'Generated',
+    });
+    const ended = await subject.store.writeStage(subject.messageId, {
+      stage: 'stage1',
+      events: [TITLE_COMPLETE, event('complete')],
+      update: END,
+      title: 'The fallback',
+    });
+    expect(ended).toMatchObject({ kind: 'written', events: [{ type: 'complete', seq: 1 }] });
+    expect(await subject.title()).toBeNull();
+  });
+
+  it("sets the title job's title after the turn failed, and never over a title already set", async () => {
+    const subject = await fixture.message({ needsTitle: true });
+    const { store, messageId } = subject;
+    await store.writeStage(messageId, {
+      stage: 'stage1',
+      events: [event('error')],
+      update: { status: 'failed', stage: null, error: 'x', completed: true },
+    });
+    expect(
+      await store.writeStage(messageId, {
+        stage: 'title',
+        outcomes: [answer('title', 'Generated')],
+        events: [],
+        conversationTitle: 'Generated',
+      }),
+    ).toEqual({ kind: 'skipped' });
+    expect(await subject.title()).toBe('Generated');
+    expect(await store.loadOutcomes(messageId, 'title')).toEqual([answer('title', 'Generated')]);
+    await store.writeStage(messageId, { stage: 'title', events: [], conversationTitle: 'Another' });
+    expect(await subject.title()).toBe('Generated');
+  });
+});
