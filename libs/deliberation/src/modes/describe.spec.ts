@@ -1,20 +1,10 @@
-import type { ModeDefaults } from '../engine/types';
+import type { ModeName } from '@conclave/contracts';
+import {
+  DESCRIBED_BEFORE,
+  MINIMAL_MODE_CONFIG as MINIMAL,
+  OPERATOR_DEFAULTS as DEFAULTS,
+} from './fixtures/described-modes';
 import { MODES } from './index';
-
-/** An operator's defaults that differ from every built-in figure, so a restated constant shows. */
-const DEFAULTS: ModeDefaults = {
-  timeoutMs: 45_000,
-  council: { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/chair' },
-  jury: { jurorModels: ['sim/a', 'sim/b', 'sim/c'], foremanModel: 'sim/f' },
-  debate: { models: ['sim/a', 'sim/b'] },
-  delphi: { panelistModels: ['sim/a', 'sim/b', 'sim/c'], facilitatorModel: 'sim/f' },
-  vote: { models: ['sim/a', 'sim/b', 'sim/c'] },
-};
-
-/** The smallest valid request of each mode, leaving every option to its default. */
-const MINIMAL: Record<string, Record<string, unknown>> = {
-  jury: { content: 'Some content' },
-};
 
 describe('GET /api/modes describes what the server will use', () => {
   it.each(Object.entries(MODES))(
@@ -32,4 +22,13 @@ describe('GET /api/modes describes what the server will use', () => {
       expect(description.options.find((o) => o.field === 'timeoutMs')?.default).toBe(used);
     },
   );
+
+  it('describes every mode, byte for byte, as GET /api/modes did before describe() was derived', () => {
+    expect(Object.keys(MODES).sort()).toEqual(Object.keys(DESCRIBED_BEFORE).sort());
+    for (const [mode, definition] of Object.entries(MODES)) {
+      expect(JSON.stringify(definition!.describe(DEFAULTS))).toBe(
+        JSON.stringify(DESCRIBED_BEFORE[mode as ModeName]),
+      );
+    }
+  });
 });

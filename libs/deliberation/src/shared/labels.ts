@@ -16,3 +16,7 @@ export function shuffleWithSeed<T>(items: readonly T[], seed: string): T[] {
   }
   return shuffled;
 }
+
+/** `Response A` → the first model, `Response B` → the second, … in the order given. */
+export const labelMapOf = (models: readonly string[]): Record<string, string> =>
+  Object.fromEntries(models.map((model, i) => [responseLabel(i), model]));

@@ -1,4 +1,8 @@
+import type { VoteResponse } from '@conclave/contracts';
+import type { CallOutcome, StageRow, SuccessfulCall } from '../engine/types';
+import { callRow } from './calls';
 import { createFence } from './fence';
+import { participantKey } from './participants';
 
 /** The vote parser and tally of 04-debate.md, shared by Debate and Vote mode (02-vote.md). */
 
@@ -34,6 +38,63 @@ export function tallyVotes(votedFor: readonly (string | null)[], labels: readonl
     winners,
     tiedLabels: winners.length > 1 ? winners : [],
   };
+}
+
+/** A vote a panelist cast: its call, and the label it names if that label was shown, else null. */
+export interface Ballot {
+  participant: number;
+  call: SuccessfulCall;
+  vote: VoteResponse;
+}
+
+/**
+ * The ballots of a vote among `voters` (keyed by roster position) and their tally. A voter whose
+ * call failed casts no ballot and counts as an invalid vote, like one naming no shown label.
+ */
+export function castBallots(
+  voters: readonly { participant: number; model: string }[],
+  outcomes: readonly CallOutcome[],
+  labels: readonly string[],
+) {
+  const byKey = new Map(outcomes.map((o) => [o.key, o]));
+  const ballots = voters.flatMap((voter): Ballot[] => {
+    const call = byKey.get(participantKey(voter.participant));
+    if (!call?.ok) return [];
+    const parsed = parseVote(call.content);
+    const votedFor = parsed && labels.includes(parsed) ? parsed : null;
+    const vote = {
+      model: voter.model,
+      voteText: call.content,
+      votedFor,
+      responseTimeMs: call.responseTimeMs,
+    };
+    return [{ participant: voter.participant, call, vote }];
+  });
+  const cast = voters.map((v) => ballots.find((b) => b.participant === v.participant)?.vote.votedFor ?? null);
+  return { ballots, tally: tallyVotes(cast, labels) };
+}
+
+/** The row a ballot is stored as. */
+export const ballotRow = (
+  { participant, call, vote }: Ballot,
+  stageType: string,
+  stageOrder: number,
+): StageRow => ({
+  ...callRow(stageType, stageOrder, 'voter', call, { votedFor: vote.votedFor }),
+  participant,
+});
+
+/** The votes stored as `stageType` rows, in roster order. */
+export function votesFromRows(rows: readonly StageRow[], stageType: string): VoteResponse[] {
+  return rows
+    .filter((r) => r.stageType === stageType)
+    .sort((a, b) => (a.participant ?? 0) - (b.participant ?? 0))
+    .map((r) => ({
+      model: r.model ?? '',
+      voteText: r.content,
+      votedFor: (r.parsedData as { votedFor: string | null }).votedFor,
+      responseTimeMs: r.responseTimeMs ?? 0,
+    }));
 }
 
 /**

@@ -1,9 +1,10 @@
 import type { AggregateRanking } from '@conclave/contracts';
+import { labelMapOf } from '../../shared/labels';
 
 /** `Response A`, `Response B`, … in the order the responses are given. */
 export function createLabelMap(models: readonly string[]): Record<string, string> {
   if (models.length > 26) throw new RangeError('at most 26 responses can be labelled');
-  return Object.fromEntries(models.map((model, i) => [`Response ${String.fromCharCode(65 + i)}`, model]));
+  return labelMapOf(models);
 }
 
 /**

@@ -11,9 +11,11 @@ import {
 } from 'class-validator';
 import { IsModelId } from '../../shared/validation';
 import type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
+import type { ModeConfigDefinition, Range } from '../mode-config';
 
 export const COUNCIL_MIN_MODELS = 2;
 export const COUNCIL_MAX_MODELS = 6;
+const TIMEOUT_MS: Range = { min: 1000, max: 600_000, unit: 'ms' };
 
 /** `modeConfig` of a council request (and the top-level `councilModels` / `chairmanModel`). */
 export class CouncilConfigDto {
@@ -30,12 +32,19 @@ export class CouncilConfigDto {
   @IsOptional()
   chairmanModel?: string;
 
-  @Max(600_000)
-  @Min(1000)
+  @Max(TIMEOUT_MS.max)
+  @Min(TIMEOUT_MS.min)
   @IsInt()
   @IsOptional()
   timeoutMs?: number;
 }
+
+/** What a council request that names none of these gets. */
+export const councilDefaults = (defaults: ModeDefaults): CouncilConfig => ({
+  councilModels: defaults.council.councilModels,
+  chairmanModel: defaults.council.chairmanModel,
+  timeoutMs: defaults.timeoutMs,
+});
 
 const sameList = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((item, i) => item === b[i]);
@@ -59,12 +68,24 @@ export function resolveCouncilConfig(
       'chairmanModel is given both at top level and in modeConfig, with different values';
   }
   if (Object.keys(fields).length > 0) return { ok: false, fields };
+  const fallback = councilDefaults(defaults);
   return {
     ok: true,
     config: {
-      councilModels: request.councilModels ?? inConfig.councilModels ?? defaults.council.councilModels,
-      chairmanModel: request.chairmanModel ?? inConfig.chairmanModel ?? defaults.council.chairmanModel,
-      timeoutMs: inConfig.timeoutMs ?? defaults.timeoutMs,
+      councilModels: request.councilModels ?? inConfig.councilModels ?? fallback.councilModels,
+      chairmanModel: request.chairmanModel ?? inConfig.chairmanModel ?? fallback.chairmanModel,
+      timeoutMs: inConfig.timeoutMs ?? fallback.timeoutMs,
     },
   };
 }
+
+export const councilConfig: ModeConfigDefinition<CouncilConfig> = {
+  schema: CouncilConfigDto,
+  roster: [
+    { role: 'council', field: 'councilModels', min: COUNCIL_MIN_MODELS, max: COUNCIL_MAX_MODELS },
+    { role: 'chairman', field: 'chairmanModel', min: 1, max: 1 },
+  ],
+  options: [{ field: 'timeoutMs', type: 'integer', description: 'per-call timeout', range: TIMEOUT_MS }],
+  defaults: councilDefaults,
+  resolve: resolveCouncilConfig,
+};

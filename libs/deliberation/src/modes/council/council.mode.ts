@@ -9,26 +9,30 @@ import type {
 import type {
   CallOutcome,
   DeliberationContext,
-  ModeDefinition,
   PlannedCall,
   StageReduction,
   StageRow,
-  SuccessfulCall,
 } from '../../engine/types';
-import { failure, modeEvent, NO_USAGE, usageOf } from '../../engine/reductions';
+import { modeEvent } from '../../engine/reductions';
+import { answersRoundCalls, reduceAnswersRound, type AnswersRound } from '../../shared/answers-round';
+import {
+  answeredCalls,
+  callRow,
+  openingEvent,
+  promptCall,
+  recordRow,
+  soleCallFailure,
+} from '../../shared/calls';
 import { historyMessages } from '../../shared/history';
 import { buildTitlePrompt } from '../../shared/title';
+import { defineMode, type StageTable } from '../define-mode';
 import { aggregateRankings, createLabelMap, describeAggregate } from './aggregate';
-import {
-  COUNCIL_MAX_MODELS,
-  COUNCIL_MIN_MODELS,
-  CouncilConfigDto,
-  resolveCouncilConfig,
-} from './council.config';
+import { councilConfig } from './council.config';
 import { buildRankingPrompt, buildSynthesisPrompt } from './council.prompts';
 import { parseRanking } from './parse-ranking';
 
 type Ctx = DeliberationContext<CouncilConfig>;
+type CouncilStage = 'stage1' | 'stage2' | 'stage3';
 
 const STAGE_ORDER = { stage1: 1, stage2_label_map: 2, stage2: 3, stage2_aggregate: 4, stage3: 5 } as const;
 const MIN_RESPONSES = 2;
@@ -67,123 +71,59 @@ function stage2Metadata(rows: readonly StageRow[]): Stage2Metadata | undefined {
   };
 }
 
-function describeFailures(outcomes: readonly CallOutcome[]): string {
-  return outcomes
-    .filter((o) => !o.ok)
-    .map((o) => `${o.model} (${o.ok ? '' : o.error})`)
-    .join(', ');
+const STAGE1: AnswersRound = {
+  stageType: 'stage1',
+  stageOrder: STAGE_ORDER.stage1,
+  seated: false,
+  event: 'stage1_complete',
+  next: 'stage2',
+  minAnswers: MIN_RESPONSES,
+  panel: 'council models',
+  need: `the council needs at least ${MIN_RESPONSES} answers to rank`,
+};
+
+function planStage2(ctx: Ctx): PlannedCall[] {
+  const answers = stage1Responses(ctx.rows, ctx.config);
+  const labelMap = createLabelMap(answers.map((a) => a.model));
+  const labeled = Object.keys(labelMap).map((label, i) => ({ label, response: answers[i].response }));
+  const prompt = buildRankingPrompt(ctx.question, labeled);
+  return ctx.config.councilModels.map((model) => promptCall(model, model, prompt));
 }
 
-function planStage(stage: string, ctx: Ctx): PlannedCall[] {
+function planStage3(ctx: Ctx): PlannedCall[] {
   const { config, question } = ctx;
-  const history = historyMessages(ctx.history);
-  switch (stage) {
-    case 'stage1':
-      return config.councilModels.map((model) => ({
-        key: model,
-        participant: model,
-        model,
-        messages: [...history, { role: 'user', content: question }],
-      }));
-    case 'stage2': {
-      const answers = stage1Responses(ctx.rows, config);
-      const labelMap = createLabelMap(answers.map((a) => a.model));
-      const labeled = Object.keys(labelMap).map((label, i) => ({ label, response: answers[i].response }));
-      const prompt = buildRankingPrompt(question, labeled);
-      return config.councilModels.map((model) => ({
-        key: model,
-        participant: model,
-        model,
-        messages: [{ role: 'user', content: prompt }],
-      }));
-    }
-    case 'stage3': {
-      const prompt = buildSynthesisPrompt(
-        question,
-        stage1Responses(ctx.rows, config),
-        stage2Responses(ctx.rows, config),
-      );
-      const model = config.chairmanModel;
-      return [
-        { key: model, participant: model, model, messages: [...history, { role: 'user', content: prompt }] },
-      ];
-    }
-    default:
-      throw new Error(`council has no stage "${stage}"`);
-  }
-}
-
-function reduceStage1(outcomes: CallOutcome[]): StageReduction {
-  const answered = outcomes.filter((o): o is SuccessfulCall => o.ok);
-  if (answered.length === 0) {
-    return failure(`All council models failed to answer: ${describeFailures(outcomes)}.`);
-  }
-  if (answered.length < MIN_RESPONSES) {
-    return failure(
-      `Only ${answered[0].model} answered; the council needs at least ${MIN_RESPONSES} answers to rank. ` +
-        `Failed: ${describeFailures(outcomes)}.`,
-    );
-  }
-  const rows: StageRow[] = answered.map((call) => ({
-    stageType: 'stage1',
-    stageOrder: STAGE_ORDER.stage1,
-    model: call.model,
-    role: 'respondent',
-    content: call.content,
-    parsedData: {},
-    ...usageOf(call),
-  }));
-  const data: Stage1Response[] = answered.map((c) => ({
-    model: c.model,
-    response: c.content,
-    responseTimeMs: c.responseTimeMs,
-  }));
-  return {
-    rows,
-    events: [modeEvent('stage1_complete', { data })],
-    transition: { kind: 'next', stage: 'stage2' },
-  };
+  const prompt = buildSynthesisPrompt(
+    question,
+    stage1Responses(ctx.rows, config),
+    stage2Responses(ctx.rows, config),
+  );
+  const model = config.chairmanModel;
+  return [promptCall(model, model, prompt, historyMessages(ctx.history))];
 }
 
 function reduceStage2(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const answers = stage1Responses(ctx.rows, ctx.config);
   const labelToModel = createLabelMap(answers.map((a) => a.model));
   const shownLabels = Object.keys(labelToModel);
-  const evaluations = outcomes
-    .filter((o): o is SuccessfulCall => o.ok)
-    .map((call) => ({ call, parsed: parseRanking(call.content, shownLabels) }));
+  const evaluations = answeredCalls(outcomes).map((call) => ({
+    call,
+    parsed: parseRanking(call.content, shownLabels),
+  }));
   const aggregate = aggregateRankings(
     evaluations.map((e) => e.parsed.labels).filter((labels) => labels.length > 0),
     labelToModel,
   );
   const rows: StageRow[] = [
-    {
-      stageType: 'stage2_label_map',
-      stageOrder: STAGE_ORDER.stage2_label_map,
-      model: null,
-      role: null,
-      content: JSON.stringify(labelToModel),
-      parsedData: labelToModel,
-      ...NO_USAGE,
-    },
-    ...evaluations.map(({ call, parsed }): StageRow => ({
-      stageType: 'stage2',
-      stageOrder: STAGE_ORDER.stage2,
-      model: call.model,
-      role: 'evaluator',
-      content: call.content,
-      parsedData: { parsedRanking: parsed.labels, parseSuccess: parsed.labels.length > 0 },
-      ...usageOf(call),
-    })),
-    {
-      stageType: 'stage2_aggregate',
-      stageOrder: STAGE_ORDER.stage2_aggregate,
-      model: null,
-      role: null,
-      content: describeAggregate(aggregate),
-      parsedData: { aggregateRankings: aggregate },
-      ...NO_USAGE,
-    },
+    recordRow('stage2_label_map', STAGE_ORDER.stage2_label_map, JSON.stringify(labelToModel), labelToModel),
+    ...evaluations.map(({ call, parsed }) =>
+      callRow('stage2', STAGE_ORDER.stage2, 'evaluator', call, {
+        parsedRanking: parsed.labels,
+        parseSuccess: parsed.labels.length > 0,
+      }),
+    ),
+    recordRow('stage2_aggregate', STAGE_ORDER.stage2_aggregate, describeAggregate(aggregate), {
+      aggregateRankings: aggregate,
+    }),
   ];
   const data: Stage2Response[] = evaluations.map(({ call, parsed }) => ({
     model: call.model,
@@ -200,11 +140,15 @@ function reduceStage2(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
 
 function reduceStage3(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const chairman = outcomes[0];
-  if (!chairman || !chairman.ok) {
-    const reason = chairman && !chairman.ok ? chairman.error : 'no answer';
-    return failure(
-      `The chairman model ${ctx.config.chairmanModel} failed to synthesize (${reason}). ` +
-        'The council answers and rankings are saved.',
+  if (!chairman?.ok) {
+    return soleCallFailure(
+      {
+        role: 'chairman',
+        model: ctx.config.chairmanModel,
+        task: 'synthesize',
+        kept: 'The council answers and rankings are saved.',
+      },
+      chairman,
     );
   }
   const data: Stage3Response = {
@@ -213,46 +157,30 @@ function reduceStage3(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
     responseTimeMs: chairman.responseTimeMs,
   };
   return {
-    rows: [
-      {
-        stageType: 'stage3',
-        stageOrder: STAGE_ORDER.stage3,
-        model: chairman.model,
-        role: 'chairman',
-        content: chairman.content,
-        parsedData: {},
-        ...usageOf(chairman),
-      },
-    ],
+    rows: [callRow('stage3', STAGE_ORDER.stage3, 'chairman', chairman, {})],
     events: [modeEvent('stage3_complete', { data })],
     transition: { kind: 'done', content: chairman.content },
   };
 }
 
-export const councilMode: ModeDefinition<CouncilConfig, Partial<CouncilResult>> = {
+const stages: StageTable<CouncilStage, CouncilConfig> = {
+  stage1: {
+    start: (ctx) => [openingEvent('stage1_start', ctx)],
+    calls: (ctx) =>
+      answersRoundCalls(STAGE1, ctx.config.councilModels, ctx.question, historyMessages(ctx.history)),
+    reduce: (_ctx, outcomes) => reduceAnswersRound(STAGE1, outcomes),
+  },
+  stage2: { start: () => [modeEvent('stage2_start')], calls: planStage2, reduce: reduceStage2 },
+  stage3: { start: () => [modeEvent('stage3_start')], calls: planStage3, reduce: reduceStage3 },
+};
+
+export const councilMode = defineMode<CouncilConfig, Partial<CouncilResult>, CouncilStage>({
   mode: 'council',
   multiTurn: true,
   enforcesDeliberationCap: false,
+  config: councilConfig,
   firstStage: 'stage1',
-  configSchema: CouncilConfigDto,
-  resolveConfig: resolveCouncilConfig,
-  timeoutMs: (config) => config.timeoutMs,
-
-  startEvents(stage, ctx) {
-    if (stage === 'stage1') {
-      return [modeEvent('stage1_start', { conversationId: ctx.conversationId, messageId: ctx.messageId })];
-    }
-    return [modeEvent(`${stage}_start`)];
-  },
-
-  plan: planStage,
-
-  reduce(stage, ctx, outcomes) {
-    if (stage === 'stage1') return reduceStage1(outcomes);
-    if (stage === 'stage2') return reduceStage2(ctx, outcomes);
-    if (stage === 'stage3') return reduceStage3(ctx, outcomes);
-    throw new Error(`council has no stage "${stage}"`);
-  },
+  stages,
 
   titleCall: (ctx) => ({ model: ctx.config.chairmanModel, messages: buildTitlePrompt(ctx.question) }),
 
@@ -280,29 +208,4 @@ export const councilMode: ModeDefinition<CouncilConfig, Partial<CouncilResult>> 
     answer: result.stage3?.response ?? null,
     details: { aggregateRankings: result.stage2Metadata?.aggregateRankings ?? null },
   }),
-
-  describe(defaults) {
-    return {
-      mode: 'council',
-      available: true,
-      multiTurn: true,
-      roster: [
-        { role: 'council', field: 'councilModels', min: COUNCIL_MIN_MODELS, max: COUNCIL_MAX_MODELS },
-        { role: 'chairman', field: 'chairmanModel', min: 1, max: 1 },
-      ],
-      defaults: {
-        councilModels: defaults.council.councilModels,
-        chairmanModel: defaults.council.chairmanModel,
-        timeoutMs: defaults.timeoutMs,
-      },
-      options: [
-        {
-          field: 'timeoutMs',
-          type: 'integer',
-          description: 'per-call timeout (1000-600000 ms)',
-          default: defaults.timeoutMs,
-        },
-      ],
-    };
-  },
-};
+});

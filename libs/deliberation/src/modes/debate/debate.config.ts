@@ -2,37 +2,54 @@ import type { DebateConfig } from '@conclave/contracts';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsNumber, IsOptional, Max, Min } from 'class-validator';
 import type { ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
 import { IsModelId } from '../../shared/validation';
+import type { ModeConfigDefinition, Range } from '../mode-config';
 
 export const DEBATE_MIN_MODELS = 3;
 export const DEBATE_MAX_MODELS = 6;
+const TIMEOUT_MS: Range = { min: 10_000, max: 600_000, unit: 'ms' };
 
 /** `modeConfig` of a debate request (04-debate.md §D). The same model may appear twice. */
 export class DebateConfigDto {
   // Validators run bottom-up and stop at the first failure: the type check comes last.
   @IsModelId({ each: true })
-  @ArrayMaxSize(DEBATE_MAX_MODELS, { message: 'Maximum 6 models allowed' })
-  @ArrayMinSize(DEBATE_MIN_MODELS, { message: 'Debate mode requires at least 3 models' })
+  @ArrayMaxSize(DEBATE_MAX_MODELS, { message: `Maximum ${DEBATE_MAX_MODELS} models allowed` })
+  @ArrayMinSize(DEBATE_MIN_MODELS, { message: `Debate mode requires at least ${DEBATE_MIN_MODELS} models` })
   @IsArray()
   @IsOptional()
   models?: string[];
 
-  @Max(600_000)
-  @Min(10_000)
+  @Max(TIMEOUT_MS.max)
+  @Min(TIMEOUT_MS.min)
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @IsOptional()
   timeoutMs?: number;
 }
+
+/** What a debate request that names none of these gets. */
+export const debateDefaults = (defaults: ModeDefaults): DebateConfig => ({
+  models: defaults.debate.models,
+  timeoutMs: defaults.timeoutMs,
+});
 
 export function resolveDebateConfig(
   request: RequestEnvelope,
   defaults: ModeDefaults,
 ): ResolvedConfig<DebateConfig> {
   const given = (request.modeConfig ?? {}) as DebateConfigDto;
+  const fallback = debateDefaults(defaults);
   return {
     ok: true,
     config: {
-      models: given.models ?? defaults.debate.models,
-      timeoutMs: Math.round(given.timeoutMs ?? defaults.timeoutMs),
+      models: given.models ?? fallback.models,
+      timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
     },
   };
 }
+
+export const debateConfig: ModeConfigDefinition<DebateConfig> = {
+  schema: DebateConfigDto,
+  roster: [{ role: 'debater', field: 'modeConfig.models', min: DEBATE_MIN_MODELS, max: DEBATE_MAX_MODELS }],
+  options: [{ field: 'timeoutMs', type: 'integer', description: 'per-call timeout', range: TIMEOUT_MS }],
+  defaults: debateDefaults,
+  resolve: resolveDebateConfig,
+};

@@ -7,33 +7,33 @@ import type {
   RevisionDecision,
   RevisionResponse,
   RevisionSummary,
-  Stage1Response,
-  VoteResponse,
 } from '@conclave/contracts';
-import { failure, modeEvent, NO_USAGE, usageOf } from '../../engine/reductions';
-import {
-  initialAnswers,
-  participantKey,
-  participantOfKey,
-  type SeatedAnswer,
-} from '../../shared/participants';
+import { failure, modeEvent, NO_USAGE } from '../../engine/reductions';
+import { initialAnswers, participantKey, type SeatedAnswer } from '../../shared/participants';
 import type {
   CallOutcome,
   DeliberationContext,
-  ModeDefinition,
   PlannedCall,
   StageReduction,
   StageRow,
-  SuccessfulCall,
 } from '../../engine/types';
-import { responseLabel, shuffleWithSeed } from '../../shared/labels';
+import {
+  answersRoundCalls,
+  reduceAnswersRound,
+  seatedResponses,
+  type AnswersRound,
+} from '../../shared/answers-round';
+import { openingEvent, promptCall, recordRow, usageOfOutcome } from '../../shared/calls';
+import { labelMapOf, responseLabel, shuffleWithSeed } from '../../shared/labels';
 import { buildTitlePrompt } from '../../shared/title';
-import { DEBATE_MAX_MODELS, DEBATE_MIN_MODELS, DebateConfigDto, resolveDebateConfig } from './debate.config';
+import { ballotRow, castBallots, votesFromRows } from '../../shared/voting';
+import { defineMode, type StageTable } from '../define-mode';
+import { debateConfig } from './debate.config';
 import { parseRevision, revisedResponseOf, wordCount } from './debate.parse';
-import { parseVote, tallyVotes } from '../../shared/voting';
 import { buildRevisionPrompt, buildVoteOnRevisedPrompt } from './debate.prompts';
 
 type Ctx = DeliberationContext<DebateConfig>;
+type DebateStage = 'round1' | 'revision' | 'vote';
 
 const ORDER = {
   round1_label_map: 0,
@@ -49,7 +49,6 @@ const MIN_ANSWERS = 2;
 
 /** Models may repeat in a debate: debaters are told apart by roster position. */
 type Debater = SeatedAnswer;
-const debaters = initialAnswers;
 
 interface Revised extends RevisionResponse {
   participant: number;
@@ -60,9 +59,7 @@ const round1Order = (list: Debater[]) => list;
 const voteOrder = (list: Debater[], messageId: string) =>
   shuffleWithSeed(list, `${messageId}:revised-labels`);
 
-function labelMap<T extends { model: string }>(ordered: T[]): LabelMap {
-  return Object.fromEntries(ordered.map((d, i) => [responseLabel(i), d.model]));
-}
+const labelMap = (ordered: readonly { model: string }[]): LabelMap => labelMapOf(ordered.map((d) => d.model));
 
 function revisionOf(debater: Debater, outcome: CallOutcome | undefined): Revised {
   const text = outcome?.ok ? outcome.content : null;
@@ -103,7 +100,7 @@ interface RevisionParsedData {
 }
 
 function revisionsFromRows(rows: readonly StageRow[]): Revised[] {
-  const originals = new Map(debaters(rows).map((d) => [d.participant, d]));
+  const originals = new Map(initialAnswers(rows).map((d) => [d.participant, d]));
   return rows
     .filter((r) => r.stageType === 'revision')
     .sort((a, b) => (a.participant ?? 0) - (b.participant ?? 0))
@@ -129,55 +126,25 @@ const withoutParticipant = ({ participant: _p, ...revision }: Revised): Revision
 const rowData = (rows: readonly StageRow[], type: string) =>
   rows.find((r) => r.stageType === type)?.parsedData;
 
-function reduceRound1(outcomes: CallOutcome[]): StageReduction {
-  const answered = outcomes.filter((o): o is SuccessfulCall => o.ok);
-  const failed = outcomes
-    .filter((o) => !o.ok)
-    .map((o) => `${o.model} (${o.ok ? '' : o.error})`)
-    .join(', ');
-  if (answered.length === 0) return failure(`All debate models failed to answer: ${failed}.`);
-  if (answered.length < MIN_ANSWERS) {
-    return failure(
-      `Only ${answered[0].model} answered; a debate needs at least ${MIN_ANSWERS}. Failed: ${failed}.`,
-    );
-  }
-  const labels = labelMap(answered);
-  const rows: StageRow[] = [
-    {
-      stageType: 'round1_label_map',
-      stageOrder: ORDER.round1_label_map,
-      model: null,
-      role: null,
-      content: JSON.stringify(labels),
-      parsedData: labels,
-      ...NO_USAGE,
-    },
-    ...answered.map((call): StageRow => ({
-      stageType: 'initial_answer',
-      stageOrder: ORDER.initial_answer,
-      model: call.model,
-      role: 'respondent',
-      content: call.content,
-      parsedData: { responseTimeMs: call.responseTimeMs },
-      ...usageOf(call),
-      participant: participantOfKey(call.key),
-    })),
-  ];
-  const data: Stage1Response[] = answered.map((c) => ({
-    model: c.model,
-    response: c.content,
-    responseTimeMs: c.responseTimeMs,
-  }));
-  return {
-    rows,
-    events: [modeEvent('round1_complete', { data })],
-    transition: { kind: 'next', stage: 'revision' },
-  };
-}
+const ROUND1: AnswersRound = {
+  stageType: 'initial_answer',
+  stageOrder: ORDER.initial_answer,
+  seated: true,
+  parsedData: (call) => ({ responseTimeMs: call.responseTimeMs }),
+  leadingRows: (answered) => {
+    const labels = labelMap(answered);
+    return [recordRow('round1_label_map', ORDER.round1_label_map, JSON.stringify(labels), labels)];
+  },
+  event: 'round1_complete',
+  next: 'revision',
+  minAnswers: MIN_ANSWERS,
+  panel: 'debate models',
+  need: `a debate needs at least ${MIN_ANSWERS}`,
+};
 
 function reduceRevision(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const byKey = new Map(outcomes.map((o) => [o.key, o]));
-  const list = debaters(ctx.rows);
+  const list = initialAnswers(ctx.rows);
   const revisions = list.map((d) => revisionOf(d, byKey.get(participantKey(d.participant))));
   const summary = summarize(revisions);
   const revisedLabels = labelMap(voteOrder(list, ctx.messageId));
@@ -198,28 +165,12 @@ function reduceRevision(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
           revisedWordCount: revision.revisedWordCount,
           parseSuccess: revision.parseSuccess,
         },
-        ...(outcome?.ok ? usageOf(outcome) : NO_USAGE),
+        ...usageOfOutcome(outcome),
         participant: revision.participant,
       };
     }),
-    {
-      stageType: 'revision_summary',
-      stageOrder: ORDER.revision_summary,
-      model: null,
-      role: null,
-      content: JSON.stringify(summary),
-      parsedData: { ...summary },
-      ...NO_USAGE,
-    },
-    {
-      stageType: 'revised_label_map',
-      stageOrder: ORDER.revised_label_map,
-      model: null,
-      role: null,
-      content: JSON.stringify(revisedLabels),
-      parsedData: revisedLabels,
-      ...NO_USAGE,
-    },
+    recordRow('revision_summary', ORDER.revision_summary, JSON.stringify(summary), { ...summary }),
+    recordRow('revised_label_map', ORDER.revised_label_map, JSON.stringify(revisedLabels), revisedLabels),
   ];
   return {
     rows,
@@ -231,47 +182,14 @@ function reduceRevision(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
 }
 
 function reduceVote(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
-  const list = debaters(ctx.rows);
+  const list = initialAnswers(ctx.rows);
   const ordered = voteOrder(list, ctx.messageId);
   const labels = ordered.map((_, i) => responseLabel(i));
   const revisedLabelToModel = labelMap(ordered);
   const revisions = new Map(revisionsFromRows(ctx.rows).map((r) => [r.participant, r]));
-  const byKey = new Map(outcomes.map((o) => [o.key, o]));
-  const cast = list.map((d) => byKey.get(participantKey(d.participant)));
-  const votes: (VoteResponse & { participant: number })[] = list.flatMap((d, i) => {
-    const outcome = cast[i];
-    if (!outcome?.ok) return [];
-    const parsed = parseVote(outcome.content);
-    return [
-      {
-        participant: d.participant,
-        model: d.model,
-        voteText: outcome.content,
-        votedFor: parsed && labels.includes(parsed) ? parsed : null,
-        responseTimeMs: outcome.responseTimeMs,
-      },
-    ];
-  });
   // Failed calls are votes that did not count, like unparseable ones.
-  const tally = tallyVotes(
-    cast.map((outcome, i) =>
-      outcome?.ok ? (votes.find((v) => v.participant === list[i].participant)?.votedFor ?? null) : null,
-    ),
-    labels,
-  );
-  const voteRows: StageRow[] = votes.map((vote) => {
-    const outcome = byKey.get(participantKey(vote.participant)) as SuccessfulCall;
-    return {
-      stageType: 'debate_vote',
-      stageOrder: ORDER.debate_vote,
-      model: vote.model,
-      role: 'voter',
-      content: vote.voteText,
-      parsedData: { votedFor: vote.votedFor },
-      ...usageOf(outcome),
-      participant: vote.participant,
-    };
-  });
+  const { ballots, tally } = castBallots(list, outcomes, labels);
+  const voteRows = ballots.map((ballot) => ballotRow(ballot, 'debate_vote', ORDER.debate_vote));
   if (tally.validVoteCount === 0) return { ...failure('All votes failed to parse.'), rows: voteRows };
 
   const winnerLabel = tally.winners[0];
@@ -289,7 +207,7 @@ function reduceVote(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
     ...(tiebroken ? { tiebreakerMethod: 'alphabetical' as const } : {}),
   };
   const voteResult: DebateVoteResult = {
-    votes: votes.map(({ participant: _p, ...vote }) => vote),
+    votes: ballots.map((b) => b.vote),
     tallies: tally.tallies,
     revisedLabelToModel,
     validVoteCount: tally.validVoteCount,
@@ -299,15 +217,12 @@ function reduceVote(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   };
   const rows: StageRow[] = [
     ...voteRows,
-    {
-      stageType: 'debate_vote_tally',
-      stageOrder: ORDER.debate_vote_tally,
-      model: null,
-      role: null,
-      content: JSON.stringify({ tallies: tally.tallies, isTie: tally.isTie, winners: tally.winners }),
-      parsedData: { ...tally },
-      ...NO_USAGE,
-    },
+    recordRow(
+      'debate_vote_tally',
+      ORDER.debate_vote_tally,
+      JSON.stringify({ tallies: tally.tallies, isTie: tally.isTie, winners: tally.winners }),
+      { ...tally },
+    ),
     {
       stageType: 'debate_winner',
       stageOrder: ORDER.debate_winner,
@@ -336,92 +251,76 @@ function reduceVote(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   };
 }
 
-function plan(stage: string, ctx: Ctx): PlannedCall[] {
-  const call = (participant: number, model: string, content: string): PlannedCall => ({
-    key: participantKey(participant),
-    participant: model,
-    model,
-    messages: [{ role: 'user', content }],
-  });
-  if (stage === 'round1') return ctx.config.models.map((model, i) => call(i, model, ctx.question));
-  const list = debaters(ctx.rows);
-  if (stage === 'revision') {
-    const labeled = round1Order(list).map((d, i) => ({ debater: d, label: responseLabel(i) }));
-    return labeled.map(({ debater }) =>
-      call(
-        debater.participant,
-        debater.model,
-        buildRevisionPrompt({
-          userQuery: ctx.question,
-          yourOriginalResponse: debater.response,
-          otherResponses: labeled
-            .filter((l) => l.debater.participant !== debater.participant)
-            .map((l) => ({ label: l.label, response: l.debater.response })),
-        }),
-      ),
-    );
-  }
-  if (stage === 'vote') {
-    const revisions = new Map(revisionsFromRows(ctx.rows).map((r) => [r.participant, r.revisedResponse]));
-    const prompt = buildVoteOnRevisedPrompt(
-      ctx.question,
-      voteOrder(list, ctx.messageId).map((d, i) => ({
-        label: responseLabel(i),
-        response: revisions.get(d.participant) ?? d.response,
-      })),
-    );
-    return list.map((d) => call(d.participant, d.model, prompt));
-  }
-  throw new Error(`debate has no stage "${stage}"`);
+function planRevision(ctx: Ctx): PlannedCall[] {
+  const labeled = round1Order(initialAnswers(ctx.rows)).map((d, i) => ({
+    debater: d,
+    label: responseLabel(i),
+  }));
+  return labeled.map(({ debater }) =>
+    promptCall(
+      participantKey(debater.participant),
+      debater.model,
+      buildRevisionPrompt({
+        userQuery: ctx.question,
+        yourOriginalResponse: debater.response,
+        otherResponses: labeled
+          .filter((l) => l.debater.participant !== debater.participant)
+          .map((l) => ({ label: l.label, response: l.debater.response })),
+      }),
+    ),
+  );
 }
 
-export const debateMode: ModeDefinition<DebateConfig, Partial<DebateResult>> = {
+function planVote(ctx: Ctx): PlannedCall[] {
+  const list = initialAnswers(ctx.rows);
+  const revisions = new Map(revisionsFromRows(ctx.rows).map((r) => [r.participant, r.revisedResponse]));
+  const prompt = buildVoteOnRevisedPrompt(
+    ctx.question,
+    voteOrder(list, ctx.messageId).map((d, i) => ({
+      label: responseLabel(i),
+      response: revisions.get(d.participant) ?? d.response,
+    })),
+  );
+  return list.map((d) => promptCall(participantKey(d.participant), d.model, prompt));
+}
+
+const stages: StageTable<DebateStage, DebateConfig> = {
+  round1: {
+    start: (ctx) => [openingEvent('debate_start', ctx, { mode: 'debate' }), modeEvent('round1_start')],
+    calls: (ctx) => answersRoundCalls(ROUND1, ctx.config.models, ctx.question),
+    reduce: (_ctx, outcomes) => reduceAnswersRound(ROUND1, outcomes),
+  },
+  revision: {
+    start: (ctx) => [
+      modeEvent('revision_start', { data: { labelMap: rowData(ctx.rows, 'round1_label_map') } }),
+    ],
+    calls: planRevision,
+    reduce: reduceRevision,
+  },
+  vote: {
+    start: (ctx) => [
+      modeEvent('vote_start', { data: { revisedLabelMap: rowData(ctx.rows, 'revised_label_map') } }),
+    ],
+    calls: planVote,
+    reduce: reduceVote,
+  },
+};
+
+export const debateMode = defineMode<DebateConfig, Partial<DebateResult>, DebateStage>({
   mode: 'debate',
   multiTurn: false,
   enforcesDeliberationCap: true,
+  config: debateConfig,
   firstStage: 'round1',
-  configSchema: DebateConfigDto,
-  resolveConfig: resolveDebateConfig,
-  timeoutMs: (config) => config.timeoutMs,
-
-  startEvents(stage, ctx) {
-    if (stage === 'round1') {
-      return [
-        modeEvent('debate_start', {
-          conversationId: ctx.conversationId,
-          messageId: ctx.messageId,
-          mode: 'debate',
-        }),
-        modeEvent('round1_start'),
-      ];
-    }
-    if (stage === 'revision')
-      return [modeEvent('revision_start', { data: { labelMap: rowData(ctx.rows, 'round1_label_map') } })];
-    if (stage === 'vote')
-      return [modeEvent('vote_start', { data: { revisedLabelMap: rowData(ctx.rows, 'revised_label_map') } })];
-    return [];
-  },
-
-  plan,
-
-  reduce(stage, ctx, outcomes) {
-    if (stage === 'round1') return reduceRound1(outcomes);
-    if (stage === 'revision') return reduceRevision(ctx, outcomes);
-    if (stage === 'vote') return reduceVote(ctx, outcomes);
-    throw new Error(`debate has no stage "${stage}"`);
-  },
+  stages,
 
   titleCall: (ctx) => ({ model: ctx.config.models[0], messages: buildTitlePrompt(ctx.question) }),
 
   load(rows, _config, title) {
     const result: Partial<DebateResult> = {};
-    const list = debaters(rows);
-    if (list.length > 0) {
-      result.round1 = list.map((d) => ({
-        model: d.model,
-        response: d.response,
-        responseTimeMs: d.responseTimeMs,
-      }));
+    const round1 = seatedResponses(rows);
+    if (round1.length > 0) {
+      result.round1 = round1;
       result.round1LabelMap = rowData(rows, 'round1_label_map') as LabelMap;
     }
     const summary = rowData(rows, 'revision_summary');
@@ -434,14 +333,7 @@ export const debateMode: ModeDefinition<DebateConfig, Partial<DebateResult>> = {
       (Omit<DebateVoteResult, 'votes' | 'revisedLabelToModel'> & { winners: string[] }) | undefined;
     if (tally && result.revisedLabelMap) {
       result.votes = {
-        votes: rows
-          .filter((r) => r.stageType === 'debate_vote')
-          .map((r) => ({
-            model: r.model ?? '',
-            voteText: r.content,
-            votedFor: (r.parsedData as { votedFor: string | null }).votedFor,
-            responseTimeMs: r.responseTimeMs ?? 0,
-          })),
+        votes: votesFromRows(rows, 'debate_vote'),
         tallies: tally.tallies,
         revisedLabelToModel: result.revisedLabelMap,
         validVoteCount: tally.validVoteCount,
@@ -478,24 +370,4 @@ export const debateMode: ModeDefinition<DebateConfig, Partial<DebateResult>> = {
       tiebroken: result.winner?.tiebroken ?? null,
     },
   }),
-
-  describe(defaults) {
-    return {
-      mode: 'debate',
-      available: true,
-      multiTurn: false,
-      roster: [
-        { role: 'debater', field: 'modeConfig.models', min: DEBATE_MIN_MODELS, max: DEBATE_MAX_MODELS },
-      ],
-      defaults: { models: defaults.debate.models, timeoutMs: defaults.timeoutMs },
-      options: [
-        {
-          field: 'timeoutMs',
-          type: 'integer',
-          description: 'per-call timeout (10000-600000 ms)',
-          default: defaults.timeoutMs,
-        },
-      ],
-    };
-  },
-};
+});

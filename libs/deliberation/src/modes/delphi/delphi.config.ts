@@ -15,6 +15,7 @@ import {
 } from 'class-validator';
 import type { ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
 import { IsModelId } from '../../shared/validation';
+import type { ModeConfigDefinition, Range } from '../mode-config';
 
 export const DELPHI_MIN_PANELISTS = 3;
 export const DELPHI_MAX_PANELISTS = 7;
@@ -24,13 +25,21 @@ export const DELPHI_DEFAULTS = {
   qualitativeConvergenceThreshold: 75,
   timeoutMs: 120_000,
 } as const;
+const QUESTION_TYPES: readonly QuestionType[] = ['numeric', 'qualitative'];
+const MAX_ROUNDS: Range = { min: 2, max: 5 };
+const NUMERIC_THRESHOLD: Range = { min: 0.01, max: 1.0, fractional: true };
+const QUALITATIVE_THRESHOLD: Range = { min: 50, max: 100 };
+const OPTION_COUNT: Range = { min: 2, max: 10 };
+const TIMEOUT_MS: Range = { min: 30_000, max: 180_000, unit: 'ms' };
 
 /** `modeConfig` of a Delphi request (05-delphi.md §D). */
 export class DelphiConfigDto {
   // Validators run bottom-up and stop at the first failure: the type check comes last.
   @IsModelId({ each: true })
-  @ArrayMaxSize(DELPHI_MAX_PANELISTS, { message: 'Maximum 7 panelist models allowed' })
-  @ArrayMinSize(DELPHI_MIN_PANELISTS, { message: 'Delphi mode requires at least 3 panelist models' })
+  @ArrayMaxSize(DELPHI_MAX_PANELISTS, { message: `Maximum ${DELPHI_MAX_PANELISTS} panelist models allowed` })
+  @ArrayMinSize(DELPHI_MIN_PANELISTS, {
+    message: `Delphi mode requires at least ${DELPHI_MIN_PANELISTS} panelist models`,
+  })
   @IsArray()
   @IsOptional()
   panelistModels?: string[];
@@ -39,51 +48,61 @@ export class DelphiConfigDto {
   @IsOptional()
   facilitatorModel?: string;
 
-  @Max(5)
-  @Min(2)
+  @Max(MAX_ROUNDS.max)
+  @Min(MAX_ROUNDS.min)
   @IsInt()
   @IsOptional()
   maxRounds?: number;
 
-  @Max(1.0)
-  @Min(0.01)
+  @Max(NUMERIC_THRESHOLD.max)
+  @Min(NUMERIC_THRESHOLD.min)
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @IsOptional()
   numericConvergenceThreshold?: number;
 
-  @Max(100)
-  @Min(50)
+  @Max(QUALITATIVE_THRESHOLD.max)
+  @Min(QUALITATIVE_THRESHOLD.min)
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @IsOptional()
   qualitativeConvergenceThreshold?: number;
 
-  @IsIn(['numeric', 'qualitative'], { message: 'questionType must be "numeric" or "qualitative"' })
+  @IsIn([...QUESTION_TYPES], {
+    message: `questionType must be ${QUESTION_TYPES.map((t) => `"${t}"`).join(' or ')}`,
+  })
   @IsOptional()
   questionType?: QuestionType;
 
   @MaxLength(200, { each: true })
   @MinLength(1, { each: true, message: 'each option must be a non-empty string' })
   @IsString({ each: true })
-  @ArrayMaxSize(10)
-  @ArrayMinSize(2)
+  @ArrayMaxSize(OPTION_COUNT.max)
+  @ArrayMinSize(OPTION_COUNT.min)
   @IsArray()
   @IsOptional()
   options?: string[];
 
-  @Max(180_000)
-  @Min(30_000)
+  @Max(TIMEOUT_MS.max)
+  @Min(TIMEOUT_MS.min)
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @IsOptional()
   timeoutMs?: number;
 }
+
+/** What a Delphi request that names none of these gets; its per-round timeout is its own. */
+export const delphiDefaults = (defaults: ModeDefaults): Omit<DelphiConfig, 'questionType' | 'options'> => ({
+  panelistModels: defaults.delphi.panelistModels,
+  facilitatorModel: defaults.delphi.facilitatorModel,
+  ...DELPHI_DEFAULTS,
+});
 
 export function resolveDelphiConfig(
   request: RequestEnvelope,
   defaults: ModeDefaults,
 ): ResolvedConfig<DelphiConfig> {
   const given = (request.modeConfig ?? {}) as DelphiConfigDto;
-  const panelistModels = given.panelistModels ?? defaults.delphi.panelistModels;
-  const facilitatorModel = given.facilitatorModel ?? defaults.delphi.facilitatorModel;
+  const fallback = delphiDefaults(defaults);
+  const panelistModels = given.panelistModels ?? fallback.panelistModels;
+  const facilitatorModel = given.facilitatorModel ?? fallback.facilitatorModel;
   if (panelistModels.includes(facilitatorModel)) {
     return {
       ok: false,
@@ -99,15 +118,56 @@ export function resolveDelphiConfig(
     config: {
       panelistModels,
       facilitatorModel,
-      maxRounds: given.maxRounds ?? DELPHI_DEFAULTS.maxRounds,
-      numericConvergenceThreshold:
-        given.numericConvergenceThreshold ?? DELPHI_DEFAULTS.numericConvergenceThreshold,
+      maxRounds: given.maxRounds ?? fallback.maxRounds,
+      numericConvergenceThreshold: given.numericConvergenceThreshold ?? fallback.numericConvergenceThreshold,
       qualitativeConvergenceThreshold:
-        given.qualitativeConvergenceThreshold ?? DELPHI_DEFAULTS.qualitativeConvergenceThreshold,
+        given.qualitativeConvergenceThreshold ?? fallback.qualitativeConvergenceThreshold,
       questionType,
       // 05-delphi.md §F: a numeric override ignores options.
       options: questionType === 'numeric' ? null : (given.options ?? null),
-      timeoutMs: Math.round(given.timeoutMs ?? DELPHI_DEFAULTS.timeoutMs),
+      timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
     },
   };
 }
+
+export const delphiConfig: ModeConfigDefinition<DelphiConfig> = {
+  schema: DelphiConfigDto,
+  roster: [
+    {
+      role: 'panelist',
+      field: 'modeConfig.panelistModels',
+      min: DELPHI_MIN_PANELISTS,
+      max: DELPHI_MAX_PANELISTS,
+    },
+    { role: 'facilitator', field: 'modeConfig.facilitatorModel', min: 1, max: 1 },
+  ],
+  options: [
+    { field: 'maxRounds', type: 'integer', description: 'estimation rounds at most', range: MAX_ROUNDS },
+    {
+      field: 'numericConvergenceThreshold',
+      type: 'number',
+      description: 'converged below this CV',
+      range: NUMERIC_THRESHOLD,
+    },
+    {
+      field: 'qualitativeConvergenceThreshold',
+      type: 'number',
+      description: 'converged at this agreement %',
+      range: QUALITATIVE_THRESHOLD,
+    },
+    {
+      field: 'questionType',
+      type: QUESTION_TYPES.map((t) => `"${t}"`).join(' | '),
+      description: 'skip or narrow the classification',
+    },
+    {
+      field: 'options',
+      type: 'string[]',
+      description: 'the answers a qualitative question offers',
+      range: OPTION_COUNT,
+    },
+    { field: 'timeoutMs', type: 'integer', description: 'per-round timeout', range: TIMEOUT_MS },
+  ],
+  defaults: delphiDefaults,
+  resolve: resolveDelphiConfig,
+};

@@ -10,24 +10,19 @@ import type {
   NumericStats,
   QualitativeStats,
 } from '@conclave/contracts';
-import { failure, modeEvent, NO_USAGE, usageOf } from '../../engine/reductions';
+import { failure, modeEvent, NO_USAGE } from '../../engine/reductions';
+import { callRow, openingEvent, promptCall, soleCallFailure, usageOfOutcome } from '../../shared/calls';
 import { participantKey } from '../../shared/participants';
 import type {
   CallOutcome,
   DeliberationContext,
-  ModeDefinition,
   PlannedCall,
   StageReduction,
   StageRow,
 } from '../../engine/types';
 import { buildTitlePrompt } from '../../shared/title';
-import {
-  DELPHI_DEFAULTS,
-  DELPHI_MAX_PANELISTS,
-  DELPHI_MIN_PANELISTS,
-  DelphiConfigDto,
-  resolveDelphiConfig,
-} from './delphi.config';
+import { defineMode, type StageTable } from '../define-mode';
+import { delphiConfig } from './delphi.config';
 import {
   parseAnswer,
   parseClassification,
@@ -53,6 +48,8 @@ import {
 } from './delphi.stats';
 
 type Ctx = DeliberationContext<DelphiConfig>;
+/** `round` runs every estimation round: `round_1`, `round_2`, … */
+type DelphiStage = 'classify' | 'round' | 'synthesis';
 type Stats = NumericStats | QualitativeStats;
 
 const MIN_VALID = 3;
@@ -60,6 +57,10 @@ const SYNTHESIS_ORDER = 99;
 const FACILITATOR_KEY = 'facilitator';
 
 const roundOf = (stage: string): number => Number(/^round_(\d+)$/.exec(stage)?.[1] ?? NaN);
+const stageOf = (stage: string): DelphiStage | undefined => {
+  if (stage === 'classify' || stage === 'synthesis') return stage;
+  return Number.isInteger(roundOf(stage)) ? 'round' : undefined;
+};
 
 /** What the question is, from the request's override or the facilitator's classification. */
 export function classificationOf(
@@ -322,7 +323,7 @@ function reduceRound(round: number, ctx: Ctx, outcomes: CallOutcome[]): StageRed
       role: 'facilitator',
       content: classifyOutcome?.ok ? classifyOutcome.content : classification.reasoning,
       parsedData: { ...classification },
-      ...(classifyOutcome?.ok ? usageOf(classifyOutcome) : NO_USAGE),
+      ...usageOfOutcome(classifyOutcome),
     });
   }
   for (const answer of answers) {
@@ -334,7 +335,7 @@ function reduceRound(round: number, ctx: Ctx, outcomes: CallOutcome[]): StageRed
       role: 'panelist',
       content: answer.content,
       parsedData: { ...answer.data },
-      ...(outcome?.ok ? usageOf(outcome) : NO_USAGE),
+      ...usageOfOutcome(outcome),
       participant: answer.participant,
     });
   }
@@ -431,30 +432,26 @@ function reportOf(
 function reduceSynthesis(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const facilitator = outcomes[0];
   if (!facilitator?.ok) {
-    const reason = facilitator && !facilitator.ok ? facilitator.error : 'no answer';
-    return failure(
-      `The facilitator model ${ctx.config.facilitatorModel} failed to write the Delphi report (${reason}). ` +
-        'The round data is saved.',
+    return soleCallFailure(
+      {
+        role: 'facilitator',
+        model: ctx.config.facilitatorModel,
+        task: 'write the Delphi report',
+        kept: 'The round data is saved.',
+      },
+      facilitator,
     );
   }
   const inputs = synthesisInputs(ctx.rows);
   const report = reportOf(inputs, facilitator);
   return {
     rows: [
-      {
-        stageType: 'synthesis',
-        stageOrder: SYNTHESIS_ORDER,
-        model: facilitator.model,
-        role: 'facilitator',
-        content: facilitator.content,
-        parsedData: {
-          totalRounds: report.totalRounds,
-          converged: report.converged,
-          convergenceRound: inputs.convergenceRound,
-          finalValue: report.finalValue,
-        },
-        ...usageOf(facilitator),
-      },
+      callRow('synthesis', SYNTHESIS_ORDER, 'facilitator', facilitator, {
+        totalRounds: report.totalRounds,
+        converged: report.converged,
+        convergenceRound: inputs.convergenceRound,
+        finalValue: report.finalValue,
+      }),
     ],
     events: [modeEvent('synthesis_complete', { data: report })],
     transition: { kind: 'done', content: facilitator.content },
@@ -487,80 +484,56 @@ function estimatesOf(answers: PanelistAnswer[]): DelphiEstimate[] {
     );
 }
 
-export const delphiMode: ModeDefinition<DelphiConfig, Partial<DelphiResult>> = {
+function planSynthesis(ctx: Ctx): PlannedCall[] {
+  const inputs = synthesisInputs(ctx.rows);
+  const prompt = buildDelphiSynthesisPrompt({
+    userQuery: ctx.question,
+    participantCount: inputs.participantCount,
+    rounds: inputs.rounds,
+    converged: inputs.converged,
+    numeric: inputs.median !== undefined,
+    finalValue: inputs.finalValue,
+    median: inputs.median,
+    confidenceInterval: inputs.confidenceInterval,
+  });
+  return [promptCall(FACILITATOR_KEY, ctx.config.facilitatorModel, prompt)];
+}
+
+const stages: StageTable<DelphiStage, DelphiConfig> = {
+  classify: {
+    start: (ctx) => [
+      // deviations.md 4: the override when given, else null until classify_complete
+      openingEvent('delphi_start', ctx, { questionType: ctx.config.questionType }),
+    ],
+    calls: (ctx) =>
+      needsClassificationCall(ctx.config)
+        ? [promptCall(FACILITATOR_KEY, ctx.config.facilitatorModel, buildClassifyPrompt(ctx.question))]
+        : [],
+    reduce: (ctx, outcomes) => ({
+      rows: [],
+      events: [modeEvent('classify_complete', { data: classificationOf(ctx.config, outcomes[0]) })],
+      transition: { kind: 'next', stage: 'round_1' },
+    }),
+  },
+  round: {
+    start: (_ctx, stage) => [
+      modeEvent('round_start', { round: roundOf(stage) }, `round_start:${roundOf(stage)}`),
+    ],
+    calls: (ctx, stage) => planRound(roundOf(stage), ctx),
+    reduce: (ctx, outcomes, stage) => reduceRound(roundOf(stage), ctx, outcomes),
+  },
+  synthesis: { start: () => [modeEvent('synthesis_start')], calls: planSynthesis, reduce: reduceSynthesis },
+};
+
+export const delphiMode = defineMode<DelphiConfig, Partial<DelphiResult>, DelphiStage>({
   mode: 'delphi',
   multiTurn: false,
   // Delphi handles the cap itself: the current round finishes, then the report is written.
   enforcesDeliberationCap: false,
+  config: delphiConfig,
   firstStage: 'classify',
-  configSchema: DelphiConfigDto,
-  resolveConfig: resolveDelphiConfig,
-  timeoutMs: (config) => config.timeoutMs,
-
-  startEvents(stage, ctx) {
-    if (stage === 'classify') {
-      return [
-        modeEvent('delphi_start', {
-          conversationId: ctx.conversationId,
-          messageId: ctx.messageId,
-          // deviations.md 4: the override when given, else null until classify_complete
-          questionType: ctx.config.questionType,
-        }),
-      ];
-    }
-    if (stage === 'synthesis') return [modeEvent('synthesis_start')];
-    return [modeEvent('round_start', { round: roundOf(stage) }, `round_start:${roundOf(stage)}`)];
-  },
-
-  plan(stage, ctx) {
-    if (stage === 'classify') {
-      if (!needsClassificationCall(ctx.config)) return [];
-      const model = ctx.config.facilitatorModel;
-      return [
-        {
-          key: FACILITATOR_KEY,
-          participant: model,
-          model,
-          messages: [{ role: 'user', content: buildClassifyPrompt(ctx.question) }],
-        },
-      ];
-    }
-    if (stage === 'synthesis') {
-      const inputs = synthesisInputs(ctx.rows);
-      const model = ctx.config.facilitatorModel;
-      const prompt = buildDelphiSynthesisPrompt({
-        userQuery: ctx.question,
-        participantCount: inputs.participantCount,
-        rounds: inputs.rounds,
-        converged: inputs.converged,
-        numeric: inputs.median !== undefined,
-        finalValue: inputs.finalValue,
-        median: inputs.median,
-        confidenceInterval: inputs.confidenceInterval,
-      });
-      return [
-        { key: FACILITATOR_KEY, participant: model, model, messages: [{ role: 'user', content: prompt }] },
-      ];
-    }
-    const round = roundOf(stage);
-    if (!Number.isInteger(round)) throw new Error(`delphi has no stage "${stage}"`);
-    return planRound(round, ctx);
-  },
-
-  reduce(stage, ctx, outcomes) {
-    if (stage === 'classify') {
-      const classification = classificationOf(ctx.config, outcomes[0]);
-      return {
-        rows: [],
-        events: [modeEvent('classify_complete', { data: classification })],
-        transition: { kind: 'next', stage: 'round_1' },
-      };
-    }
-    if (stage === 'synthesis') return reduceSynthesis(ctx, outcomes);
-    const round = roundOf(stage);
-    if (!Number.isInteger(round)) throw new Error(`delphi has no stage "${stage}"`);
-    return reduceRound(round, ctx, outcomes);
-  },
+  stages,
+  stageOf,
 
   titleCall: (ctx) => ({ model: ctx.config.facilitatorModel, messages: buildTitlePrompt(ctx.question) }),
 
@@ -605,61 +578,4 @@ export const delphiMode: ModeDefinition<DelphiConfig, Partial<DelphiResult>> = {
       questionType: result.classification?.type ?? null,
     },
   }),
-
-  describe(defaults) {
-    return {
-      mode: 'delphi',
-      available: true,
-      multiTurn: false,
-      roster: [
-        {
-          role: 'panelist',
-          field: 'modeConfig.panelistModels',
-          min: DELPHI_MIN_PANELISTS,
-          max: DELPHI_MAX_PANELISTS,
-        },
-        { role: 'facilitator', field: 'modeConfig.facilitatorModel', min: 1, max: 1 },
-      ],
-      defaults: {
-        ...defaults.delphi,
-        ...DELPHI_DEFAULTS,
-      },
-      options: [
-        {
-          field: 'maxRounds',
-          type: 'integer',
-          description: 'estimation rounds at most (2-5)',
-          default: DELPHI_DEFAULTS.maxRounds,
-        },
-        {
-          field: 'numericConvergenceThreshold',
-          type: 'number',
-          description: 'converged below this CV (0.01-1.0)',
-          default: DELPHI_DEFAULTS.numericConvergenceThreshold,
-        },
-        {
-          field: 'qualitativeConvergenceThreshold',
-          type: 'number',
-          description: 'converged at this agreement % (50-100)',
-          default: DELPHI_DEFAULTS.qualitativeConvergenceThreshold,
-        },
-        {
-          field: 'questionType',
-          type: '"numeric" | "qualitative"',
-          description: 'skip or narrow the classification',
-        },
-        {
-          field: 'options',
-          type: 'string[]',
-          description: 'the answers a qualitative question offers (2-10)',
-        },
-        {
-          field: 'timeoutMs',
-          type: 'integer',
-          description: 'per-round timeout (30000-180000 ms)',
-          default: DELPHI_DEFAULTS.timeoutMs,
-        },
-      ],
-    };
-  },
-};
+});

@@ -13,10 +13,12 @@ import {
 } from 'class-validator';
 import type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
 import { IsModelId } from '../../shared/validation';
+import type { ModeConfigDefinition, Range } from '../mode-config';
 
 export const JURY_MIN_JURORS = 3;
 export const JURY_MAX_JURORS = 6;
 export const JURY_CONTENT_MAX_LENGTH = 200_000;
+const TIMEOUT_MS: Range = { min: 10_000, max: 300_000, unit: 'ms' };
 
 /**
  * `modeConfig` of a jury request (03-jury.md §D). The same juror model may sit twice, as 03-jury.md's
@@ -35,8 +37,8 @@ export class JuryConfigDto {
   originalQuestion?: string;
 
   @IsModelId({ each: true })
-  @ArrayMaxSize(JURY_MAX_JURORS, { message: 'Maximum 6 juror models allowed' })
-  @ArrayMinSize(JURY_MIN_JURORS, { message: 'Jury mode requires at least 3 juror models' })
+  @ArrayMaxSize(JURY_MAX_JURORS, { message: `Maximum ${JURY_MAX_JURORS} juror models allowed` })
+  @ArrayMinSize(JURY_MIN_JURORS, { message: `Jury mode requires at least ${JURY_MIN_JURORS} juror models` })
   @IsArray()
   @IsOptional()
   jurorModels?: string[];
@@ -47,12 +49,21 @@ export class JuryConfigDto {
   @IsOptional()
   foremanModel?: string;
 
-  @Max(300_000)
-  @Min(10_000)
+  @Max(TIMEOUT_MS.max)
+  @Min(TIMEOUT_MS.min)
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @IsOptional()
   timeoutMs?: number;
 }
+
+/** What a jury request that names none of these gets (the content it must name). */
+export const juryDefaults = (
+  defaults: ModeDefaults,
+): Pick<JuryConfig, 'jurorModels' | 'foremanModel' | 'timeoutMs'> => ({
+  jurorModels: defaults.jury.jurorModels,
+  foremanModel: defaults.jury.foremanModel,
+  timeoutMs: defaults.timeoutMs,
+});
 
 export function resolveJuryConfig(
   request: RequestEnvelope,
@@ -63,8 +74,9 @@ export function resolveJuryConfig(
   if (typeof given.content !== 'string' || given.content.trim().length === 0) {
     fields['modeConfig.content'] = 'Content to evaluate is required';
   }
-  const jurorModels = given.jurorModels ?? defaults.jury.jurorModels;
-  const foremanModel = given.foremanModel ?? defaults.jury.foremanModel;
+  const fallback = juryDefaults(defaults);
+  const jurorModels = given.jurorModels ?? fallback.jurorModels;
+  const foremanModel = given.foremanModel ?? fallback.foremanModel;
   if (jurorModels.includes(foremanModel)) {
     fields['modeConfig.foremanModel'] = 'Foreman model must not be one of the juror models';
   }
@@ -76,7 +88,22 @@ export function resolveJuryConfig(
       ...(given.originalQuestion ? { originalQuestion: given.originalQuestion } : {}),
       jurorModels,
       foremanModel,
-      timeoutMs: Math.round(given.timeoutMs ?? defaults.timeoutMs),
+      timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
     },
   };
 }
+
+export const juryConfig: ModeConfigDefinition<JuryConfig> = {
+  schema: JuryConfigDto,
+  roster: [
+    { role: 'juror', field: 'modeConfig.jurorModels', min: JURY_MIN_JURORS, max: JURY_MAX_JURORS },
+    { role: 'foreman', field: 'modeConfig.foremanModel', min: 1, max: 1 },
+  ],
+  options: [
+    { field: 'content', type: 'string', description: 'the content under evaluation (required)' },
+    { field: 'originalQuestion', type: 'string', description: 'the question the content was answering' },
+    { field: 'timeoutMs', type: 'integer', description: 'per-call timeout', range: TIMEOUT_MS },
+  ],
+  defaults: juryDefaults,
+  resolve: resolveJuryConfig,
+};

@@ -5,23 +5,33 @@ import {
   type JuryConfig,
   type JuryResult,
 } from '@conclave/contracts';
-import { failure, modeEvent, NO_USAGE, usageOf } from '../../engine/reductions';
+import { failure, modeEvent, usageOf } from '../../engine/reductions';
 import type {
   CallOutcome,
   DeliberationContext,
-  ModeDefinition,
   PlannedCall,
   StageReduction,
   StageRow,
   SuccessfulCall,
 } from '../../engine/types';
-import { JURY_MAX_JURORS, JURY_MIN_JURORS, JuryConfigDto, resolveJuryConfig } from './jury.config';
+import {
+  answeredCalls,
+  callRow,
+  describeFailures,
+  openingEvent,
+  promptCall,
+  recordRow,
+  soleCallFailure,
+} from '../../shared/calls';
+import { defineMode, type StageTable } from '../define-mode';
+import { juryConfig } from './jury.config';
 import { parseForemanReport } from './jury.foreman';
 import { parseJurorOutput } from './jury.parse';
 import { buildEvaluationPrompt, buildForemanPrompt, buildJuryTitlePrompt } from './jury.prompts';
 import { summarizeJurors } from './jury.verdict';
 
 type Ctx = DeliberationContext<JuryConfig>;
+type JuryStage = 'present' | 'deliberation' | 'verdict';
 
 const ORDER = { present: 1, deliberation: 2, juror_summary: 3, verdict: 4 } as const;
 const MIN_SUCCESSFUL_JURORS = 2;
@@ -85,17 +95,7 @@ const summaryFromRows = (rows: readonly StageRow[]): JurorSummary | undefined =>
 function reducePresent(ctx: Ctx): StageReduction {
   const { content, originalQuestion } = ctx.config;
   return {
-    rows: [
-      {
-        stageType: 'present',
-        stageOrder: ORDER.present,
-        model: null,
-        role: null,
-        content,
-        parsedData: originalQuestion ? { originalQuestion } : {},
-        ...NO_USAGE,
-      },
-    ],
+    rows: [recordRow('present', ORDER.present, content, originalQuestion ? { originalQuestion } : {})],
     events: [
       modeEvent('present_complete', { data: originalQuestion ? { content, originalQuestion } : { content } }),
     ],
@@ -104,7 +104,7 @@ function reducePresent(ctx: Ctx): StageReduction {
 }
 
 function reduceDeliberation(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
-  const succeeded = outcomes.filter((o): o is SuccessfulCall => o.ok);
+  const succeeded = answeredCalls(outcomes);
   const failedJurors = outcomes.flatMap((o) => (o.ok ? [] : [{ model: o.model, reason: o.error }]));
   if (succeeded.length === 0) return failure('All juror evaluations failed.');
   const jurors = succeeded.map((call) => assessJuror(call, ctx.config.content));
@@ -127,9 +127,7 @@ function reduceDeliberation(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
     return {
       ...failure(
         `Only ${succeeded.length} juror evaluation succeeded (${succeeded[0].model}); ` +
-          `at least ${MIN_SUCCESSFUL_JURORS} are needed for a verdict. Failed: ` +
-          failedJurors.map((f) => `${f.model} (${f.reason})`).join(', ') +
-          '.',
+          `at least ${MIN_SUCCESSFUL_JURORS} are needed for a verdict. Failed: ${describeFailures(outcomes)}.`,
       ),
       rows: jurorRows,
     };
@@ -137,15 +135,12 @@ function reduceDeliberation(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const summary = summarizeJurors(jurors, failedJurors);
   const rows: StageRow[] = [
     ...jurorRows,
-    {
-      stageType: 'juror_summary',
-      stageOrder: ORDER.juror_summary,
-      model: null,
-      role: null,
-      content: JSON.stringify({ majorityVerdict: summary.majorityVerdict, voteTally: summary.voteTally }),
-      parsedData: summary as unknown as Record<string, unknown>,
-      ...NO_USAGE,
-    },
+    recordRow(
+      'juror_summary',
+      ORDER.juror_summary,
+      JSON.stringify({ majorityVerdict: summary.majorityVerdict, voteTally: summary.voteTally }),
+      summary as unknown as Record<string, unknown>,
+    ),
   ];
   return {
     rows,
@@ -157,10 +152,14 @@ function reduceDeliberation(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
 function reduceVerdict(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const foreman = outcomes[0];
   if (!foreman?.ok) {
-    const reason = foreman && !foreman.ok ? foreman.error : 'no answer';
-    return failure(
-      `The foreman model ${ctx.config.foremanModel} failed to deliver the verdict report (${reason}). ` +
-        'The juror assessments and their summary are saved.',
+    return soleCallFailure(
+      {
+        role: 'foreman',
+        model: ctx.config.foremanModel,
+        task: 'deliver the verdict report',
+        kept: 'The juror assessments and their summary are saved.',
+      },
+      foreman,
     );
   }
   const summary = summaryFromRows(ctx.rows);
@@ -174,95 +173,65 @@ function reduceVerdict(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   });
   const { model: _model, reportText: _text, responseTimeMs: _time, ...parsedData } = report;
   return {
-    rows: [
-      {
-        stageType: 'verdict',
-        stageOrder: ORDER.verdict,
-        model: foreman.model,
-        role: 'foreman',
-        content: foreman.content,
-        parsedData,
-        ...usageOf(foreman),
-      },
-    ],
+    rows: [callRow('verdict', ORDER.verdict, 'foreman', foreman, parsedData)],
     events: [modeEvent('verdict_complete', { data: report })],
     transition: { kind: 'done', content: foreman.content },
   };
 }
 
-function plan(stage: string, ctx: Ctx): PlannedCall[] {
-  const { config } = ctx;
-  if (stage === 'present') return [];
-  if (stage === 'deliberation') {
-    const prompt = buildEvaluationPrompt(config.content, config.originalQuestion);
-    return jurorSeats(config.jurorModels).map(({ key, model }) => ({
-      key,
-      participant: model,
-      model,
-      messages: [{ role: 'user', content: prompt }],
-    }));
-  }
-  if (stage === 'verdict') {
-    const jurors = jurorsFromRows(ctx.rows, config);
-    const summary = summaryFromRows(ctx.rows);
-    if (!summary) throw new Error('verdict stage reached without a juror summary');
-    const prompt = buildForemanPrompt({
-      content: config.content,
-      originalQuestion: config.originalQuestion,
-      assessments: jurors.map((j) => ({ model: j.model, assessment: j.assessmentText })),
-      tally: summary.voteTally,
-      majorityVerdict: summary.majorityVerdict,
-    });
-    const model = config.foremanModel;
-    return [{ key: model, participant: model, model, messages: [{ role: 'user', content: prompt }] }];
-  }
-  throw new Error(`jury has no stage "${stage}"`);
+function planDeliberation(ctx: Ctx): PlannedCall[] {
+  const prompt = buildEvaluationPrompt(ctx.config.content, ctx.config.originalQuestion);
+  return jurorSeats(ctx.config.jurorModels).map(({ key, model }) => promptCall(key, model, prompt));
 }
 
-export const juryMode: ModeDefinition<JuryConfig, Partial<JuryResult>> = {
+function planVerdict(ctx: Ctx): PlannedCall[] {
+  const { config } = ctx;
+  const jurors = jurorsFromRows(ctx.rows, config);
+  const summary = summaryFromRows(ctx.rows);
+  if (!summary) throw new Error('verdict stage reached without a juror summary');
+  const prompt = buildForemanPrompt({
+    content: config.content,
+    originalQuestion: config.originalQuestion,
+    assessments: jurors.map((j) => ({ model: j.model, assessment: j.assessmentText })),
+    tally: summary.voteTally,
+    majorityVerdict: summary.majorityVerdict,
+  });
+  return [promptCall(config.foremanModel, config.foremanModel, prompt)];
+}
+
+const stages: StageTable<JuryStage, JuryConfig> = {
+  present: {
+    start: (ctx) => [openingEvent('jury_start', ctx, { mode: 'jury' }), modeEvent('present_start')],
+    calls: () => [],
+    reduce: reducePresent,
+  },
+  deliberation: {
+    start: () => [modeEvent('deliberation_start')],
+    calls: planDeliberation,
+    settled: (ctx, outcome) =>
+      outcome.ok
+        ? [
+            modeEvent(
+              'juror_complete',
+              { data: assessJuror(outcome, ctx.config.content) },
+              `juror_complete:${outcome.key}`,
+            ),
+          ]
+        : [],
+    reduce: reduceDeliberation,
+  },
+  verdict: { start: () => [modeEvent('verdict_start')], calls: planVerdict, reduce: reduceVerdict },
+};
+
+export const juryMode = defineMode<JuryConfig, Partial<JuryResult>, JuryStage>({
   mode: 'jury',
   multiTurn: false,
   enforcesDeliberationCap: true,
+  config: juryConfig,
   firstStage: 'present',
-  configSchema: JuryConfigDto,
-  resolveConfig: resolveJuryConfig,
+  stages,
   questionRequiredMessage: 'Content to evaluate is required',
   userContent: (_question, config) => config.content,
-  timeoutMs: (config) => config.timeoutMs,
-
-  startEvents(stage, ctx) {
-    if (stage === 'present') {
-      return [
-        modeEvent('jury_start', {
-          conversationId: ctx.conversationId,
-          messageId: ctx.messageId,
-          mode: 'jury',
-        }),
-        modeEvent('present_start'),
-      ];
-    }
-    return [modeEvent(`${stage}_start`)];
-  },
-
-  plan,
-
-  callEvents(stage, ctx, outcome) {
-    if (stage !== 'deliberation' || !outcome.ok) return [];
-    return [
-      modeEvent(
-        'juror_complete',
-        { data: assessJuror(outcome, ctx.config.content) },
-        `juror_complete:${outcome.key}`,
-      ),
-    ];
-  },
-
-  reduce(stage, ctx, outcomes) {
-    if (stage === 'present') return reducePresent(ctx);
-    if (stage === 'deliberation') return reduceDeliberation(ctx, outcomes);
-    if (stage === 'verdict') return reduceVerdict(ctx, outcomes);
-    throw new Error(`jury has no stage "${stage}"`);
-  },
 
   titleCall: (ctx) => ({
     model: ctx.config.foremanModel,
@@ -313,31 +282,4 @@ export const juryMode: ModeDefinition<JuryConfig, Partial<JuryResult>> = {
       dimensionAverages: result.dimensionAverages ?? null,
     },
   }),
-
-  describe(defaults) {
-    return {
-      mode: 'jury',
-      available: true,
-      multiTurn: false,
-      roster: [
-        { role: 'juror', field: 'modeConfig.jurorModels', min: JURY_MIN_JURORS, max: JURY_MAX_JURORS },
-        { role: 'foreman', field: 'modeConfig.foremanModel', min: 1, max: 1 },
-      ],
-      defaults: {
-        jurorModels: defaults.jury.jurorModels,
-        foremanModel: defaults.jury.foremanModel,
-        timeoutMs: defaults.timeoutMs,
-      },
-      options: [
-        { field: 'content', type: 'string', description: 'the content under evaluation (required)' },
-        { field: 'originalQuestion', type: 'string', description: 'the question the content was answering' },
-        {
-          field: 'timeoutMs',
-          type: 'integer',
-          description: 'per-call timeout (10000-300000 ms)',
-          default: defaults.timeoutMs,
-        },
-      ],
-    };
-  },
-};
+});

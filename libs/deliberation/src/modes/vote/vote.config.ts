@@ -2,16 +2,18 @@ import type { VoteConfig } from '@conclave/contracts';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsNumber, IsOptional, Max, Min } from 'class-validator';
 import type { ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
 import { IsModelId } from '../../shared/validation';
+import type { ModeConfigDefinition, Range } from '../mode-config';
 
 export const VOTE_MIN_MODELS = 3;
 export const VOTE_MAX_MODELS = 6;
+const TIMEOUT_MS: Range = { min: 10_000, max: 600_000, unit: 'ms' };
 
 /** `modeConfig` of a vote request (02-vote.md §D). */
 export class VoteConfigDto {
   // Validators run bottom-up and stop at the first failure: the type check comes last.
   @IsModelId({ each: true })
-  @ArrayMaxSize(VOTE_MAX_MODELS, { message: 'Maximum 6 models allowed' })
-  @ArrayMinSize(VOTE_MIN_MODELS, { message: 'Vote mode requires at least 3 models' })
+  @ArrayMaxSize(VOTE_MAX_MODELS, { message: `Maximum ${VOTE_MAX_MODELS} models allowed` })
+  @ArrayMinSize(VOTE_MIN_MODELS, { message: `Vote mode requires at least ${VOTE_MIN_MODELS} models` })
   @IsArray()
   @IsOptional()
   models?: string[];
@@ -20,26 +22,47 @@ export class VoteConfigDto {
   @IsOptional()
   chairmanModel?: string;
 
-  @Max(600_000)
-  @Min(10_000)
+  @Max(TIMEOUT_MS.max)
+  @Min(TIMEOUT_MS.min)
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @IsOptional()
   timeoutMs?: number;
 }
+
+/** The chairman may be a voter; without one named, the first model breaks ties. */
+const chairmanOf = (models: readonly string[]): string => models[0];
+
+/** What a vote request that names none of these gets. */
+export const voteDefaults = (defaults: ModeDefaults): VoteConfig => ({
+  models: defaults.vote.models,
+  chairmanModel: chairmanOf(defaults.vote.models),
+  timeoutMs: defaults.timeoutMs,
+});
 
 export function resolveVoteConfig(
   request: RequestEnvelope,
   defaults: ModeDefaults,
 ): ResolvedConfig<VoteConfig> {
   const given = (request.modeConfig ?? {}) as VoteConfigDto;
-  const models = given.models ?? defaults.vote.models;
+  const fallback = voteDefaults(defaults);
+  const models = given.models ?? fallback.models;
   return {
     ok: true,
     config: {
       models,
-      // The chairman may be a voter; without one named, the first model breaks ties.
-      chairmanModel: given.chairmanModel ?? models[0],
-      timeoutMs: Math.round(given.timeoutMs ?? defaults.timeoutMs),
+      chairmanModel: given.chairmanModel ?? chairmanOf(models),
+      timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
     },
   };
 }
+
+export const voteConfig: ModeConfigDefinition<VoteConfig> = {
+  schema: VoteConfigDto,
+  roster: [
+    { role: 'voter', field: 'modeConfig.models', min: VOTE_MIN_MODELS, max: VOTE_MAX_MODELS },
+    { role: 'chairman', field: 'modeConfig.chairmanModel', min: 0, max: 1 },
+  ],
+  options: [{ field: 'timeoutMs', type: 'number', description: 'per-call timeout', range: TIMEOUT_MS }],
+  defaults: voteDefaults,
+  resolve: resolveVoteConfig,
+};

@@ -1,0 +1,96 @@
+import type { ModeName } from '@conclave/contracts';
+import type { ChatMessage } from '@conclave/llm';
+import type {
+  CallOutcome,
+  DeliberationContext,
+  Headline,
+  ModeDefinition,
+  ModeEvent,
+  PlannedCall,
+  StageReduction,
+  StageRow,
+} from '../engine/types';
+import { describeConfig, type ModeConfigDefinition } from './mode-config';
+
+/**
+ * What one stage of a mode does. Each function also receives the stage's name, for stages that
+ * share an entry (Delphi's `round_1`, `round_2`, …).
+ */
+export interface StageBehaviour<Config> {
+  /** The events that open the stage. */
+  start(ctx: DeliberationContext<Config>, stage: string): ModeEvent[];
+  /** The model calls the stage makes; none for a stage that only reduces. */
+  calls(ctx: DeliberationContext<Config>, stage: string): PlannedCall[];
+  /** Events to deliver as soon as one call settles (jury's `juror_complete`), before the stage ends. */
+  settled?(ctx: DeliberationContext<Config>, outcome: CallOutcome, stage: string): ModeEvent[];
+  /** The stage's rows, events and where the deliberation goes next, from the settled calls. */
+  reduce(ctx: DeliberationContext<Config>, outcomes: CallOutcome[], stage: string): StageReduction;
+}
+
+/** A mode's stages, every one of them named: a stage left out does not compile. */
+export type StageTable<Stage extends string, Config> = Record<Stage, StageBehaviour<Config>>;
+
+/** A mode as it is written: its config definition, its stage table, and how it reads its rows. */
+export interface ModeSpec<Config extends { timeoutMs: number }, Result, Stage extends string> {
+  mode: ModeName;
+  multiTurn: boolean;
+  /** Whether the 600 s whole-deliberation cap of 00-shared.md §2 applies (01-council.md §F: not for council). */
+  enforcesDeliberationCap: boolean;
+  config: ModeConfigDefinition<Config>;
+  firstStage: Stage;
+  stages: StageTable<Stage, Config>;
+  /** The table entry a stage name runs, undefined for none; by default the entry of that name. */
+  stageOf?(stage: string): Stage | undefined;
+  /** The message for a missing question, when the mode's document words it differently. */
+  questionRequiredMessage?: string;
+  /** What the user message stores (00-shared.md §5); the question unless the mode says otherwise. */
+  userContent?(question: string, config: Config): string;
+  /** The model that writes the conversation title, and its prompt. */
+  titleCall(ctx: DeliberationContext<Config>): { model: string; messages: ChatMessage[] };
+  /** Rebuilds the mode's Result (partial while running) from stored rows alone. */
+  load(rows: StageRow[], config: Config, title: string | null): Result;
+  /** The headline of a (possibly partial) result, for batch exports. */
+  headline(result: Result): Headline;
+}
+
+/**
+ * The ModeDefinition the engine runs, from a mode as it is written: each stage method looks the
+ * stage up in the table (an unknown stage is an error here, and only here), the config methods
+ * and GET /api/modes' description come from the config definition, and the per-call timeout is
+ * the config's `timeoutMs`.
+ */
+export function defineMode<Config extends { timeoutMs: number }, Result, Stage extends string>(
+  spec: ModeSpec<Config, Result, Stage>,
+): ModeDefinition<Config, Result> {
+  const { mode, multiTurn, config, stages } = spec;
+  const stageOf =
+    spec.stageOf ?? ((stage: string) => (Object.hasOwn(stages, stage) ? (stage as Stage) : undefined));
+  const behaviour = (stage: string): StageBehaviour<Config> => {
+    const entry = stageOf(stage);
+    if (entry === undefined || !Object.hasOwn(stages, entry)) {
+      throw new Error(`${mode} has no stage "${stage}"`);
+    }
+    return stages[entry];
+  };
+  return {
+    mode,
+    multiTurn,
+    enforcesDeliberationCap: spec.enforcesDeliberationCap,
+    firstStage: spec.firstStage,
+    configSchema: config.schema,
+    resolveConfig: (request, defaults) => config.resolve(request, defaults),
+    ...(spec.questionRequiredMessage !== undefined
+      ? { questionRequiredMessage: spec.questionRequiredMessage }
+      : {}),
+    ...(spec.userContent ? { userContent: spec.userContent } : {}),
+    timeoutMs: (resolved) => resolved.timeoutMs,
+    startEvents: (stage, ctx) => behaviour(stage).start(ctx, stage),
+    plan: (stage, ctx) => behaviour(stage).calls(ctx, stage),
+    callEvents: (stage, ctx, outcome) => behaviour(stage).settled?.(ctx, outcome, stage) ?? [],
+    reduce: (stage, ctx, outcomes) => behaviour(stage).reduce(ctx, outcomes, stage),
+    titleCall: spec.titleCall,
+    load: spec.load,
+    describe: (defaults) => describeConfig(mode, multiTurn, config, defaults),
+    headline: spec.headline,
+  };
+}
