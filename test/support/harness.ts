@@ -6,7 +6,7 @@ import { loadConfig, type ConclaveConfig } from '@conclave/config';
 import { STAGE_QUEUE, type DeliveredEvent } from '@conclave/contracts';
 import type { ModelProvider } from '@conclave/llm';
 import { createLogger } from '@conclave/observability';
-import { createDataSource, createUserWithKey, migrate, type StageRowRecord } from '@conclave/persistence';
+import { ApiKeysRepository, createDataSource, migrate, type StageRowRecord } from '@conclave/persistence';
 import IORedis from 'ioredis';
 import { Queue } from 'bullmq';
 import { io, type Socket } from 'socket.io-client';
@@ -131,7 +131,7 @@ export class TestStack {
   }
 
   async createUser(name: string, role: 'user' | 'admin' = 'user'): Promise<string> {
-    return (await createUserWithKey(this.db, name, role)).apiKey;
+    return (await new ApiKeysRepository(this.db).createUserWithKey(name, role)).apiKey;
   }
 
   async api<T = unknown>(

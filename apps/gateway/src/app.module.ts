@@ -16,11 +16,18 @@ import { EventHub } from './events/event-hub';
 import { StreamRegistry } from './events/stream-registry';
 import { HealthController } from './health/health.controller';
 import { ModesController } from './modes/modes.controller';
-import { Metrics } from '@conclave/observability';
-import { DataSource } from 'typeorm';
+import type { Metrics } from '@conclave/observability';
+import { DeliberationsRepository } from '@conclave/persistence';
 import { ProbesController } from './ops/probes.controller';
 import { RateLimiter } from './common/rate-limiter';
-import { ConfigModule, METRICS, PersistenceModule, QueueModule, STAGE_QUEUE } from '@conclave/platform';
+import {
+  ConfigModule,
+  METRICS,
+  ObservabilityModule,
+  PersistenceModule,
+  QueueModule,
+  STAGE_QUEUE,
+} from '@conclave/platform';
 
 @Module({})
 export class AppModule {
@@ -29,6 +36,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        ObservabilityModule.forRoot(config, 'gateway'),
         PersistenceModule.forRoot(config),
         QueueModule.forRoot(config),
         TerminusModule,
@@ -43,10 +51,10 @@ export class AppModule {
       ],
       providers: [
         {
-          provide: METRICS,
-          inject: [STAGE_QUEUE, DataSource],
-          useFactory: (queue: StageQueue, dataSource: DataSource) => {
-            const metrics = new Metrics('gateway');
+          // The gateway's gauges, read on each scrape of METRICS (ObservabilityModule).
+          provide: 'SCRAPE_HOOKS',
+          inject: [METRICS, STAGE_QUEUE, DeliberationsRepository],
+          useFactory: (metrics: Metrics, queue: StageQueue, deliberations: DeliberationsRepository) => {
             metrics.onScrape('conclave_queue_jobs', async () => {
               const states = ['waiting', 'prioritized', 'active', 'delayed', 'completed', 'failed'] as const;
               const counts = await queue.queue.getJobCounts(...states);
@@ -54,12 +62,9 @@ export class AppModule {
                 metrics.queueJobs.set({ queue: queue.queue.name, state }, counts[state] ?? 0);
             });
             metrics.onScrape('conclave_active_deliberations', async () => {
-              const rows: { status: string; n: number }[] = await dataSource.query(
-                `SELECT status, count(*)::int AS n FROM messages
-                 WHERE role = 'assistant' AND status IN ('queued', 'running') GROUP BY status`,
-              );
-              for (const status of ['queued', 'running'])
-                metrics.activeDeliberations.set({ status }, rows.find((r) => r.status === status)?.n ?? 0);
+              const counts = await deliberations.activeCounts();
+              for (const status of ['queued', 'running'] as const)
+                metrics.activeDeliberations.set({ status }, counts[status]);
             });
             return metrics;
           },

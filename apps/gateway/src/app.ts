@@ -13,7 +13,7 @@ import { hostGuard, OriginCheckedIoAdapter } from './common/origins';
 import { useBodyParsers } from './common/body-parsers';
 import { ErrorFilter } from './common/error.filter';
 import { ADMIN_PATH, mountAdmin } from './ops/admin';
-import { JsonNestLogger } from './ops/nest-logger';
+import { JsonNestLogger } from '@conclave/platform';
 
 export async function createGateway(
   config: ConclaveConfig,

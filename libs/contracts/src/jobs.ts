@@ -18,6 +18,58 @@ export interface TitleJobData {
   messageId: string;
 }
 
+/**
+ * A queue as producer and consumer both know it: its name, and for each job name the payload a
+ * job of that name carries, with a check of it for the consumer (a payload comes back from Redis
+ * as plain JSON). The producer adds only these names with these payloads; the consumer has
+ * exactly one handler for each name.
+ */
+export interface QueueDefinition<Jobs extends object> {
+  readonly name: string;
+  readonly payloads: { readonly [N in JobName<Jobs>]: (data: unknown) => data is Jobs[N] };
+}
+
+/** The job names of a queue's payload map. */
+export type JobName<Jobs extends object> = keyof Jobs & string;
+
+/** The stage queue's jobs: each name with its payload. Jobs carry ids only; PostgreSQL holds the rest. */
+export interface StageQueueJobs {
+  [JOB_NAMES.stage]: StageJobData;
+  [JOB_NAMES.title]: TitleJobData;
+}
+
+const isStageJobData = (data: unknown): data is StageJobData =>
+  typeof data === 'object' &&
+  data !== null &&
+  'messageId' in data &&
+  typeof data.messageId === 'string' &&
+  'stage' in data &&
+  typeof data.stage === 'string';
+
+const isTitleJobData = (data: unknown): data is TitleJobData =>
+  typeof data === 'object' && data !== null && 'messageId' in data && typeof data.messageId === 'string';
+
+export const STAGE_QUEUE_DEFINITION: QueueDefinition<StageQueueJobs> = {
+  name: STAGE_QUEUE,
+  payloads: {
+    [JOB_NAMES.stage]: isStageJobData,
+    [JOB_NAMES.title]: isTitleJobData,
+  },
+};
+
+/** Every job name a queue defines. */
+export function jobNames<Jobs extends object>(definition: QueueDefinition<Jobs>): JobName<Jobs>[] {
+  return Object.keys(definition.payloads).filter((name) => isJobName(definition, name));
+}
+
+/** Whether `name` (a job's name as read from Redis) is one of the queue's job names. */
+export function isJobName<Jobs extends object>(
+  definition: QueueDefinition<Jobs>,
+  name: string,
+): name is JobName<Jobs> {
+  return Object.prototype.hasOwnProperty.call(definition.payloads, name);
+}
+
 /** BullMQ job ids must not contain ':' nor be all digits. */
 export const stageJobId = (messageId: string, stage: string): string => `${messageId}__${stage}`;
 export const titleJobId = (messageId: string): string => `${messageId}__title`;

@@ -1,7 +1,7 @@
 import { batchesChannel } from '@conclave/contracts';
 import type { Redis } from 'ioredis';
 import type { DataSource } from 'typeorm';
-import { returnedRows } from './deliberation.store';
+import { BatchesRepository } from './repositories/batches.repository';
 import type { StageQueue } from '@conclave/redis';
 import { KeyedSingleFlight } from './single-flight';
 
@@ -21,51 +21,23 @@ export class BatchDispatcher {
     await this.notify(batchId);
   });
 
+  private readonly batches: BatchesRepository;
+
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     private readonly queue: StageQueue,
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.batches = new BatchesRepository(dataSource);
+  }
 
   async dispatch(batchId: string): Promise<number> {
-    const picked = await this.dataSource.transaction(async (manager) => {
-      const [batch]: { status: string; concurrency: number; generate_titles: boolean }[] =
-        await manager.query(
-          // NO KEY UPDATE: dispatchers exclude each other, but the foreign-key checks of the batch's
-          // messages (KEY SHARE) do not wait for them.
-          'SELECT status, concurrency, generate_titles FROM batches WHERE id = $1 FOR NO KEY UPDATE',
-          [batchId],
-        );
-      if (!batch || batch.status === 'complete' || batch.status === 'cancelled') return null;
-      const [{ inflight }]: { inflight: number }[] = await manager.query(
-        `SELECT COUNT(*)::int AS inflight FROM messages WHERE batch_id = $1 AND role = 'assistant'
-           AND dispatched_at IS NOT NULL AND status IN ('queued', 'running')`,
-        [batchId],
-      );
-      const slots = batch.concurrency - inflight;
-      if (slots <= 0) return { items: [], title: batch.generate_titles };
-      const items = returnedRows<{ id: string; stage: string }>(
-        await manager.query(
-          `UPDATE messages SET dispatched_at = now() WHERE id IN (
-             SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND dispatched_at IS NULL
-               AND status = 'queued' ORDER BY batch_index LIMIT $2)
-           RETURNING id, stage`,
-          [batchId, slots],
-        ),
-      );
-      if (items.length > 0) {
-        await manager.query(
-          `UPDATE batches SET status = 'running', started_at = COALESCE(started_at, now()) WHERE id = $1 AND status = 'queued'`,
-          [batchId],
-        );
-      }
-      return { items, title: batch.generate_titles };
-    });
+    const picked = await this.batches.pickItems(batchId);
     if (!picked || picked.items.length === 0) return 0;
     // Committed first: a lost enqueue is found by the reconciler, never a double dispatch.
     await this.queue.enqueueMany(
-      picked.items.map((i) => ({ messageId: i.id, stage: i.stage, title: picked.title })),
+      picked.items.map((i) => ({ messageId: i.messageId, stage: i.stage, title: picked.generateTitles })),
       { background: true },
     );
     return picked.items.length;
@@ -77,13 +49,7 @@ export class BatchDispatcher {
   }
 
   async closeIfDone(batchId: string): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE batches SET status = CASE WHEN status = 'cancelled' THEN status ELSE 'complete' END,
-         finished_at = now()
-       WHERE id = $1 AND finished_at IS NULL AND NOT EXISTS (
-         SELECT 1 FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status IN ('queued', 'running'))`,
-      [batchId],
-    );
+    await this.batches.closeIfDone(batchId);
   }
 
   async notify(batchId: string): Promise<void> {
@@ -92,10 +58,7 @@ export class BatchDispatcher {
 
   /** Batches whose next items were never started (a worker died between two items). */
   async reconcile(): Promise<void> {
-    const open: { id: string }[] = await this.dataSource.query(
-      `SELECT id FROM batches WHERE status IN ('queued', 'running') ORDER BY created_at LIMIT 200`,
-    );
-    for (const { id } of open) {
+    for (const id of await this.batches.openBatchIds()) {
       if ((await this.dispatch(id)) > 0) await this.notify(id);
       await this.closeIfDone(id);
     }

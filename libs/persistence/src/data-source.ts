@@ -1,5 +1,4 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { ENTITIES } from './entities';
 import { InitialSchema1763780000000 } from './migrations/1763780000000-initial-schema';
 import { StageParticipant1763790000000 } from './migrations/1763790000000-stage-participant';
 import { Batches1763800000000 } from './migrations/1763800000000-batches';
@@ -20,7 +19,8 @@ export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourc
   return {
     type: 'postgres',
     url: databaseUrl,
-    entities: ENTITIES,
+    // No entities: every statement is SQL of its own (the repositories and the stage store).
+    entities: [],
     migrations: MIGRATIONS,
     migrationsTableName: 'typeorm_migrations',
     synchronize: false,

@@ -1,4 +1,4 @@
-import type { DeliveredEvent, ModeName, Usage } from '@conclave/contracts';
+import type { DeliveredEvent, ModeName } from '@conclave/contracts';
 import type {
   CallOutcome,
   DeliberationStore,
@@ -317,19 +317,5 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       [idleMs],
     );
     return rows.map((r) => ({ messageId: r.id, stage: r.stage, batchId: r.batch_id }));
-  }
-
-  async usage(messageId: string): Promise<Usage> {
-    const [row]: { prompt: string | null; completion: string | null; cost: string | null }[] =
-      await this.dataSource.query(
-        `SELECT SUM(prompt_tokens) AS prompt, SUM(completion_tokens) AS completion, SUM(cost_usd) AS cost
-         FROM model_calls WHERE message_id = $1`,
-        [messageId],
-      );
-    return {
-      promptTokens: Number(row?.prompt ?? 0),
-      completionTokens: Number(row?.completion ?? 0),
-      costUsd: Number(row?.cost ?? 0),
-    };
   }
 }

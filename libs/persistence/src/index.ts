@@ -1,6 +1,6 @@
-export * from './entities';
 export * from './data-source';
-export * from './deliberation.store';
+export { TypeOrmDeliberationStore, type StageRowRecord } from './deliberation.store';
 export * from './api-keys';
 export * from './batches';
+export * from './repositories';
 export * from './unavailable';

@@ -1,7 +1,7 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { ConclaveConfig } from '@conclave/config';
-import { dataSourceOptions, TypeOrmDeliberationStore } from '@conclave/persistence';
+import { dataSourceOptions, REPOSITORIES, TypeOrmDeliberationStore } from '@conclave/persistence';
 import { DataSource } from 'typeorm';
 
 /**
@@ -10,25 +10,24 @@ import { DataSource } from 'typeorm';
  */
 @Module({})
 export class PersistenceModule {
-  static forRoot(config: ConclaveConfig): DynamicModule {
+  /** `poolSize`: the most connections the pool opens (the worker's WORKER_DB_POOL). */
+  static forRoot(config: ConclaveConfig, options: { poolSize?: number } = {}): DynamicModule {
     return {
       module: PersistenceModule,
       global: true,
       imports: [
         TypeOrmModule.forRoot({
-          ...dataSourceOptions(config.databaseUrl),
+          ...dataSourceOptions(config.databaseUrl, options.poolSize),
           retryAttempts: 3,
           retryDelay: 1000,
         }),
       ],
-      providers: [
-        {
-          provide: TypeOrmDeliberationStore,
-          inject: [DataSource],
-          useFactory: (dataSource: DataSource) => new TypeOrmDeliberationStore(dataSource),
-        },
-      ],
-      exports: [TypeOrmDeliberationStore],
+      providers: [TypeOrmDeliberationStore, ...REPOSITORIES].map((statements): Provider => ({
+        provide: statements,
+        inject: [DataSource],
+        useFactory: (dataSource: DataSource) => new statements(dataSource),
+      })),
+      exports: [TypeOrmDeliberationStore, ...REPOSITORIES],
     };
   }
 }

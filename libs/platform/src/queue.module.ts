@@ -1,27 +1,44 @@
 import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { connectionErrorLogger } from '@conclave/observability';
+import { BatchDispatcher } from '@conclave/persistence';
 import { createRedis, StageQueue } from '@conclave/redis';
 import type { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
 import { REDIS_PRODUCER, STAGE_QUEUE } from './tokens';
 
+export interface QueueModuleOptions {
+  /**
+   * How the producer connection treats a Redis outage: `producer` (the gateway) fails fast, so the
+   * API answers 503 instead of hanging; `worker` waits for Redis, so a stage's next enqueue is not
+   * lost while it is away.
+   */
+  connection?: 'producer' | 'worker';
+  /**
+   * Where the connection's and the queue's errors go (repeat-limited); by default Nest's logger,
+   * context `redis`.
+   */
+  warn?: (message: string) => void;
+}
+
 /**
- * The producer side of Redis: a fail-fast connection (REDIS_PRODUCER) and the stage queue on it
+ * The producer side of Redis: a connection (REDIS_PRODUCER) and the stage queue on it
  * (STAGE_QUEUE), closed when the application shuts down.
  */
 @Module({})
 export class QueueModule {
-  static forRoot(config: ConclaveConfig): DynamicModule {
-    // The producer connection and the queue on it report the same errors: one repeat-limited log.
+  static forRoot(config: ConclaveConfig, options: QueueModuleOptions = {}): DynamicModule {
     const redisLogger = new Logger('redis');
-    const producerErrors = connectionErrorLogger((message) => redisLogger.warn(`redis producer: ${message}`));
+    const warn = options.warn ?? ((message: string) => redisLogger.warn(message));
+    // The producer connection and the queue on it report the same errors: one repeat-limited log.
+    const producerErrors = connectionErrorLogger((message) => warn(`redis producer: ${message}`));
     return {
       module: QueueModule,
       global: true,
       providers: [
         {
           provide: REDIS_PRODUCER,
-          useFactory: () => createRedis(config.redisUrl, 'producer', producerErrors),
+          useFactory: () => createRedis(config.redisUrl, options.connection ?? 'producer', producerErrors),
         },
         {
           provide: STAGE_QUEUE,
@@ -42,8 +59,15 @@ export class QueueModule {
             },
           }),
         },
+        {
+          // Starts a batch's next items on the stage queue (needs PersistenceModule's DataSource).
+          provide: BatchDispatcher,
+          inject: [DataSource, STAGE_QUEUE, REDIS_PRODUCER],
+          useFactory: (dataSource: DataSource, queue: StageQueue, redis: Redis) =>
+            new BatchDispatcher(dataSource, queue, redis, config.redisPrefix),
+        },
       ],
-      exports: [REDIS_PRODUCER, STAGE_QUEUE],
+      exports: [REDIS_PRODUCER, STAGE_QUEUE, BatchDispatcher],
     };
   }
 }

@@ -3,3 +3,5 @@ export const CONFIG = Symbol('CONFIG');
 export const STAGE_QUEUE = Symbol('STAGE_QUEUE');
 export const REDIS_PRODUCER = Symbol('REDIS_PRODUCER');
 export const METRICS = Symbol('METRICS');
+/** The process's JSON logger (pino, @conclave/observability createLogger). */
+export const LOGGER = Symbol('LOGGER');

@@ -1,10 +1,10 @@
 import {
   JOB_NAMES,
-  STAGE_QUEUE,
+  STAGE_QUEUE_DEFINITION,
   stageJobId,
   titleJobId,
-  type StageJobData,
-  type TitleJobData,
+  type JobName,
+  type StageQueueJobs,
 } from '@conclave/contracts';
 import type { EnqueueOptions, StageJobState, StageScheduler } from '@conclave/deliberation';
 import { Queue, type JobsOptions } from 'bullmq';
@@ -20,6 +20,14 @@ export interface StageQueueOptions {
   onError?: ConnectionErrorListener;
 }
 
+type StageJobName = JobName<StageQueueJobs>;
+
+/** One job to add: a name of the stage queue (STAGE_QUEUE_DEFINITION) with that name's payload. */
+type StageQueueJob = {
+  [N in StageJobName]: { name: N; data: StageQueueJobs[N]; opts: JobsOptions };
+}[StageJobName];
+
+/** The producer of the stage queue: adds only the job names and payloads its definition has. */
 export class StageQueue implements StageScheduler {
   readonly queue: Queue;
 
@@ -28,7 +36,7 @@ export class StageQueue implements StageScheduler {
     prefix: string,
     private readonly options: StageQueueOptions,
   ) {
-    this.queue = new Queue(STAGE_QUEUE, { connection, prefix });
+    this.queue = new Queue(STAGE_QUEUE_DEFINITION.name, { connection, prefix });
     if (options.onError) this.queue.on('error', options.onError);
   }
 
@@ -44,9 +52,24 @@ export class StageQueue implements StageScheduler {
     };
   }
 
+  private async add<N extends StageJobName>(
+    name: N,
+    data: StageQueueJobs[N],
+    opts: JobsOptions,
+  ): Promise<void> {
+    await this.queue.add(name, data, opts);
+  }
+
+  private async addBulk(jobs: StageQueueJob[]): Promise<void> {
+    await this.queue.addBulk(jobs);
+  }
+
   async enqueueStage(messageId: string, stage: string, options: EnqueueOptions = {}): Promise<void> {
-    const data: StageJobData = { messageId, stage };
-    await this.queue.add(JOB_NAMES.stage, data, this.jobOptions(stageJobId(messageId, stage), options));
+    await this.add(
+      JOB_NAMES.stage,
+      { messageId, stage },
+      this.jobOptions(stageJobId(messageId, stage), options),
+    );
   }
 
   /** Many first stages (and titles) at once, as a batch starts its items. */
@@ -55,17 +78,17 @@ export class StageQueue implements StageScheduler {
     options: EnqueueOptions = {},
   ): Promise<void> {
     if (items.length === 0) return;
-    await this.queue.addBulk([
-      ...items.map((item) => ({
+    await this.addBulk([
+      ...items.map((item): StageQueueJob => ({
         name: JOB_NAMES.stage,
-        data: { messageId: item.messageId, stage: item.stage } satisfies StageJobData,
+        data: { messageId: item.messageId, stage: item.stage },
         opts: this.jobOptions(stageJobId(item.messageId, item.stage), options),
       })),
       ...items
         .filter((item) => item.title)
-        .map((item) => ({
+        .map((item): StageQueueJob => ({
           name: JOB_NAMES.title,
-          data: { messageId: item.messageId } satisfies TitleJobData,
+          data: { messageId: item.messageId },
           opts: { ...this.jobOptions(titleJobId(item.messageId), options), attempts: 1 },
         })),
     ]);
@@ -89,8 +112,11 @@ export class StageQueue implements StageScheduler {
   }
 
   async enqueueTitle(messageId: string): Promise<void> {
-    const data: TitleJobData = { messageId };
-    await this.queue.add(JOB_NAMES.title, data, { ...this.jobOptions(titleJobId(messageId)), attempts: 1 });
+    await this.add(
+      JOB_NAMES.title,
+      { messageId },
+      { ...this.jobOptions(titleJobId(messageId)), attempts: 1 },
+    );
   }
 
   close(): Promise<void> {

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import { apiKeyFor, ensureLocalUser } from '@conclave/persistence';
-import { DataSource } from 'typeorm';
+import { ApiKeysRepository } from '@conclave/persistence';
 import { CONFIG } from '@conclave/platform';
 
 export interface Identity {
@@ -16,7 +15,7 @@ export class AuthService {
 
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
-    private readonly dataSource: DataSource,
+    private readonly apiKeys: ApiKeysRepository,
   ) {}
 
   /** The user a bearer token (or, in single-user mode, nothing) stands for; null when refused. */
@@ -27,14 +26,14 @@ export class AuthService {
   /** The user and the key (none in single-user mode) a bearer token stands for; null when refused. */
   async identify(token: string | undefined): Promise<Identity | null> {
     if (this.config.authMode === 'none') {
-      this.localUser ??= ensureLocalUser(this.dataSource).catch((error: unknown) => {
+      this.localUser ??= this.apiKeys.ensureLocalUser().catch((error: unknown) => {
         this.localUser = null;
         throw error;
       });
       return { userId: await this.localUser, keyId: null };
     }
     if (!token) return null;
-    return apiKeyFor(this.dataSource, token);
+    return this.apiKeys.ownerOf(token);
   }
 
   static bearer(header: string | undefined): string | undefined {

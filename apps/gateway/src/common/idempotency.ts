@@ -1,15 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
+import type { IdempotencyKey, IdempotencyRepository } from '@conclave/persistence';
 import { ApiError } from './api-error';
 
-export interface IdempotencyContext {
-  userId: string;
-  scope: 'deliberation' | 'batch';
-  key: string;
-  requestHash: string;
-}
+export { IdempotencyRace } from '@conclave/persistence';
 
-export class IdempotencyRace extends Error {}
+/** An Idempotency-Key header, checked, with the hash of the request it came with. */
+export type IdempotencyContext = IdempotencyKey;
 
 export function idempotencyContext(
   userId: string,
@@ -33,32 +29,15 @@ export function idempotencyContext(
   return { userId, scope, key, requestHash };
 }
 
-/** The response stored for this key, if a request with it was already accepted. */
+/** The response stored for this key, if a request with it was already accepted; 422 if that was another request. */
 export async function previousResponse<T>(
-  manager: Pick<EntityManager, 'query'>,
+  keys: IdempotencyRepository,
   context: IdempotencyContext,
 ): Promise<T | null> {
-  const [row]: { request_hash: string; response: T }[] = await manager.query(
-    'SELECT request_hash, response FROM idempotency_keys WHERE user_id = $1 AND scope = $2 AND key = $3',
-    [context.userId, context.scope, context.key],
-  );
-  if (!row) return null;
-  if (row.request_hash !== context.requestHash) {
+  const stored = await keys.find<T>(context);
+  if (!stored) return null;
+  if (stored.requestHash !== context.requestHash) {
     throw new ApiError(422, 'This Idempotency-Key was already used with a different request');
   }
-  return row.response;
-}
-
-/** Stored in the transaction that creates what the key protects; a concurrent twin loses. */
-export async function recordResponse(
-  manager: EntityManager,
-  context: IdempotencyContext,
-  response: unknown,
-): Promise<void> {
-  const inserted: unknown[] = await manager.query(
-    `INSERT INTO idempotency_keys (user_id, scope, key, request_hash, response) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT DO NOTHING RETURNING key`,
-    [context.userId, context.scope, context.key, context.requestHash, response],
-  );
-  if (inserted.length === 0) throw new IdempotencyRace();
+  return stored.response;
 }

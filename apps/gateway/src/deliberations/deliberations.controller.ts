@@ -69,7 +69,7 @@ export class DeliberationsController {
     const lastEventId = request.headers['last-event-id'] ?? request.query.lastEventId;
     const parsed = Number.parseInt(String(lastEventId ?? '0'), 10);
     const afterSeq = Number.isInteger(parsed) && parsed > 0 ? parsed : 0;
-    if (isTerminalStatus(message.status) && afterSeq >= message.last_seq) {
+    if (isTerminalStatus(message.status) && afterSeq >= message.lastSeq) {
       // Nothing more will come; 204 tells EventSource to stop reconnecting.
       response.status(204).end();
       return;

@@ -4,7 +4,7 @@ import { eventsChannel, type DeliveredEvent } from '@conclave/contracts';
 import { connectionErrorLogger } from '@conclave/observability';
 import { createRedis } from '@conclave/redis';
 import type { Redis } from 'ioredis';
-import { DataSource } from 'typeorm';
+import { DeliberationsRepository } from '@conclave/persistence';
 import { CONFIG } from '@conclave/platform';
 import { DeliberationsService } from '../deliberations/deliberations.service';
 import { OrderedDelivery } from './ordered-delivery';
@@ -31,7 +31,7 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
     private readonly deliberations: DeliberationsService,
-    private readonly dataSource: DataSource,
+    private readonly repository: DeliberationsRepository,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -67,17 +67,15 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
       else watched.set(messageId, [delivery]);
     }
     if (watched.size === 0) return;
-    let stored: { id: string; last_seq: number }[];
+    let stored: Map<string, number>;
     try {
-      stored = await this.dataSource.query('SELECT id, last_seq FROM messages WHERE id = ANY($1::uuid[])', [
-        [...watched.keys()],
-      ]);
+      stored = await this.repository.lastSeqs([...watched.keys()]);
     } catch (error) {
       // PostgreSQL away: the next re-sync (or the next live event) catches up.
       this.logger.warn(`re-sync skipped: ${error instanceof Error ? error.message : String(error)}`);
       return;
     }
-    for (const { id, last_seq: lastSeq } of stored) {
+    for (const [id, lastSeq] of stored) {
       for (const delivery of watched.get(id) ?? []) {
         if (!delivery.isEnded && delivery.lastDeliveredSeq < lastSeq) delivery.resync();
       }

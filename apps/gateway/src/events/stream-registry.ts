@@ -1,10 +1,9 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { connectionErrorLogger } from '@conclave/observability';
-import { activeApiKeyIds, revokedKeysChannel } from '@conclave/persistence';
+import { ApiKeysRepository, revokedKeysChannel } from '@conclave/persistence';
 import { createRedis } from '@conclave/redis';
 import type { Redis } from 'ioredis';
-import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { CONFIG } from '@conclave/platform';
 
@@ -93,7 +92,7 @@ export class StreamRegistry implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
-    private readonly dataSource: DataSource,
+    private readonly apiKeys: ApiKeysRepository,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -162,7 +161,7 @@ export class StreamRegistry implements OnModuleInit, OnModuleDestroy {
     if (keyIds.length === 0) return;
     let active: Set<string>;
     try {
-      active = await activeApiKeyIds(this.dataSource, keyIds);
+      active = await this.apiKeys.activeIds(keyIds);
     } catch (error) {
       // PostgreSQL away: keep the streams (refusing them all would turn an outage into a logout).
       this.logger.warn(`key recheck skipped: ${error instanceof Error ? error.message : String(error)}`);

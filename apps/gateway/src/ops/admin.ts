@@ -2,10 +2,9 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { INestApplication } from '@nestjs/common';
-import { isAdmin } from '@conclave/persistence';
+import { ApiKeysRepository } from '@conclave/persistence';
 import { type StageQueue } from '@conclave/redis';
 import type { NextFunction, Request, Response } from 'express';
-import { DataSource } from 'typeorm';
 import { AuthService } from '../auth/auth.service';
 import { RateLimited, RateLimiter } from '../common/rate-limiter';
 import { STAGE_QUEUE } from '@conclave/platform';
@@ -28,7 +27,7 @@ function cookie(req: Request, name: string): string | undefined {
 export function mountAdmin(app: INestApplication): void {
   const auth = app.get(AuthService);
   const limiter = app.get(RateLimiter);
-  const dataSource = app.get(DataSource);
+  const apiKeys = app.get(ApiKeysRepository);
   const queue = app.get<StageQueue>(STAGE_QUEUE);
   const board = new ExpressAdapter();
   board.setBasePath(ADMIN_PATH);
@@ -52,7 +51,7 @@ export function mountAdmin(app: INestApplication): void {
           });
           return;
         }
-        if (!(await isAdmin(dataSource, userId))) {
+        if (!(await apiKeys.isAdmin(userId))) {
           res.status(403).json({
             statusCode: 403,
             error: 'Forbidden',

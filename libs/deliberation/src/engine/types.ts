@@ -1,4 +1,4 @@
-import type { DeliveredEvent, ModeDefaults, ModeDescription, ModeName, Usage } from '@conclave/contracts';
+import type { DeliveredEvent, ModeDefaults, ModeDescription, ModeName } from '@conclave/contracts';
 
 export type { ModeDefaults } from '@conclave/contracts';
 import type { ChatMessage } from '@conclave/llm';
@@ -219,7 +219,6 @@ export interface DeliberationStore {
   eventsAfter(messageId: string, afterSeq: number): Promise<DeliveredEvent[]>;
   /** Queued or running messages whose row has not changed for `idleMs`. */
   unfinishedMessages(idleMs: number): Promise<UnfinishedMessage[]>;
-  usage(messageId: string): Promise<Usage>;
 }
 
 export interface EventPublisher {

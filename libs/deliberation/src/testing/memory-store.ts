@@ -146,15 +146,4 @@ export class MemoryStore implements DeliberationStore {
   async unfinishedMessages() {
     return [];
   }
-
-  async usage(messageId: string) {
-    const calls = this.has(messageId) ? Object.values(this.outcomes).flat() : [];
-    const sum = (pick: (o: CallOutcome) => number | null | undefined) =>
-      calls.reduce((total, o) => total + (pick(o) ?? 0), 0);
-    return {
-      promptTokens: sum((o) => (o.ok ? o.promptTokens : 0)),
-      completionTokens: sum((o) => (o.ok ? o.completionTokens : 0)),
-      costUsd: sum((o) => (o.ok ? o.costUsd : 0)),
-    };
-  }
 }

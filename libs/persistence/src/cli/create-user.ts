@@ -1,6 +1,6 @@
 import { loadConfig } from '@conclave/config';
-import { createUserWithKey } from '../api-keys';
 import { createDataSource } from '../data-source';
+import { ApiKeysRepository } from '../repositories/api-keys.repository';
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const dataSource = createDataSource(loadConfig().databaseUrl, 1);
   await dataSource.initialize();
   try {
-    const { userId, apiKey } = await createUserWithKey(dataSource, name, role);
+    const { userId, apiKey } = await new ApiKeysRepository(dataSource).createUserWithKey(name, role);
     console.log(`user ${name} (${userId})${role === 'admin' ? ', admin' : ''}`);
     console.log(`api key (shown once, store it now): ${apiKey}`);
   } finally {

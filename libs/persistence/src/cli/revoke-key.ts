@@ -1,6 +1,7 @@
 import { loadConfig } from '@conclave/config';
-import { announceRevokedKeys, revokeApiKeyIds } from '../api-keys';
+import { announceRevokedKeys } from '../api-keys';
 import { createDataSource } from '../data-source';
+import { ApiKeysRepository } from '../repositories/api-keys.repository';
 
 const USAGE =
   'usage: npm run user:revoke-key -- --prefix <first 8 characters, e.g. ck_AbCdE> | --key <key> | --user <name>';
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
   await dataSource.initialize();
   let revoked: string[];
   try {
-    revoked = await revokeApiKeyIds(dataSource, target);
+    revoked = await new ApiKeysRepository(dataSource).revoke(target);
   } finally {
     await dataSource.destroy();
   }

@@ -1,12 +1,28 @@
 import type { LoggerService } from '@nestjs/common';
 import type { Logger } from '@conclave/observability';
 
+export interface JsonNestLoggerOptions {
+  /**
+   * The level of Nest's `log` calls, which are its start-up chatter (modules initialized, routes
+   * mapped): `info` by default; `debug` keeps them out of a process's info-level output.
+   */
+  logAt?: 'info' | 'debug';
+}
+
 /** Nest's log calls as JSON lines through the shared logger; Nest's context becomes a field. */
 export class JsonNestLogger implements LoggerService {
-  constructor(private readonly logger: Logger) {}
+  private readonly logAt: 'info' | 'debug';
+
+  constructor(
+    private readonly logger: Logger,
+    options: JsonNestLoggerOptions = {},
+  ) {
+    this.logAt = options.logAt ?? 'info';
+  }
 
   private write(level: 'debug' | 'info' | 'warn' | 'error', message: unknown, rest: unknown[]): void {
-    const context = typeof rest[rest.length - 1] === 'string' ? (rest[rest.length - 1] as string) : undefined;
+    const last = rest[rest.length - 1];
+    const context = typeof last === 'string' ? last : undefined;
     const text =
       message instanceof Error
         ? message.message
@@ -17,7 +33,7 @@ export class JsonNestLogger implements LoggerService {
   }
 
   log(message: unknown, ...rest: unknown[]): void {
-    this.write('info', message, rest);
+    this.write(this.logAt, message, rest);
   }
   error(message: unknown, ...rest: unknown[]): void {
     // Nest passes a stack as the second argument: kept out of info-level output, available at debug.

@@ -1,0 +1,112 @@
+import { BullModule } from '@nestjs/bullmq';
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { ConclaveConfig } from '@conclave/config';
+import { STAGE_QUEUE_DEFINITION, type StageQueueJobs } from '@conclave/contracts';
+import { StageRunner, modeDefinition } from '@conclave/deliberation';
+import { ObservedProvider, type Logger, type Metrics } from '@conclave/observability';
+import { BatchDispatcher, TypeOrmDeliberationStore } from '@conclave/persistence';
+import {
+  ConfigModule,
+  LOGGER,
+  METRICS,
+  ObservabilityModule,
+  PersistenceModule,
+  QueueModule,
+  REDIS_PRODUCER,
+  STAGE_QUEUE,
+} from '@conclave/platform';
+import { RedisEventPublisher, type StageQueue } from '@conclave/redis';
+import type { Redis } from 'ioredis';
+import { ConsumerModule } from './consumer.module';
+import { GenerateTitleHandler } from './jobs/generate-title.handler';
+import type { AnyJobHandler } from './jobs/job-handlers';
+import { RunStageHandler } from './jobs/run-stage.handler';
+import { StageProcessor, stageProcessorClass } from './jobs/stage.processor';
+import { WorkerLifecycle } from './lifecycle';
+import { buildProvider, type ProviderOverrides } from './provider';
+import { Reconciler } from './reconciler';
+import { REDIS_CONSUMER, STAGE_JOB_HANDLERS } from './tokens';
+
+/** Earlier turns loaded for a follow-up; each mode truncates further (council: 10). */
+const HISTORY_LOAD_LIMIT = 50;
+
+export interface WorkerModuleOptions extends ProviderOverrides {
+  /** The JSON logger every line of the worker goes through. */
+  logger: Logger;
+}
+
+/**
+ * The worker application: the gateway's configuration, observability, persistence and queue
+ * modules, BullMQ (@nestjs/bullmq) consuming the stage queue on a connection of its own, and the
+ * deliberation engine (libs/deliberation, framework-free) built from them.
+ */
+@Module({})
+export class WorkerModule {
+  static forRoot(config: ConclaveConfig, options: WorkerModuleOptions): DynamicModule {
+    const { logger } = options;
+    return {
+      module: WorkerModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        ObservabilityModule.forRoot(config, 'worker', { logger }),
+        PersistenceModule.forRoot(config, { poolSize: config.worker.dbPoolSize }),
+        // The worker's producer waits for Redis rather than failing fast: a stage's next enqueue
+        // must not be lost to a Redis blip.
+        QueueModule.forRoot(config, { connection: 'worker', warn: (message) => logger.warn(message) }),
+        ConsumerModule.forRoot(config),
+        BullModule.forRootAsync({
+          inject: [REDIS_CONSUMER],
+          useFactory: (connection: Redis) => ({ connection, prefix: config.redisPrefix }),
+        }),
+        // Also what brings @nestjs/bullmq's explorer, which starts the worker of each @Processor.
+        BullModule.registerQueue({ name: STAGE_QUEUE_DEFINITION.name }),
+      ],
+      providers: [
+        {
+          provide: StageRunner,
+          inject: [TypeOrmDeliberationStore, STAGE_QUEUE, REDIS_PRODUCER, BatchDispatcher, METRICS, LOGGER],
+          useFactory: (
+            store: TypeOrmDeliberationStore,
+            scheduler: StageQueue,
+            redis: Redis,
+            batches: BatchDispatcher,
+            metrics: Metrics,
+            log: Logger,
+          ) => {
+            const provider = buildProvider(config, options, redis);
+            return new StageRunner(
+              modeDefinition,
+              store,
+              new ObservedProvider(provider, metrics, (model) => provider.providerOf(model)),
+              new RedisEventPublisher(redis, config.redisPrefix),
+              scheduler,
+              {
+                historyTurns: HISTORY_LOAD_LIMIT,
+                deliberationCapMs: config.deliberationCapMs,
+                log: (message) => log.info(message),
+                // The provider's full words (hosts included, credentials removed) for operators; users get the failure kind.
+                logCallError: ({ detail, retry, ...fields }) =>
+                  log.warn(
+                    { ...fields, ...(retry ? { attempt: retry.attempt, retryInMs: retry.delayMs } : {}) },
+                    `model call ${retry ? 'attempt failed, retrying' : 'failed'}: ${detail}`,
+                  ),
+                onFinished: (_messageId, batchId) =>
+                  batchId ? batches.itemFinished(batchId) : Promise.resolve(),
+              },
+            );
+          },
+        },
+        RunStageHandler,
+        GenerateTitleHandler,
+        {
+          provide: STAGE_JOB_HANDLERS,
+          inject: [RunStageHandler, GenerateTitleHandler],
+          useFactory: (...handlers: AnyJobHandler<StageQueueJobs>[]) => handlers,
+        },
+        { provide: StageProcessor, useClass: stageProcessorClass(config) },
+        Reconciler,
+        WorkerLifecycle,
+      ],
+    };
+  }
+}

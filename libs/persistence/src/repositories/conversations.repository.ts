@@ -1,0 +1,105 @@
+import type { MessageStatus, ModeName } from '@conclave/contracts';
+import type { DataSource } from 'typeorm';
+import { returnedRows } from '../deliberation.store';
+import {
+  STORED_MESSAGE_COLUMNS,
+  toStoredMessage,
+  type StoredMessage,
+  type StoredMessageRecord,
+} from './deliberations.repository';
+
+export interface Conversation {
+  id: string;
+  title: string | null;
+  mode: ModeName;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A conversation in the user's list: how many turns it has and how the last one stands. */
+export interface ConversationSummary extends Conversation {
+  turns: number;
+  lastStatus: MessageStatus | null;
+}
+
+/** A running deliberation of a deleted conversation: its subscribers get one last event after `lastSeq`. */
+export interface DeletedDeliberation {
+  messageId: string;
+  lastSeq: number;
+}
+
+interface ConversationRecord {
+  id: string;
+  title: string | null;
+  mode: ModeName;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toConversation = (r: ConversationRecord): Conversation => ({
+  id: r.id,
+  title: r.title,
+  mode: r.mode,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/** A user's conversations: the list, one with its messages, deletion. Ids given are UUIDs. */
+export class ConversationsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** The user's 500 most recently updated conversations, most recent first. */
+  async list(userId: string): Promise<ConversationSummary[]> {
+    const rows: (ConversationRecord & { turns: number; last_status: MessageStatus | null })[] =
+      await this.dataSource.query(
+        `SELECT c.id, c.title, c.mode, c.created_at, c.updated_at,
+           (SELECT COUNT(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.role = 'assistant') AS turns,
+           (SELECT m.status FROM messages m WHERE m.conversation_id = c.id AND m.role = 'assistant'
+              ORDER BY m.turn DESC LIMIT 1) AS last_status
+         FROM conversations c WHERE c.user_id = $1 ORDER BY c.updated_at DESC LIMIT 500`,
+        [userId],
+      );
+    return rows.map((r) => ({ ...toConversation(r), turns: r.turns, lastStatus: r.last_status }));
+  }
+
+  /** The conversation, if it is the user's. */
+  async owned(userId: string, conversationId: string): Promise<Conversation | null> {
+    const [row]: ConversationRecord[] = await this.dataSource.query(
+      'SELECT id, title, mode, created_at, updated_at FROM conversations WHERE id = $1 AND user_id = $2',
+      [conversationId, userId],
+    );
+    return row ? toConversation(row) : null;
+  }
+
+  /** Its messages, both roles, turn by turn (the user's message first). */
+  async messages(conversationId: string): Promise<StoredMessage[]> {
+    const rows: StoredMessageRecord[] = await this.dataSource.query(
+      `SELECT ${STORED_MESSAGE_COLUMNS} FROM messages m JOIN conversations c ON c.id = m.conversation_id
+       WHERE m.conversation_id = $1 ORDER BY m.turn, m.role DESC`,
+      [conversationId],
+    );
+    return rows.map(toStoredMessage);
+  }
+
+  /**
+   * Deletes the user's conversation with everything stored for it; returns its deliberations that
+   * were still queued or running, or null when the user has no such conversation.
+   */
+  delete(userId: string, conversationId: string): Promise<DeletedDeliberation[] | null> {
+    return this.dataSource.transaction(async (manager) => {
+      const unfinished: { id: string; last_seq: number }[] = await manager.query(
+        `SELECT m.id, m.last_seq FROM messages m JOIN conversations c ON c.id = m.conversation_id
+         WHERE c.id = $1 AND c.user_id = $2 AND m.role = 'assistant' AND m.status IN ('queued', 'running')`,
+        [conversationId, userId],
+      );
+      const deleted = returnedRows<{ id: string }>(
+        await manager.query('DELETE FROM conversations WHERE id = $1 AND user_id = $2 RETURNING id', [
+          conversationId,
+          userId,
+        ]),
+      );
+      if (deleted.length === 0) return null;
+      return unfinished.map((m) => ({ messageId: m.id, lastSeq: m.last_seq }));
+    });
+  }
+}

@@ -1,0 +1,226 @@
+import type { DeliberationAccepted, MessageRole, MessageStatus, ModeName } from '@conclave/contracts';
+import type { StageRow } from '@conclave/deliberation';
+import type { DataSource } from 'typeorm';
+import { loadStageRows, toStageRow, type StageRowRecord } from '../deliberation.store';
+import { recordResponse, type IdempotencyKey } from './idempotency.repository';
+
+/** A stored message (either role) with its conversation's title. */
+export interface StoredMessage {
+  id: string;
+  conversationId: string;
+  role: MessageRole;
+  content: string;
+  status: MessageStatus;
+  error: string | null;
+  turn: number;
+  mode: ModeName;
+  config: unknown;
+  needsTitle: boolean;
+  lastSeq: number;
+  createdAt: Date;
+  completedAt: Date | null;
+  title: string | null;
+}
+
+/** A StoredMessage as PostgreSQL returns it (STORED_MESSAGE_COLUMNS). */
+export interface StoredMessageRecord {
+  id: string;
+  conversation_id: string;
+  role: MessageRole;
+  content: string;
+  status: MessageStatus;
+  error: string | null;
+  turn: number;
+  mode: ModeName;
+  config: unknown;
+  needs_title: boolean;
+  last_seq: number;
+  created_at: Date;
+  completed_at: Date | null;
+  title: string | null;
+}
+
+/** The columns of StoredMessageRecord, from `messages m JOIN conversations c`. */
+export const STORED_MESSAGE_COLUMNS = `m.id, m.conversation_id, m.role, m.content, m.status, m.error, m.turn,
+  m.mode, m.config, m.needs_title, m.last_seq, m.created_at, m.completed_at, c.title`;
+
+export function toStoredMessage(r: StoredMessageRecord): StoredMessage {
+  return {
+    id: r.id,
+    conversationId: r.conversation_id,
+    role: r.role,
+    content: r.content,
+    status: r.status,
+    error: r.error,
+    turn: r.turn,
+    mode: r.mode,
+    config: r.config,
+    needsTitle: r.needs_title,
+    lastSeq: r.last_seq,
+    createdAt: r.created_at,
+    completedAt: r.completed_at,
+    title: r.title,
+  };
+}
+
+/** A new turn: the user's message and the assistant message that deliberates on it. */
+export interface NewTurn {
+  userId: string;
+  /** The conversation to follow up; a new conversation when absent. */
+  conversationId?: string;
+  mode: ModeName;
+  /** What the user's message stores (the question, or the mode's rendering of it). */
+  userContent: string;
+  config: unknown;
+  firstStage: string;
+}
+
+/** A conversation about to get a follow-up turn, read under its row lock. */
+export interface FollowUpState {
+  mode: ModeName;
+  /** The last turn stored, null when it has none. */
+  lastTurn: number | null;
+  /** Assistant messages still queued or running. */
+  pending: number;
+}
+
+export interface StartedTurn {
+  conversationId: string;
+  messageId: string;
+  /** The turn started its conversation. */
+  isNew: boolean;
+}
+
+/** Deliberations as the gateway sees them: starting a turn, the assistant message, its stage rows and events' position. */
+export class DeliberationsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Stores the turn in one transaction (and the idempotency key's response with it). A follow-up
+   * locks its conversation and hands its state to `admit`, which throws to refuse the turn (the
+   * transaction rolls back); null when the user has no such conversation. Throws IdempotencyRace
+   * when a twin request with the same key stored first.
+   */
+  startTurn(
+    turn: NewTurn,
+    idempotency: IdempotencyKey | null,
+    admit: (conversation: FollowUpState) => void,
+  ): Promise<StartedTurn | null> {
+    return this.dataSource.transaction(async (manager) => {
+      let conversationId = turn.conversationId;
+      let number = 1;
+      if (conversationId) {
+        const [conversation]: { mode: ModeName }[] = await manager.query(
+          'SELECT mode FROM conversations WHERE id = $1 AND user_id = $2 FOR UPDATE',
+          [conversationId, turn.userId],
+        );
+        if (!conversation) return null;
+        const [{ last, pending }]: { last: number | null; pending: number }[] = await manager.query(
+          `SELECT MAX(turn) AS last,
+             COUNT(*) FILTER (WHERE role = 'assistant' AND status IN ('queued', 'running'))::int AS pending
+           FROM messages WHERE conversation_id = $1`,
+          [conversationId],
+        );
+        admit({ mode: conversation.mode, lastTurn: last, pending });
+        number = (last ?? 0) + 1;
+      } else {
+        const [conversation]: { id: string }[] = await manager.query(
+          'INSERT INTO conversations (user_id, mode) VALUES ($1, $2) RETURNING id',
+          [turn.userId, turn.mode],
+        );
+        conversationId = conversation.id;
+      }
+      await manager.query(
+        `INSERT INTO messages (conversation_id, role, content, status, turn, mode)
+         VALUES ($1, 'user', $2, 'complete', $3, $4)`,
+        [conversationId, turn.userContent, number, turn.mode],
+      );
+      const [assistant]: { id: string }[] = await manager.query(
+        `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title)
+         VALUES ($1, 'assistant', '', 'queued', $2, $3, $4, $5, $6) RETURNING id`,
+        [conversationId, number, turn.mode, turn.config, turn.firstStage, number === 1],
+      );
+      await manager.query('UPDATE conversations SET updated_at = now() WHERE id = $1', [conversationId]);
+      if (idempotency) {
+        const accepted: DeliberationAccepted = { conversationId, messageId: assistant.id };
+        await recordResponse(manager, idempotency, accepted);
+      }
+      return { conversationId, messageId: assistant.id, isNew: number === 1 };
+    });
+  }
+
+  /** Takes back a turn nothing was enqueued for: its idempotency key, and its conversation when new, else its messages. */
+  async discardTurn(turn: StartedTurn): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query(`DELETE FROM idempotency_keys WHERE response->>'messageId' = $1`, [turn.messageId]);
+      if (turn.isNew) {
+        await manager.query('DELETE FROM conversations WHERE id = $1', [turn.conversationId]);
+      } else {
+        await manager.query(
+          `DELETE FROM messages WHERE conversation_id = $1 AND turn = (SELECT turn FROM messages WHERE id = $2)`,
+          [turn.conversationId, turn.messageId],
+        );
+      }
+    });
+  }
+
+  /** The assistant message `messageId` (a UUID), if its conversation is the user's. */
+  async ownedMessage(userId: string, messageId: string): Promise<StoredMessage | null> {
+    const [record]: StoredMessageRecord[] = await this.dataSource.query(
+      `SELECT ${STORED_MESSAGE_COLUMNS} FROM messages m JOIN conversations c ON c.id = m.conversation_id
+       WHERE m.id = $1 AND m.role = 'assistant' AND c.user_id = $2`,
+      [messageId, userId],
+    );
+    return record ? toStoredMessage(record) : null;
+  }
+
+  /** A message's stage rows, in the order its mode reads them. */
+  stageRows(messageId: string): Promise<StageRow[]> {
+    return loadStageRows(this.dataSource, messageId);
+  }
+
+  /** The stage rows of several messages in one query, by message (messages without rows are absent). */
+  async stageRowsOf(messageIds: string[]): Promise<Map<string, StageRow[]>> {
+    const records: (StageRowRecord & { message_id: string })[] = await this.dataSource.query(
+      `SELECT message_id, stage_type, stage_order, model, role, content, parsed_data, response_time_ms, prompt_tokens,
+         completion_tokens, cost_usd, participant
+       FROM deliberation_stages WHERE message_id = ANY($1) ORDER BY stage_order, participant NULLS FIRST, created_at, id`,
+      [messageIds],
+    );
+    const byMessage = new Map<string, StageRow[]>();
+    for (const record of records) {
+      const rows = byMessage.get(record.message_id);
+      if (rows) rows.push(toStageRow(record));
+      else byMessage.set(record.message_id, [toStageRow(record)]);
+    }
+    return byMessage;
+  }
+
+  /** A message's status; null when it does not exist (any more). */
+  async status(messageId: string): Promise<MessageStatus | null> {
+    const [row]: { status: MessageStatus }[] = await this.dataSource.query(
+      'SELECT status FROM messages WHERE id = $1',
+      [messageId],
+    );
+    return row?.status ?? null;
+  }
+
+  /** The last event seq stored for each of these messages that still exists: one query however many. */
+  async lastSeqs(messageIds: string[]): Promise<Map<string, number>> {
+    const rows: { id: string; last_seq: number }[] = await this.dataSource.query(
+      'SELECT id, last_seq FROM messages WHERE id = ANY($1::uuid[])',
+      [messageIds],
+    );
+    return new Map(rows.map((row) => [row.id, row.last_seq]));
+  }
+
+  /** How many deliberations (assistant messages) are queued and running, across all users. */
+  async activeCounts(): Promise<{ queued: number; running: number }> {
+    const rows: { status: 'queued' | 'running'; n: number }[] = await this.dataSource.query(
+      `SELECT status, count(*)::int AS n FROM messages
+       WHERE role = 'assistant' AND status IN ('queued', 'running') GROUP BY status`,
+    );
+    const count = (status: 'queued' | 'running') => rows.find((r) => r.status === status)?.n ?? 0;
+    return { queued: count('queued'), running: count('running') };
+  }
+}

@@ -1,0 +1,614 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { createDataSource, migrate } from '../data-source';
+import { ApiKeysRepository } from './api-keys.repository';
+import { BatchesRepository, type NewBatchItem } from './batches.repository';
+import { ConversationsRepository } from './conversations.repository';
+import { DeliberationsRepository, type NewTurn } from './deliberations.repository';
+import { IdempotencyRace, IdempotencyRepository, type IdempotencyKey } from './idempotency.repository';
+import { UsageRepository } from './usage.repository';
+
+/** A database of this file's own on the shared server, dropped at the end: runs side by side with anything. */
+const DATABASE_URL = `postgres://postgres@127.0.0.1:5432/conclave_r_${randomBytes(5).toString('hex')}`;
+
+let db: DataSource;
+let apiKeys: ApiKeysRepository;
+let batches: BatchesRepository;
+let conversations: ConversationsRepository;
+let deliberations: DeliberationsRepository;
+let idempotency: IdempotencyRepository;
+let usage: UsageRepository;
+
+beforeAll(async () => {
+  await migrate(DATABASE_URL);
+  db = createDataSource(DATABASE_URL, 4);
+  await db.initialize();
+  apiKeys = new ApiKeysRepository(db);
+  batches = new BatchesRepository(db);
+  conversations = new ConversationsRepository(db);
+  deliberations = new DeliberationsRepository(db);
+  idempotency = new IdempotencyRepository(db);
+  usage = new UsageRepository(db);
+});
+
+afterAll(async () => {
+  await db?.destroy();
+  const admin = createDataSource('postgres://postgres@127.0.0.1:5432/postgres', 1);
+  await admin.initialize();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${new URL(DATABASE_URL).pathname.slice(1)}" WITH (FORCE)`);
+  } finally {
+    await admin.destroy();
+  }
+});
+
+const newUser = async (role: 'user' | 'admin' = 'user') =>
+  (await apiKeys.createUserWithKey(`u-${randomUUID()}`, role)).userId;
+
+const turn = (userId: string, overrides: Partial<NewTurn> = {}): NewTurn => ({
+  userId,
+  mode: 'council',
+  userContent: 'What is the best sorting algorithm?',
+  config: { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c' },
+  firstStage: 'stage1',
+  ...overrides,
+});
+
+const noFollowUps = () => {
+  throw new Error('not a follow-up');
+};
+
+const keyOf = (userId: string, scope: IdempotencyKey['scope'] = 'deliberation'): IdempotencyKey => ({
+  userId,
+  scope,
+  key: `k-${randomUUID()}`,
+  requestHash: 'hash-1',
+});
+
+async function setStatus(messageId: string, status: string): Promise<void> {
+  await db.query('UPDATE messages SET status = $2 WHERE id = $1', [messageId, status]);
+}
+
+async function insertCall(messageId: string, key: string, prompt: number, completion: number, cost: number) {
+  await db.query(
+    `INSERT INTO model_calls (message_id, stage, call_key, model, ok, content, response_time_ms, prompt_tokens,
+       completion_tokens, cost_usd) VALUES ($1, 'stage1', $2, 'sim/a', true, 'x', 10, $3, $4, $5)`,
+    [messageId, key, prompt, completion, cost],
+  );
+}
+
+describe('ApiKeysRepository', () => {
+  it('creates a user with a key, and finds the owner of the key in constant time', async () => {
+    const name = `alice-${randomUUID()}`;
+    const { userId, apiKey } = await apiKeys.createUserWithKey(name);
+    expect(apiKey).toMatch(/^ck_[A-Za-z0-9_-]{43}$/);
+    const owner = await apiKeys.ownerOf(apiKey);
+    expect(owner).toEqual({ userId, keyId: expect.any(String) });
+    // A second key for the same name is the same user.
+    const second = await apiKeys.createUserWithKey(name);
+    expect(second.userId).toBe(userId);
+    expect((await apiKeys.ownerOf(second.apiKey))?.keyId).not.toBe(owner?.keyId);
+  });
+
+  it('refuses keys that are unknown, malformed or too long', async () => {
+    const { apiKey } = await apiKeys.createUserWithKey(`bob-${randomUUID()}`);
+    expect(await apiKeys.ownerOf(`${apiKey.slice(0, -1)}${apiKey.endsWith('A') ? 'B' : 'A'}`)).toBeNull();
+    expect(await apiKeys.ownerOf(apiKey.slice(3))).toBeNull();
+    expect(await apiKeys.ownerOf(`ck_${'x'.repeat(300)}`)).toBeNull();
+  });
+
+  it('raises a role, never lowers it', async () => {
+    const name = `carol-${randomUUID()}`;
+    const { userId } = await apiKeys.createUserWithKey(name, 'admin');
+    expect(await apiKeys.isAdmin(userId)).toBe(true);
+    await apiKeys.createUserWithKey(name, 'user');
+    expect(await apiKeys.isAdmin(userId)).toBe(true);
+    expect(await apiKeys.isAdmin(await newUser())).toBe(false);
+    expect(await apiKeys.isAdmin(randomUUID())).toBe(false);
+  });
+
+  it('revokes by key, by prefix and by user, returning the ids it revoked', async () => {
+    const name = `dave-${randomUUID()}`;
+    const one = await apiKeys.createUserWithKey(name);
+    const two = await apiKeys.createUserWithKey(name);
+    const three = await apiKeys.createUserWithKey(name);
+    const ids = await Promise.all(
+      [one, two, three].map(async (k) => (await apiKeys.ownerOf(k.apiKey))!.keyId),
+    );
+    expect(await apiKeys.activeIds(ids)).toEqual(new Set(ids));
+
+    expect(await apiKeys.revoke({ key: one.apiKey })).toEqual([ids[0]]);
+    expect(await apiKeys.ownerOf(one.apiKey)).toBeNull();
+    expect(await apiKeys.revoke({ key: one.apiKey })).toEqual([]);
+
+    expect(await apiKeys.revoke({ prefix: two.apiKey.slice(0, 8) })).toEqual([ids[1]]);
+    expect(await apiKeys.activeIds(ids)).toEqual(new Set([ids[2]]));
+
+    expect(await apiKeys.revoke({ user: name })).toEqual([ids[2]]);
+    expect(await apiKeys.activeIds(ids)).toEqual(new Set());
+    expect(await apiKeys.activeIds([])).toEqual(new Set());
+    expect(await apiKeys.revoke({ user: `nobody-${randomUUID()}` })).toEqual([]);
+  });
+
+  it('keeps one local admin user', async () => {
+    const first = await apiKeys.ensureLocalUser();
+    expect(await apiKeys.ensureLocalUser()).toBe(first);
+    expect(await apiKeys.isAdmin(first)).toBe(true);
+  });
+});
+
+describe('DeliberationsRepository', () => {
+  it('starts a conversation: the user message, the queued assistant message owing a title', async () => {
+    const userId = await newUser();
+    const config = { councilModels: ['sim/a'], chairmanModel: 'sim/c', nested: { n: 1 } };
+    const started = await deliberations.startTurn(turn(userId, { config }), null, noFollowUps);
+    expect(started).toEqual({
+      conversationId: expect.any(String),
+      messageId: expect.any(String),
+      isNew: true,
+    });
+    const message = await deliberations.ownedMessage(userId, started!.messageId);
+    expect(message).toEqual({
+      id: started!.messageId,
+      conversationId: started!.conversationId,
+      role: 'assistant',
+      content: '',
+      status: 'queued',
+      error: null,
+      turn: 1,
+      mode: 'council',
+      config,
+      needsTitle: true,
+      lastSeq: 0,
+      createdAt: expect.any(Date),
+      completedAt: null,
+      title: null,
+    });
+    const [{ stage }]: { stage: string }[] = await db.query('SELECT stage FROM messages WHERE id = $1', [
+      started!.messageId,
+    ]);
+    expect(stage).toBe('stage1');
+    expect(await deliberations.status(started!.messageId)).toBe('queued');
+  });
+
+  it("gives the assistant message to its owner only, and never a user's message", async () => {
+    const userId = await newUser();
+    const started = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    expect(await deliberations.ownedMessage(await newUser(), started.messageId)).toBeNull();
+    const [user]: { id: string }[] = await db.query(
+      `SELECT id FROM messages WHERE conversation_id = $1 AND role = 'user'`,
+      [started.conversationId],
+    );
+    expect(await deliberations.ownedMessage(userId, user.id)).toBeNull();
+    expect(await deliberations.ownedMessage(userId, randomUUID())).toBeNull();
+  });
+
+  it('admits a follow-up under the conversation lock, or rolls it back when refused', async () => {
+    const userId = await newUser();
+    const first = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    const seen: unknown[] = [];
+    const refused = deliberations.startTurn(
+      turn(userId, { conversationId: first.conversationId }),
+      null,
+      (state) => {
+        seen.push(state);
+        throw new Error('still deliberating');
+      },
+    );
+    await expect(refused).rejects.toThrow('still deliberating');
+    expect(seen).toEqual([{ mode: 'council', lastTurn: 1, pending: 1 }]);
+    expect((await conversations.messages(first.conversationId)).length).toBe(2);
+
+    await setStatus(first.messageId, 'complete');
+    const second = await deliberations.startTurn(
+      turn(userId, { conversationId: first.conversationId, userContent: 'and then?' }),
+      null,
+      (state) => expect(state).toEqual({ mode: 'council', lastTurn: 1, pending: 0 }),
+    );
+    expect(second).toEqual({
+      conversationId: first.conversationId,
+      messageId: expect.any(String),
+      isNew: false,
+    });
+    const message = await deliberations.ownedMessage(userId, second!.messageId);
+    expect(message).toMatchObject({ turn: 2, needsTitle: false, status: 'queued' });
+  });
+
+  it("finds no conversation of another user's to follow up", async () => {
+    const owner = await newUser();
+    const first = (await deliberations.startTurn(turn(owner), null, noFollowUps))!;
+    const other = await newUser();
+    expect(
+      await deliberations.startTurn(turn(other, { conversationId: first.conversationId }), null, noFollowUps),
+    ).toBeNull();
+    expect(
+      await deliberations.startTurn(turn(other, { conversationId: randomUUID() }), null, noFollowUps),
+    ).toBeNull();
+  });
+
+  it('discards a new conversation, or only the follow-up turn, with the idempotency key', async () => {
+    const userId = await newUser();
+    const key = keyOf(userId);
+    const first = (await deliberations.startTurn(turn(userId), key, noFollowUps))!;
+    expect(await idempotency.find(key)).not.toBeNull();
+    await deliberations.discardTurn(first);
+    expect(await idempotency.find(key)).toBeNull();
+    expect(await conversations.owned(userId, first.conversationId)).toBeNull();
+
+    const kept = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    await setStatus(kept.messageId, 'complete');
+    const followUp = (await deliberations.startTurn(
+      turn(userId, { conversationId: kept.conversationId }),
+      null,
+      () => undefined,
+    ))!;
+    await deliberations.discardTurn(followUp);
+    const left = await conversations.messages(kept.conversationId);
+    expect(left.map((m) => [m.turn, m.role])).toEqual([
+      [1, 'user'],
+      [1, 'assistant'],
+    ]);
+  });
+
+  it('reads stage rows in the order modes read them, for one message or several', async () => {
+    const userId = await newUser();
+    const a = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    const b = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    const insert = (
+      messageId: string,
+      order: number,
+      model: string,
+      participant: number | null,
+      cost: number,
+    ) =>
+      db.query(
+        `INSERT INTO deliberation_stages (message_id, stage_type, stage_order, model, role, content, parsed_data,
+           response_time_ms, prompt_tokens, completion_tokens, cost_usd, participant)
+         VALUES ($1, 'stage1', $2, $3, NULL, 'text', $4, 12, 3, 4, $5, $6)`,
+        [messageId, order, model, { p: participant }, cost, participant],
+      );
+    await insert(a.messageId, 2, 'sim/late', null, 0.5);
+    await insert(a.messageId, 1, 'sim/second', 1, 0.25);
+    await insert(a.messageId, 1, 'sim/first', null, 0.125);
+    await insert(b.messageId, 1, 'sim/only', 0, 1);
+
+    const rows = await deliberations.stageRows(a.messageId);
+    expect(rows.map((r) => r.model)).toEqual(['sim/first', 'sim/second', 'sim/late']);
+    expect(rows[1]).toEqual({
+      stageType: 'stage1',
+      stageOrder: 1,
+      model: 'sim/second',
+      role: null,
+      content: 'text',
+      parsedData: { p: 1 },
+      responseTimeMs: 12,
+      promptTokens: 3,
+      completionTokens: 4,
+      costUsd: 0.25,
+      participant: 1,
+    });
+
+    const byMessage = await deliberations.stageRowsOf([a.messageId, b.messageId, randomUUID()]);
+    expect([...byMessage.keys()].sort()).toEqual([a.messageId, b.messageId].sort());
+    expect(byMessage.get(a.messageId)).toEqual(rows);
+    expect(byMessage.get(b.messageId)?.map((r) => r.model)).toEqual(['sim/only']);
+    expect(await deliberations.stageRows(randomUUID())).toEqual([]);
+  });
+
+  it('reads the last event seq of the messages that exist, and the status of one', async () => {
+    const userId = await newUser();
+    const a = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    await db.query('UPDATE messages SET last_seq = 7 WHERE id = $1', [a.messageId]);
+    const gone = randomUUID();
+    expect(await deliberations.lastSeqs([a.messageId, gone])).toEqual(new Map([[a.messageId, 7]]));
+    expect(await deliberations.lastSeqs([])).toEqual(new Map());
+    expect(await deliberations.status(gone)).toBeNull();
+  });
+
+  it('counts the queued and running deliberations', async () => {
+    const before = await deliberations.activeCounts();
+    const userId = await newUser();
+    const a = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    const b = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    const c = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    await setStatus(b.messageId, 'running');
+    await setStatus(c.messageId, 'complete');
+    expect(await deliberations.activeCounts()).toEqual({
+      queued: before.queued + 1,
+      running: before.running + 1,
+    });
+    expect(a.isNew).toBe(true);
+  });
+});
+
+describe('IdempotencyRepository', () => {
+  it("stores a turn's response with it; a twin with the same key rolls back", async () => {
+    const userId = await newUser();
+    const key = keyOf(userId);
+    expect(await idempotency.find(key)).toBeNull();
+    const started = (await deliberations.startTurn(turn(userId), key, noFollowUps))!;
+    expect(await idempotency.find(key)).toEqual({
+      requestHash: 'hash-1',
+      response: { conversationId: started.conversationId, messageId: started.messageId },
+    });
+    await expect(deliberations.startTurn(turn(userId), key, noFollowUps)).rejects.toBeInstanceOf(
+      IdempotencyRace,
+    );
+    expect(await conversations.list(userId)).toHaveLength(1);
+    // Keys are per user and per scope.
+    expect(await idempotency.find({ ...key, scope: 'batch' })).toBeNull();
+    expect(await idempotency.find({ ...key, userId: await newUser() })).toBeNull();
+  });
+});
+
+describe('ConversationsRepository', () => {
+  it("lists the user's conversations, most recently updated first, with turns and the last status", async () => {
+    const userId = await newUser();
+    const a = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    await setStatus(a.messageId, 'complete');
+    await deliberations.startTurn(turn(userId, { conversationId: a.conversationId }), null, () => undefined);
+    const b = (await deliberations.startTurn(turn(userId, { mode: 'vote' }), null, noFollowUps))!;
+    await setStatus(b.messageId, 'failed');
+    await db.query(
+      `UPDATE conversations SET title = 'Sorting', updated_at = now() + interval '1 minute' WHERE id = $1`,
+      [a.conversationId],
+    );
+    await deliberations.startTurn(turn(await newUser()), null, noFollowUps);
+
+    const list = await conversations.list(userId);
+    expect(list).toEqual([
+      {
+        id: a.conversationId,
+        title: 'Sorting',
+        mode: 'council',
+        createdAt: expect.any(Date),
+        updatedAt: expect.any(Date),
+        turns: 2,
+        lastStatus: 'queued',
+      },
+      {
+        id: b.conversationId,
+        title: null,
+        mode: 'vote',
+        createdAt: expect.any(Date),
+        updatedAt: expect.any(Date),
+        turns: 1,
+        lastStatus: 'failed',
+      },
+    ]);
+    expect(await conversations.list(await newUser())).toEqual([]);
+  });
+
+  it("reads one of the user's conversations with its messages, turn by turn", async () => {
+    const userId = await newUser();
+    const a = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    await setStatus(a.messageId, 'complete');
+    await deliberations.startTurn(
+      turn(userId, { conversationId: a.conversationId, userContent: 'second' }),
+      null,
+      () => undefined,
+    );
+    await db.query(`UPDATE conversations SET title = 'T' WHERE id = $1`, [a.conversationId]);
+
+    expect(await conversations.owned(userId, a.conversationId)).toEqual({
+      id: a.conversationId,
+      title: 'T',
+      mode: 'council',
+      createdAt: expect.any(Date),
+      updatedAt: expect.any(Date),
+    });
+    expect(await conversations.owned(await newUser(), a.conversationId)).toBeNull();
+    const messages = await conversations.messages(a.conversationId);
+    expect(messages.map((m) => [m.turn, m.role, m.content, m.status, m.title])).toEqual([
+      [1, 'user', 'What is the best sorting algorithm?', 'complete', 'T'],
+      [1, 'assistant', '', 'complete', 'T'],
+      [2, 'user', 'second', 'complete', 'T'],
+      [2, 'assistant', '', 'queued', 'T'],
+    ]);
+  });
+
+  it('deletes a conversation of the user, returning its unfinished deliberations', async () => {
+    const userId = await newUser();
+    const a = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    await db.query('UPDATE messages SET last_seq = 4 WHERE id = $1', [a.messageId]);
+    expect(await conversations.delete(await newUser(), a.conversationId)).toBeNull();
+    expect(await conversations.delete(userId, a.conversationId)).toEqual([
+      { messageId: a.messageId, lastSeq: 4 },
+    ]);
+    expect(await conversations.owned(userId, a.conversationId)).toBeNull();
+    expect(await deliberations.status(a.messageId)).toBeNull();
+    expect(await conversations.delete(userId, a.conversationId)).toBeNull();
+
+    const done = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    await setStatus(done.messageId, 'complete');
+    expect(await conversations.delete(userId, done.conversationId)).toEqual([]);
+  });
+});
+
+describe('BatchesRepository', () => {
+  const item = (question: string, mode: NewBatchItem['mode'] = 'council'): NewBatchItem => ({
+    mode,
+    userContent: question,
+    config: { q: question },
+    firstStage: 'stage1',
+  });
+
+  const newBatch = (userId: string, items: NewBatchItem[], concurrency = 2) =>
+    batches.create(
+      { userId, name: 'nightly', concurrency, generateTitles: false, defaults: { mode: 'council' }, items },
+      null,
+    );
+
+  it('stores a batch with one conversation per item, and reads it back', async () => {
+    const userId = await newUser();
+    const batchId = await newBatch(userId, [item('one'), item('two', 'vote'), item('three')]);
+    const batch = await batches.owned(userId, batchId);
+    expect(batch).toEqual({
+      id: batchId,
+      name: 'nightly',
+      status: 'queued',
+      total: 3,
+      concurrency: 2,
+      createdAt: expect.any(Date),
+      startedAt: null,
+      finishedAt: null,
+    });
+    expect(await batches.find(batchId)).toEqual(batch);
+    expect(await batches.owned(await newUser(), batchId)).toBeNull();
+    expect(await batches.find(randomUUID())).toBeNull();
+    expect(await batches.itemCounts(batchId)).toEqual({ queued: 3 });
+    expect(await batches.activeCount(userId)).toBe(1);
+    expect((await conversations.list(userId)).length).toBe(3);
+
+    const page = await batches.itemsPage(batchId, -1, 2);
+    expect(page).toEqual([
+      {
+        index: 0,
+        messageId: expect.any(String),
+        conversationId: expect.any(String),
+        mode: 'council',
+        status: 'queued',
+        error: null,
+        config: { q: 'one' },
+        question: 'one',
+      },
+      expect.objectContaining({ index: 1, mode: 'vote', question: 'two', config: { q: 'two' } }),
+    ]);
+    expect((await batches.itemsPage(batchId, 1, 2)).map((i) => i.question)).toEqual(['three']);
+    expect(await batches.itemsPage(batchId, 2, 2)).toEqual([]);
+  });
+
+  it("lists the user's batches, newest first", async () => {
+    const userId = await newUser();
+    const first = await newBatch(userId, [item('a')]);
+    const second = await newBatch(userId, [item('b')]);
+    await db.query(`UPDATE batches SET created_at = now() - interval '1 hour' WHERE id = $1`, [first]);
+    expect((await batches.list(userId)).map((b) => b.id)).toEqual([second, first]);
+    expect(await batches.list(await newUser())).toEqual([]);
+  });
+
+  it("stores the response of the batch's idempotency key; a twin rolls back", async () => {
+    const userId = await newUser();
+    const key = keyOf(userId, 'batch');
+    const input = {
+      userId,
+      name: null,
+      concurrency: 1,
+      generateTitles: true,
+      defaults: {},
+      items: [item('x'), item('y')],
+    };
+    const batchId = await batches.create(input, key);
+    expect(await idempotency.find(key)).toEqual({
+      requestHash: 'hash-1',
+      response: { batchId, total: 2, status: 'queued' },
+    });
+    await expect(batches.create(input, key)).rejects.toBeInstanceOf(IdempotencyRace);
+    expect((await batches.list(userId)).map((b) => b.id)).toEqual([batchId]);
+    expect((await conversations.list(userId)).length).toBe(2);
+  });
+
+  it('picks items up to the concurrency in submission order, then closes the batch when all ended', async () => {
+    const userId = await newUser();
+    const batchId = await newBatch(userId, [item('1'), item('2'), item('3')], 2);
+    const items = await batches.itemsPage(batchId, -1, 10);
+
+    // The first two in submission order (RETURNING gives them in no particular order).
+    const first = await batches.pickItems(batchId);
+    expect(first?.generateTitles).toBe(false);
+    expect(first?.items).toHaveLength(2);
+    expect(first?.items).toEqual(
+      expect.arrayContaining(items.slice(0, 2).map((i) => ({ messageId: i.messageId, stage: 'stage1' }))),
+    );
+    const running = await batches.find(batchId);
+    expect(running?.status).toBe('running');
+    expect(running?.startedAt).toBeInstanceOf(Date);
+    expect(await batches.pickItems(batchId)).toEqual({ items: [], generateTitles: false });
+
+    await setStatus(items[0].messageId, 'complete');
+    await batches.closeIfDone(batchId);
+    expect((await batches.find(batchId))?.status).toBe('running');
+    expect((await batches.pickItems(batchId))?.items).toEqual([
+      { messageId: items[2].messageId, stage: 'stage1' },
+    ]);
+
+    await setStatus(items[1].messageId, 'complete');
+    await setStatus(items[2].messageId, 'failed');
+    await batches.closeIfDone(batchId);
+    const done = await batches.find(batchId);
+    expect(done?.status).toBe('complete');
+    expect(done?.finishedAt).toBeInstanceOf(Date);
+    expect(await batches.pickItems(batchId)).toBeNull();
+    expect(await batches.pickItems(randomUUID())).toBeNull();
+    expect(await batches.openBatchIds()).not.toContain(batchId);
+    expect(await batches.itemCounts(batchId)).toEqual({ complete: 2, failed: 1 });
+  });
+
+  it('cancels a batch: its queued items stop, its running ones finish, it stays cancelled', async () => {
+    const userId = await newUser();
+    const batchId = await newBatch(userId, [item('1'), item('2'), item('3')], 1);
+    expect(await batches.openBatchIds()).toContain(batchId);
+    const [picked] = (await batches.pickItems(batchId))!.items;
+    await setStatus(picked.messageId, 'running');
+
+    await batches.markCancelled(batchId);
+    expect((await batches.find(batchId))?.status).toBe('cancelled');
+    expect(await batches.pickItems(batchId)).toBeNull();
+    expect(await batches.cancelQueuedItems(batchId)).toBe(2);
+    expect(await batches.queuedItemCount(batchId)).toBe(0);
+    expect(await batches.cancelQueuedItems(batchId)).toBe(0);
+    const cancelled = (await batches.itemsPage(batchId, -1, 10)).filter((i) => i.status === 'cancelled');
+    expect(cancelled.map((i) => i.error)).toEqual(['The batch was cancelled.', 'The batch was cancelled.']);
+
+    await batches.closeIfDone(batchId);
+    expect((await batches.find(batchId))?.finishedAt).toBeNull();
+    await setStatus(picked.messageId, 'complete');
+    await batches.closeIfDone(batchId);
+    const ended = await batches.find(batchId);
+    expect(ended?.status).toBe('cancelled');
+    expect(ended?.finishedAt).toBeInstanceOf(Date);
+    expect(await batches.activeCount(userId)).toBe(0);
+  });
+});
+
+describe('UsageRepository', () => {
+  it('sums the tokens and cost of the calls of a deliberation, zero before any', async () => {
+    const userId = await newUser();
+    const a = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    expect(await usage.ofMessage(a.messageId)).toEqual({ promptTokens: 0, completionTokens: 0, costUsd: 0 });
+    await insertCall(a.messageId, 'a', 10, 20, 0.001);
+    await insertCall(a.messageId, 'b', 5, 7, 0.0025);
+    expect(await usage.ofMessage(a.messageId)).toEqual({
+      promptTokens: 15,
+      completionTokens: 27,
+      costUsd: 0.0035,
+    });
+  });
+
+  it("sums the calls of a batch's items", async () => {
+    const userId = await newUser();
+    const batchId = await batches.create(
+      {
+        userId,
+        name: null,
+        concurrency: 2,
+        generateTitles: false,
+        defaults: {},
+        items: ['p', 'q'].map((q) => ({
+          mode: 'council' as const,
+          userContent: q,
+          config: {},
+          firstStage: 'stage1',
+        })),
+      },
+      null,
+    );
+    expect(await usage.ofBatch(batchId)).toEqual({ promptTokens: 0, completionTokens: 0, costUsd: 0 });
+    const [p, q] = await batches.itemsPage(batchId, -1, 10);
+    await insertCall(p.messageId, 'a', 1, 2, 0.5);
+    await insertCall(q.messageId, 'a', 3, 4, 0.25);
+    const outside = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    await insertCall(outside.messageId, 'a', 100, 100, 100);
+    expect(await usage.ofBatch(batchId)).toEqual({ promptTokens: 4, completionTokens: 6, costUsd: 0.75 });
+  });
+});
