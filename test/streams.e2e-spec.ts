@@ -1,8 +1,5 @@
-import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { connect as tcpConnect, type Socket as TcpSocket } from 'node:net';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import type { INestApplication } from '@nestjs/common';
 import { loadConfig } from '@conclave/config';
 import type { DeliveredEvent } from '@conclave/contracts';
@@ -18,7 +15,6 @@ import { TestStack } from './support/harness';
  * client that stops reading can do to a gateway. Real PostgreSQL, Redis and Socket.IO throughout.
  */
 
-const ROOT = path.resolve(__dirname, '..');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
@@ -28,23 +24,6 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<boole
     await sleep(20);
   }
   return true;
-}
-
-/** `npm run user:revoke-key`, as an operator runs it. */
-function revokeKey(env: Record<string, string>, prefix: string) {
-  return promisify(execFile)(
-    process.execPath,
-    [
-      '-r',
-      'ts-node/register/transpile-only',
-      '-r',
-      'tsconfig-paths/register',
-      'libs/persistence/src/cli/revoke-key.ts',
-      '--prefix',
-      prefix,
-    ],
-    { cwd: ROOT, env: { ...process.env, ...env } },
-  );
 }
 
 /** Another gateway replica in this process, on the same PostgreSQL and Redis (and any other settings). */
@@ -185,7 +164,7 @@ describe('revoking a key closes its open sockets and SSE streams on every gatewa
       ),
     ).toBe(true);
 
-    const revoked = await revokeKey(stack.env, leaver.slice(0, 8));
+    const revoked = await stack.revokeKey(leaver.slice(0, 8));
     const exitedAt = Date.now();
     expect(revoked.stdout).toMatch(/revoked 1 key/);
     expect(await until(() => socket.closedAt !== null && sse.closedAt !== null, 1000)).toBe(true);
@@ -223,7 +202,7 @@ describe('revoking a key closes its open sockets and SSE streams on every gatewa
       expect(sse.status).toBe(200);
       expect(await until(() => socket.events.length > 0 && sse.events.length > 0, 10_000)).toBe(true);
 
-      const revoked = await revokeKey({ ...stack.env, REDIS_URL: 'redis://127.0.0.1:1' }, key.slice(0, 8));
+      const revoked = await stack.revokeKey(key.slice(0, 8), { REDIS_URL: 'redis://127.0.0.1:1' });
       const exitedAt = Date.now();
       // The revocation stands in PostgreSQL even though no gateway was told.
       expect(revoked.stdout).toMatch(/revoked 1 key/);

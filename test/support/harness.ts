@@ -1,6 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { INestApplication } from '@nestjs/common';
 import { loadConfig, type ConclaveConfig } from '@conclave/config';
 import { STAGE_QUEUE, type DeliveredEvent } from '@conclave/contracts';
@@ -132,6 +133,26 @@ export class TestStack {
 
   async createUser(name: string, role: 'user' | 'admin' = 'user'): Promise<string> {
     return (await new ApiKeysRepository(this.db).createUserWithKey(name, role)).apiKey;
+  }
+
+  /** `npm run user:revoke-key --prefix <prefix>`, as an operator runs it, with this stack's settings. */
+  revokeKey(
+    prefix: string,
+    extraEnv: Record<string, string> = {},
+  ): Promise<{ stdout: string; stderr: string }> {
+    return promisify(execFile)(
+      process.execPath,
+      [
+        '-r',
+        'ts-node/register/transpile-only',
+        '-r',
+        'tsconfig-paths/register',
+        'libs/persistence/src/cli/revoke-key.ts',
+        '--prefix',
+        prefix,
+      ],
+      { cwd: ROOT, env: { ...process.env, ...this.env, ...extraEnv } },
+    );
   }
 
   async api<T = unknown>(

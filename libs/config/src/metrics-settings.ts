@@ -1,4 +1,4 @@
-import type { ConclaveConfig } from './config';
+import type { ModeDefaults, ProviderLimits } from '@conclave/contracts';
 import { ConfigError } from './errors';
 
 /** Characters of an RFC 6750 bearer token (token68). */
@@ -27,7 +27,10 @@ export function parseMetricsToken(raw: string | undefined): string | null {
  * models of PROVIDER_LIMITS, each once, in that order. These are the only ids with a `model`
  * metric label of their own; every other id comes from requests and is counted as `other`.
  */
-export function modelsNamedInConfig(config: Pick<ConclaveConfig, 'defaults' | 'providerLimits'>): string[] {
+export function modelsNamedInConfig(config: {
+  defaults: ModeDefaults;
+  providerLimits: ProviderLimits;
+}): string[] {
   const { council, jury, debate, delphi, vote } = config.defaults;
   return [
     ...new Set([
