@@ -47,6 +47,7 @@ export function buildProvider(
         fallback: SIMULATED_FALLBACK,
         latencyMs: config.simulator.latencyMs,
         latencyJitter: config.simulator.latencyJitter,
+        streamPieces: config.simulator.streamPieces,
         seed: config.simulator.seed,
       }),
       simulatedKey,

@@ -55,4 +55,10 @@ describe('loadConfig', () => {
     );
     expect(() => loadConfig({ SIM_LATENCY_JITTER: 'lots' })).toThrow(/SIM_LATENCY_JITTER/);
   });
+
+  it('reads how many pieces a streamed simulated answer is written in', () => {
+    expect(loadConfig({}).simulator.streamPieces).toBe(20);
+    expect(loadConfig({ SIM_STREAM_PIECES: '3' }).simulator.streamPieces).toBe(3);
+    expect(() => loadConfig({ SIM_STREAM_PIECES: '0' })).toThrow(/SIM_STREAM_PIECES must be an integer >= 1/);
+  });
 });

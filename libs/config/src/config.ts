@@ -24,8 +24,11 @@ export interface ConclaveConfig {
   /** The operator's rosters for requests that name no models (00-shared.md §7). */
   defaults: ModeDefaults;
   deliberationCapMs: number;
-  /** latencyJitter: each simulated call takes latencyMs × (1 ± jitter), 0 = exactly latencyMs. */
-  simulator: { latencyMs: number; latencyJitter: number; seed: string };
+  /**
+   * latencyJitter: each simulated call takes latencyMs × (1 ± jitter), 0 = exactly latencyMs.
+   * streamPieces: a streamed simulated answer is written in this many pieces over its latency.
+   */
+  simulator: { latencyMs: number; latencyJitter: number; streamPieces: number; seed: string };
   worker: {
     concurrency: number;
     /** PostgreSQL connections of one worker: jobs hold one only for short statements and transactions. */
@@ -267,6 +270,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     simulator: {
       latencyMs: int(env, 'SIM_LATENCY_MS', 600),
       latencyJitter: fraction(env, 'SIM_LATENCY_JITTER', 0.5),
+      streamPieces: int(env, 'SIM_STREAM_PIECES', 20, 1),
       seed: env.SIM_SEED ?? 'conclave',
     },
     worker: {

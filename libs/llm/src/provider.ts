@@ -20,6 +20,11 @@ export interface CompletionRequest {
   signal: AbortSignal;
   /** Awaited before the wait, so a progress report lands before the retry's outcome. */
   onRetry?: (notice: RetryNotice) => void | Promise<void>;
+  /**
+   * Hears each piece of the answer as it is written (providers that stream). Pieces arrive in
+   * order and add up to the attempt's content; once one was heard the call is not retried.
+   */
+  onDelta?: (text: string) => void;
 }
 
 export interface TokenUsage {
@@ -35,6 +40,11 @@ export interface Completion {
   servedModel: string;
   usage: TokenUsage | null;
   simulated: boolean;
+  /**
+   * Why generation stopped, as the provider said: 'length' means the answer was cut off at the
+   * token limit (truncated); null when the provider did not say.
+   */
+  finishReason?: 'stop' | 'length' | 'content_filter' | 'tool_calls' | 'other' | null;
 }
 
 export interface ModelProvider {

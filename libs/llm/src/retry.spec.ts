@@ -190,6 +190,27 @@ describe('RetryingProvider', () => {
     ]);
   });
 
+  it('retries a streamed call that failed before writing anything, and not once part of it was shown', async () => {
+    const deltas: string[] = [];
+    const streamed = (req: CompletionRequest) => ({ ...req, onDelta: (t: string) => deltas.push(t) });
+    const { sleep } = recordingSleep();
+    const early = new ScriptedProvider([http(503), OK]);
+    await expect(new RetryingProvider(early, { sleep }).complete(streamed(request()))).resolves.toEqual(OK);
+    expect(early.calls).toBe(2);
+
+    const cutOff = new ScriptedProvider([
+      (req: CompletionRequest) => {
+        req.onDelta?.('Half an ');
+        throw http(503);
+      },
+      OK,
+    ]);
+    const failed = new RetryingProvider(cutOff, { sleep }).complete(streamed(request()));
+    await expect(failed).rejects.toMatchObject({ status: 503 });
+    expect(cutOff.calls).toBe(1);
+    expect(deltas).toEqual(['Half an ']);
+  });
+
   it('rejects a nonsensical maxAttempts', () => {
     expect(() => new RetryingProvider(new ScriptedProvider([OK]), { policy: { maxAttempts: 0 } })).toThrow(
       RangeError,

@@ -80,13 +80,25 @@ export class RetryingProvider implements ModelProvider {
   }
 
   async complete(request: CompletionRequest): Promise<Completion> {
-    const { signal } = request;
+    const { signal, onDelta } = request;
+    // Once part of an answer was shown, a retry would show a second, different answer after it:
+    // the call fails instead (its partial text stays what the user saw).
+    let shown = false;
+    const attemptRequest: CompletionRequest = onDelta
+      ? {
+          ...request,
+          onDelta: (text) => {
+            shown = true;
+            onDelta(text);
+          },
+        }
+      : request;
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) throw modelCallErrorFromAbort(signal);
       try {
-        return await this.inner.complete(request);
+        return await this.inner.complete(attemptRequest);
       } catch (err) {
-        if (!(err instanceof ModelCallError) || !err.retryable) throw err;
+        if (!(err instanceof ModelCallError) || !err.retryable || shown) throw err;
         // A transient error raced with the abort: the abort is the real story.
         if (signal.aborted) throw modelCallErrorFromAbort(signal);
         if (attempt >= this.policy.maxAttempts) throw err;

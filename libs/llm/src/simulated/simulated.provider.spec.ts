@@ -1,6 +1,11 @@
 import { ModelCallError } from '../provider';
 import { parseSimModel } from './directives';
-import { SimulatedProvider, jitteredLatency, type SimulatedResponder } from './simulated.provider';
+import {
+  SimulatedProvider,
+  jitteredLatency,
+  streamPiecesOf,
+  type SimulatedResponder,
+} from './simulated.provider';
 
 const echo: SimulatedResponder = {
   kind: 'answer',
@@ -70,5 +75,67 @@ describe('SimulatedProvider', () => {
       delays: [{ ms: 250, kind: 'answer' }],
       flags: ['rank3'],
     });
+  });
+});
+
+describe('SimulatedProvider streaming', () => {
+  const long: SimulatedResponder = {
+    kind: 'answer',
+    matches: () => true,
+    respond: () => 'one two three four five six seven eight nine ten eleven twelve',
+  };
+  const streaming = (latencyMs: number, streamPieces?: number) =>
+    new SimulatedProvider({
+      responders: [],
+      fallback: long,
+      latencyMs,
+      latencyJitter: 0,
+      seed: 's',
+      ...(streamPieces !== undefined ? { streamPieces } : {}),
+    });
+
+  it('writes the answer in pieces, in order, that add up to it, over the call latency', async () => {
+    const pieces: { text: string; at: number }[] = [];
+    const started = Date.now();
+    const completion = await streaming(200, 4).complete({
+      model: 'sim/a',
+      messages: [{ role: 'user', content: 'q' }],
+      signal: AbortSignal.timeout(5000),
+      onDelta: (text) => pieces.push({ text, at: Date.now() - started }),
+    });
+    expect(pieces).toHaveLength(4);
+    expect(pieces.map((p) => p.text).join('')).toBe(completion.content);
+    // The first piece comes before the answer is whole, the last at the end of the latency.
+    expect(pieces[0].at).toBeLessThan(pieces[3].at);
+    expect(pieces[3].at).toBeGreaterThanOrEqual(190);
+    expect(completion.finishReason).toBe('stop');
+    const whole = await streaming(0).complete({
+      model: 'sim/a',
+      messages: [{ role: 'user', content: 'q' }],
+      signal: AbortSignal.timeout(5000),
+    });
+    expect(whole.content).toBe(completion.content);
+  });
+
+  it('stops writing when the call is aborted mid-stream', async () => {
+    const pieces: string[] = [];
+    const controller = new AbortController();
+    const call = streaming(400, 8).complete({
+      model: 'sim/a',
+      messages: [{ role: 'user', content: 'q' }],
+      signal: controller.signal,
+      onDelta: (text) => {
+        pieces.push(text);
+        if (pieces.length === 2) controller.abort();
+      },
+    });
+    await expect(call).rejects.toMatchObject({ kind: 'aborted' });
+    expect(pieces).toHaveLength(2);
+  });
+
+  it('cuts a text into at most n runs of whole words', () => {
+    expect(streamPiecesOf('a b c d e', 2)).toEqual(['a b ', 'c d e']);
+    expect(streamPiecesOf('a b', 5)).toEqual(['a ', 'b']);
+    expect(streamPiecesOf('', 3)).toEqual([]);
   });
 });

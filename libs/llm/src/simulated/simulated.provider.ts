@@ -33,7 +33,29 @@ export interface SimulatedProviderOptions {
   latencyMs: number;
   /** Each call takes latencyMs × (1 ± latencyJitter); 0 makes every call take exactly latencyMs. Default 0.5. */
   latencyJitter?: number;
+  /**
+   * The pace of a streamed answer (a request with onDelta): it is written in this many pieces,
+   * spread evenly over the call's latency, so a stream takes as long as an answer given whole.
+   * Default 20.
+   */
+  streamPieces?: number;
   seed: string;
+}
+
+/** `content` cut into at most `pieces` runs of whole words (each keeps its trailing space). */
+export function streamPiecesOf(content: string, pieces: number): string[] {
+  const words = content.match(/\S+\s*|\s+/g) ?? [];
+  if (words.length === 0) return content === '' ? [] : [content];
+  const count = Math.max(1, Math.min(pieces, words.length));
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    out.push(
+      words
+        .slice(Math.floor((i * words.length) / count), Math.floor(((i + 1) * words.length) / count))
+        .join(''),
+    );
+  }
+  return out;
 }
 
 const MALFORMED_TEXT =
@@ -65,7 +87,10 @@ export class SimulatedProvider implements ModelProvider {
     const fault = faultFor(directives, responder.kind);
 
     if (fault === 'timeout') return this.hang(request.signal);
-    await this.wait(this.latency(delayFor(directives, responder.kind), callHash), request.signal);
+    const latencyMs = this.latency(delayFor(directives, responder.kind), callHash);
+    // A streamed answer is written over the call's latency; the rest of the call waits it whole.
+    const streamed = request.onDelta !== undefined && fault !== 'fail' && fault !== 'transient';
+    if (!streamed) await this.wait(latencyMs, request.signal);
     if (fault === 'fail') {
       throw new ModelCallError(`simulated failure of ${request.model}`, 'http', false, 400, undefined, {
         provider: this.key,
@@ -90,13 +115,26 @@ export class SimulatedProvider implements ModelProvider {
             random: seededRandom(callHash),
             seed: this.options.seed,
           });
+    if (streamed) await this.stream(content, latencyMs, request);
     const promptTokens = Math.ceil(request.messages.reduce((n, m) => n + m.content.length, 0) / 4);
     return {
       content,
       servedModel: request.model,
       usage: { promptTokens, completionTokens: Math.ceil(content.length / 4), costUsd: 0 },
       simulated: true,
+      finishReason: 'stop',
     };
+  }
+
+  /** Hands `content` to onDelta in pieces spread evenly over `latencyMs`, the last at its end. */
+  private async stream(content: string, latencyMs: number, request: CompletionRequest): Promise<void> {
+    const pieces = streamPiecesOf(content, this.options.streamPieces ?? 20);
+    const step = pieces.length > 0 ? latencyMs / pieces.length : latencyMs;
+    if (pieces.length === 0) await this.wait(latencyMs, request.signal);
+    for (const piece of pieces) {
+      await this.wait(step, request.signal);
+      request.onDelta?.(piece);
+    }
   }
 
   private latency(modelDelayMs: number | null, callHash: number): number {
