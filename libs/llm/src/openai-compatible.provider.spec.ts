@@ -84,6 +84,7 @@ describe('OpenAiCompatibleProvider against a local chat-completions server', () 
       servedModel: 'vendor/ok-model-2025',
       usage: { promptTokens: 12, completionTokens: 7, costUsd: 0.00042 },
       simulated: false,
+      finishReason: 'stop',
     });
     const [sent] = server.requests.filter((r) => r.model === 'ok-model');
     expect(sent.headers.authorization).toBe(`Bearer ${API_KEY}`);
@@ -93,6 +94,8 @@ describe('OpenAiCompatibleProvider against a local chat-completions server', () 
         { role: 'system', content: 'be brief' },
         { role: 'user', content: 'hello' },
       ],
+      stream: true,
+      stream_options: { include_usage: true },
     });
   });
 
@@ -328,6 +331,238 @@ describe('OpenAiCompatibleProvider against a local chat-completions server', () 
     expect(await failure(routed.complete(request('ctx-html')))).toMatchObject({
       provider: 'openrouter',
       reason: 'body is not a JSON object',
+    });
+  });
+});
+
+describe('streamed answers', () => {
+  it('hands each piece to onDelta in order, adding up to the content', async () => {
+    server.setScript({
+      byModel: {
+        'stream-deltas': {
+          kind: 'success',
+          content: 'The council has spoken: ünïcödé 🦉 included.',
+          chunks: 5,
+          chunkDelayMs: 5,
+        },
+      },
+    });
+    const deltas: string[] = [];
+
+    const result = await provider().complete(
+      request('stream-deltas', { onDelta: (text) => void deltas.push(text) }),
+    );
+
+    expect(result.content).toBe('The council has spoken: ünïcödé 🦉 included.');
+    expect(deltas.length).toBeGreaterThanOrEqual(5);
+    expect(deltas.every((d) => d.length > 0)).toBe(true);
+    expect(deltas.join('')).toBe(result.content);
+    expect(result.finishReason).toBe('stop');
+  });
+
+  it('takes usage and cost from the final chunk, and the served model from the chunks', async () => {
+    server.setScript({
+      byModel: {
+        'stream-usage': {
+          kind: 'success',
+          content: 'costly words',
+          servedModel: 'vendor/stream-usage-v2',
+          promptTokens: 33,
+          completionTokens: 11,
+          cost: 0.0123,
+        },
+        'stream-no-usage': { kind: 'success', content: 'free words', noUsage: true },
+      },
+    });
+    await expect(provider().complete(request('stream-usage'))).resolves.toEqual({
+      content: 'costly words',
+      servedModel: 'vendor/stream-usage-v2',
+      usage: { promptTokens: 33, completionTokens: 11, costUsd: 0.0123 },
+      simulated: false,
+      finishReason: 'stop',
+    });
+    await expect(provider().complete(request('stream-no-usage'))).resolves.toMatchObject({
+      content: 'free words',
+      usage: null,
+    });
+  });
+
+  it('records finish_reason length (a truncated answer) and maps unknown reasons to other', async () => {
+    server.setScript({
+      byModel: {
+        'stream-length': { kind: 'success', content: 'cut at the tok', finishReason: 'length' },
+        'stream-odd': { kind: 'success', content: 'odd', finishReason: 'eos_token' },
+      },
+    });
+    await expect(provider().complete(request('stream-length'))).resolves.toMatchObject({
+      content: 'cut at the tok',
+      finishReason: 'length',
+    });
+    await expect(provider().complete(request('stream-odd'))).resolves.toMatchObject({
+      finishReason: 'other',
+    });
+  });
+
+  it('treats finish_reason error and an empty streamed answer as invalid responses', async () => {
+    server.setScript({
+      byModel: {
+        'stream-finish-error': { kind: 'success', content: 'partial', finishReason: 'error' },
+        'stream-empty': { kind: 'success', content: '' },
+      },
+    });
+    expect(await failure(provider().complete(request('stream-finish-error')))).toMatchObject({
+      kind: 'invalid-response',
+      retryable: false,
+      reason: 'generation failed (finish_reason: error)',
+    });
+    expect(await failure(provider().complete(request('stream-empty')))).toMatchObject({
+      kind: 'invalid-response',
+      retryable: false,
+      reason: 'empty content',
+    });
+    expect(attemptsFor('stream-finish-error')).toBe(1);
+    expect(attemptsFor('stream-empty')).toBe(1);
+  });
+
+  it('fails on an error object inside a 200 stream, retryable only for a 429/5xx code', async () => {
+    server.setScript({
+      byModel: {
+        'stream-err-400': { kind: 'stream-error', code: 400, message: `context too long for ${API_KEY}` },
+        'stream-err-502': [
+          { kind: 'stream-error', code: 502, message: 'upstream died', afterChunks: 2 },
+          { kind: 'success', content: 'second time lucky' },
+        ],
+      },
+    });
+    const deltas: string[] = [];
+    const err = await failure(
+      provider().complete(request('stream-err-400', { onDelta: (text) => void deltas.push(text) })),
+    );
+
+    expect(err).toMatchObject({
+      kind: 'invalid-response',
+      retryable: false,
+      status: 400,
+      provider: 'openai-compatible',
+      reason: 'error in response body',
+    });
+    expect(err.message).toBe('Error in response body from local (code 400): context too long for ***');
+    expect(deltas.length).toBe(1);
+    expect(attemptsFor('stream-err-400')).toBe(1);
+
+    const direct = new OpenAiCompatibleProvider({ baseURL: server.baseURL, apiKey: API_KEY });
+    expect(await failure(direct.complete(request('stream-err-502')))).toMatchObject({
+      kind: 'invalid-response',
+      retryable: true,
+      status: 502,
+      reason: 'error in response body',
+    });
+  });
+
+  it.each([
+    ['destroyed', 'destroy'],
+    ['ended early', 'end'],
+  ] as const)('maps a stream %s before finish_reason to a retryable lost connection', async (label, end) => {
+    const model = `stream-cut-${label}`;
+    server.setScript({
+      byModel: {
+        [model]: [
+          { kind: 'stream-cut', afterChunks: 2, end },
+          { kind: 'success', content: 'whole' },
+        ],
+      },
+    });
+    const deltas: string[] = [];
+    const direct = new OpenAiCompatibleProvider({ baseURL: server.baseURL, apiKey: API_KEY, name: 'local' });
+
+    const err = await failure(direct.complete(request(model, { onDelta: (text) => void deltas.push(text) })));
+
+    expect(err).toMatchObject({
+      kind: 'network',
+      retryable: true,
+      provider: 'openai-compatible',
+      reason: 'connection lost while reading the response',
+    });
+    expect(deltas.length).toBe(2);
+    const [cut] = server.requests.filter((r) => r.model === model);
+    await expect(cut.settled).resolves.toBe(end === 'destroy' ? 'reset' : 'answered');
+    // Retryable like any network error: the retry policy tries again.
+    await expect(provider().complete(request(model))).resolves.toMatchObject({ content: 'whole' });
+  });
+
+  it('ends a stall mid-stream as a timeout at the deadline, closing the connection', async () => {
+    server.setScript({ byModel: { 'stream-stall': { kind: 'stream-stall', afterChunks: 1 } } });
+    const deltas: string[] = [];
+    const started = Date.now();
+
+    const err = await failure(
+      provider().complete(
+        request('stream-stall', {
+          signal: AbortSignal.timeout(300),
+          onDelta: (text) => void deltas.push(text),
+        }),
+      ),
+    );
+
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(err).toMatchObject({ kind: 'timeout', retryable: false });
+    expect(deltas.length).toBe(1);
+    expect(attemptsFor('stream-stall')).toBe(1);
+    const [stalled] = server.requests.filter((r) => r.model === 'stream-stall');
+    await expect(stalled.settled).resolves.toBe('client-disconnected');
+  });
+
+  it('ends as aborted when the caller aborts mid-stream for another reason', async () => {
+    server.setScript({ byModel: { 'stream-abort': { kind: 'stream-stall' } } });
+    const controller = new AbortController();
+    const err = await failure(
+      provider().complete(
+        request('stream-abort', { signal: controller.signal, onDelta: () => controller.abort() }),
+      ),
+    );
+    expect(err).toMatchObject({ kind: 'aborted', retryable: false });
+    expect(attemptsFor('stream-abort')).toBe(1);
+  });
+
+  it('lets an error thrown by onDelta reach the caller unchanged', async () => {
+    server.setScript({ byModel: { 'stream-listener': { kind: 'success', content: 'abc', chunks: 3 } } });
+    const boom = new Error('listener broke');
+    const direct = new OpenAiCompatibleProvider({ baseURL: server.baseURL, apiKey: API_KEY });
+    await expect(
+      direct.complete(
+        request('stream-listener', {
+          onDelta: () => {
+            throw boom;
+          },
+        }),
+      ),
+    ).rejects.toBe(boom);
+  });
+
+  it('still reads a plain JSON answer from a server that ignores stream: true', async () => {
+    server.setScript({
+      byModel: {
+        'no-stream-server': {
+          kind: 'raw',
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            id: 'x',
+            model: 'plain-model',
+            choices: [
+              { index: 0, message: { role: 'assistant', content: 'plain' }, finish_reason: 'length' },
+            ],
+            usage: { prompt_tokens: 1, completion_tokens: 2, cost: 0.5 },
+          }),
+        },
+      },
+    });
+    await expect(provider().complete(request('no-stream-server'))).resolves.toEqual({
+      content: 'plain',
+      servedModel: 'plain-model',
+      usage: { promptTokens: 1, completionTokens: 2, costUsd: 0.5 },
+      simulated: false,
+      finishReason: 'length',
     });
   });
 });

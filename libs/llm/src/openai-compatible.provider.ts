@@ -76,22 +76,78 @@ export class OpenAiCompatibleProvider implements ModelProvider {
 
     // The SDK adds an abort listener to the signal it is given and never removes it;
     // a per-call child signal keeps long-lived caller signals from accumulating listeners.
+    // It stays linked until the whole stream is read, so a stall mid-stream ends the read too.
     const child = new AbortController();
     const forward = (): void => child.abort(signal.reason);
     signal.addEventListener('abort', forward, { once: true });
 
-    let body: unknown;
     try {
-      body = await this.client.chat.completions.create(
-        { model: this.wireModel(request.model), messages: request.messages },
-        { signal: child.signal },
-      );
+      const { data: stream, response } = await this.client.chat.completions
+        .create(
+          {
+            model: this.wireModel(request.model),
+            messages: request.messages,
+            stream: true,
+            stream_options: { include_usage: true },
+          },
+          { signal: child.signal },
+        )
+        .withResponse();
+      // A server that ignores `stream: true` answers with one JSON body (or anything else).
+      if (mediaType(response) !== 'text/event-stream') {
+        return this.mapResponse(await readNonStreamBody(response), request.model);
+      }
+      return await this.readStream(stream, request);
     } catch (err) {
+      if (err instanceof DeltaListenerError) throw err.cause;
       throw this.mapError(err, signal);
     } finally {
       signal.removeEventListener('abort', forward);
+      // Releases the connection if reading stopped early (a failure, a throwing listener).
+      child.abort();
     }
-    return this.mapResponse(body, request.model);
+  }
+
+  /**
+   * Reads a chat-completions event stream: the content is the sum of the chunks' deltas (each
+   * handed to `onDelta`), usage (and OpenRouter's cost) comes with the final chunk.
+   */
+  private async readStream(stream: AsyncIterable<unknown>, request: CompletionRequest): Promise<Completion> {
+    let content = '';
+    let servedModel: string | undefined;
+    let usage: TokenUsage | null = null;
+    let finishReason: string | null = null;
+    for await (const chunk of stream) {
+      if (!isRecord(chunk)) continue;
+      if (typeof chunk.model === 'string' && chunk.model.length > 0) servedModel = chunk.model;
+      if (isRecord(chunk.usage)) usage = parseUsage(chunk.usage);
+      const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+      if (!isRecord(choice)) continue;
+      const piece = isRecord(choice.delta) ? choice.delta.content : undefined;
+      if (typeof piece === 'string' && piece.length > 0) {
+        content += piece;
+        if (request.onDelta) {
+          try {
+            request.onDelta(piece);
+          } catch (err) {
+            throw new DeltaListenerError(err);
+          }
+        }
+      }
+      if (typeof choice.finish_reason === 'string') finishReason = choice.finish_reason;
+    }
+    // The SDK ends the iteration quietly when the request is aborted: our signal says why.
+    if (request.signal.aborted) throw modelCallErrorFromAbort(request.signal);
+    if (finishReason === null) {
+      // The body ended without a finish_reason (a cut-off stream): as transient as a reset.
+      throw this.error(
+        `Network error calling ${this.name}: connection lost while reading the response (stream ended before finish_reason)`,
+        'network',
+        true,
+        { reason: 'connection lost while reading the response' },
+      );
+    }
+    return this.completion(content, finishReason, servedModel ?? request.model, usage);
   }
 
   private wireModel(model: string): string {
@@ -126,16 +182,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
       );
     }
     // Gateways such as OpenRouter report upstream failures inside a 200 body.
-    if (isRecord(body.error)) {
-      const code = numericCode(body.error.code);
-      const message = typeof body.error.message === 'string' ? body.error.message : 'unknown error';
-      throw this.error(
-        `Error in response body from ${this.name}${code === undefined ? '' : ` (code ${code})`}: ${this.clean(message)}`,
-        'invalid-response',
-        code !== undefined && isRetryableStatus(code),
-        { status: code, reason: 'error in response body' },
-      );
-    }
+    if (isRecord(body.error)) throw this.bodyError(body.error);
     const choice = Array.isArray(body.choices) ? body.choices[0] : undefined;
     if (!isRecord(choice)) {
       throw this.error(`Invalid response from ${this.name}: no choices`, 'invalid-response', false, {
@@ -143,6 +190,22 @@ export class OpenAiCompatibleProvider implements ModelProvider {
       });
     }
     const finishReason = typeof choice.finish_reason === 'string' ? choice.finish_reason : null;
+    const content = isRecord(choice.message) ? choice.message.content : undefined;
+    return this.completion(
+      typeof content === 'string' ? content : '',
+      finishReason,
+      typeof body.model === 'string' && body.model.length > 0 ? body.model : requestedModel,
+      parseUsage(body.usage),
+    );
+  }
+
+  /** The checks a whole answer passes, streamed or not. */
+  private completion(
+    content: string,
+    finishReason: string | null,
+    servedModel: string,
+    usage: TokenUsage | null,
+  ): Completion {
     if (finishReason === 'error') {
       throw this.error(
         `Generation failed at ${this.name} (finish_reason: error)`,
@@ -153,8 +216,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
         },
       );
     }
-    const content = isRecord(choice.message) ? choice.message.content : undefined;
-    if (typeof content !== 'string' || content.length === 0) {
+    if (content.length === 0) {
       throw this.error(
         `Invalid response from ${this.name}: empty content (finish_reason: ${this.clean(finishReason ?? 'none')})`,
         'invalid-response',
@@ -162,12 +224,19 @@ export class OpenAiCompatibleProvider implements ModelProvider {
         { reason: 'empty content' },
       );
     }
-    return {
-      content,
-      servedModel: typeof body.model === 'string' && body.model.length > 0 ? body.model : requestedModel,
-      usage: parseUsage(body.usage),
-      simulated: false,
-    };
+    return { content, servedModel, usage, simulated: false, finishReason: toFinishReason(finishReason) };
+  }
+
+  /** An `{ error: { code, message } }` object in a 200 body or stream; retryable for a 429/5xx code. */
+  private bodyError(error: Record<string, unknown>): ModelCallError {
+    const code = numericCode(error.code);
+    const message = typeof error.message === 'string' ? error.message : 'unknown error';
+    return this.error(
+      `Error in response body from ${this.name}${code === undefined ? '' : ` (code ${code})`}: ${this.clean(message)}`,
+      'invalid-response',
+      code !== undefined && isRetryableStatus(code),
+      { status: code, reason: 'error in response body' },
+    );
   }
 
   private mapError(err: unknown, signal: AbortSignal): ModelCallError {
@@ -216,6 +285,10 @@ export class OpenAiCompatibleProvider implements ModelProvider {
           reason: 'body is not valid JSON',
         },
       );
+    }
+    // The SDK throws an error object met inside a 200 event stream as a status-less APIError.
+    if (err instanceof APIError && err.status === undefined && isRecord(err.error)) {
+      return this.bodyError(err.error);
     }
     if (err instanceof APIError && typeof err.status === 'number') {
       const status = err.status;
@@ -273,6 +346,35 @@ function splitCredentials(baseURL: string): {
     basicAuth: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
     password: password || null,
   };
+}
+
+/** Wraps what an `onDelta` listener threw, so it reaches the caller as it was, not as a call failure. */
+class DeltaListenerError extends Error {
+  constructor(override readonly cause: unknown) {
+    super('onDelta listener failed');
+  }
+}
+
+const FINISH_REASONS: ReadonlySet<string> = new Set(['stop', 'length', 'content_filter', 'tool_calls']);
+
+function toFinishReason(value: string | null): Completion['finishReason'] {
+  if (value === null) return null;
+  return FINISH_REASONS.has(value) ? (value as NonNullable<Completion['finishReason']>) : 'other';
+}
+
+function mediaType(response: Response): string | undefined {
+  return response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+}
+
+/** As the SDK reads a non-streamed answer: JSON for a JSON media type (a SyntaxError if it is not), else text. */
+async function readNonStreamBody(response: Response): Promise<unknown> {
+  const type = mediaType(response);
+  const text = await response.text();
+  if (text === '') return undefined;
+  if (type !== undefined && (type.includes('application/json') || type.endsWith('+json'))) {
+    return JSON.parse(text) as unknown;
+  }
+  return text;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,7 +1,13 @@
 import { createServer, IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
 
-/** What the fake server does for one call. */
+/**
+ * What the fake server does for one call. A request with `stream: true` gets `success` as a
+ * `text/event-stream` of chunks (the content split over several, usage in a final chunk when
+ * `stream_options.include_usage` is set, then `data: [DONE]`); the other behaviours answer the
+ * same way whether or not streaming was asked, except the `stream-*` faults, which only make
+ * sense in a stream (without one they fall back to the nearest non-streamed fault).
+ */
 export type ChatBehaviour =
   | {
       kind: 'success';
@@ -18,6 +24,10 @@ export type ChatBehaviour =
       finishReason?: string;
       /** Answer after this long (the request still counts as pending meanwhile). */
       delayMs?: number;
+      /** Streamed answers: how many chunks the content is split into (default 3, at most one per character). */
+      chunks?: number;
+      /** Streamed answers: the pause between two chunks (default none). */
+      chunkDelayMs?: number;
     }
   /** 429 with `Retry-After: retryAfterSeconds` and/or `retry-after-ms: retryAfterMs`. */
   | { kind: 'rate-limit'; retryAfterSeconds?: number; retryAfterMs?: number; message?: string }
@@ -37,6 +47,24 @@ export type ChatBehaviour =
   | { kind: 'reset'; at?: 'start' | 'headers' | 'body' }
   /** 200 with an OpenRouter-style `{ error: { code, message } }` body (optionally with an errored choice). */
   | { kind: 'error-body'; code: number | string; message?: string; withErroredChoice?: boolean }
+  /**
+   * Streams `afterChunks` content chunks (default 1), then a chunk carrying an OpenRouter-style
+   * `error: { code, message }` (and a choice with `finish_reason: 'error'`), then `[DONE]`.
+   * Without `stream: true`, the same as `error-body`.
+   */
+  | { kind: 'stream-error'; code: number | string; message?: string; afterChunks?: number }
+  /**
+   * Streams `afterChunks` content chunks (default 1), then the connection goes before any
+   * finish_reason or `[DONE]`: destroyed (`end: 'destroy'`, the default; settles as 'reset') or
+   * an orderly end of the response (`'end'`; settles as 'answered'). Without `stream: true`,
+   * the same as `reset` at 'body'.
+   */
+  | { kind: 'stream-cut'; afterChunks?: number; end?: 'destroy' | 'end' }
+  /**
+   * Streams `afterChunks` content chunks (default 1), then nothing more; the request settles as
+   * 'client-disconnected' when the client gives up. Without `stream: true`, the same as `stall`.
+   */
+  | { kind: 'stream-stall'; afterChunks?: number }
   /** Anything else: full control over status, headers and body text. */
   | { kind: 'raw'; status: number; headers?: Record<string, string>; body: string };
 
@@ -153,9 +181,13 @@ export async function startChatCompletionsServer(
     record: RecordedChatRequest,
     settle: (outcome: RequestOutcome) => void,
   ): void {
+    const stream = wantsStream(record);
     switch (behaviour.kind) {
       case 'success': {
-        const send = (): void => sendJson(res, 200, successBody(behaviour, record, requests.length));
+        const send = (): void => {
+          if (stream) streamSuccess(res, behaviour, record);
+          else sendJson(res, 200, successBody(behaviour, record, requests.length));
+        };
         if (behaviour.delayMs) {
           const timer = setTimeout(() => {
             timers.delete(timer);
@@ -240,7 +272,143 @@ export async function startChatCompletionsServer(
         res.writeHead(behaviour.status, behaviour.headers);
         res.end(behaviour.body);
         return;
+      case 'stream-error': {
+        if (!stream) {
+          respond(
+            res,
+            { kind: 'error-body', code: behaviour.code, message: behaviour.message },
+            record,
+            settle,
+          );
+          return;
+        }
+        const chunks = startStream(res, record, behaviour.afterChunks);
+        const model = record.model ?? 'unknown';
+        chunks.push(
+          sse({
+            ...chunkEnvelope(chunks.id, model),
+            error: { code: behaviour.code, message: behaviour.message ?? 'Upstream provider error' },
+            choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }],
+          }),
+          'data: [DONE]\n\n',
+        );
+        writeAll(res, chunks.lines, 0, () => res.end());
+        return;
+      }
+      case 'stream-cut': {
+        if (!stream) {
+          respond(res, { kind: 'reset', at: 'body' }, record, settle);
+          return;
+        }
+        const chunks = startStream(res, record, behaviour.afterChunks);
+        writeAll(res, chunks.lines, 0, () => {
+          if (behaviour.end === 'end') {
+            res.end();
+            return;
+          }
+          // Let the chunks reach the client before the connection goes.
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            settle('reset');
+            res.socket?.destroy();
+          }, 25);
+          timers.add(timer);
+        });
+        return;
+      }
+      case 'stream-stall': {
+        if (!stream) {
+          respond(res, { kind: 'stall' }, record, settle);
+          return;
+        }
+        const chunks = startStream(res, record, behaviour.afterChunks);
+        writeAll(res, chunks.lines, 0, () => undefined);
+        return;
+      }
     }
+  }
+
+  /** Writes `lines` one by one, `gapMs` apart, then calls `done` (unless the client went away). */
+  function writeAll(res: ServerResponse, lines: string[], gapMs: number, done: () => void): void {
+    let index = 0;
+    const next = (): void => {
+      if (res.destroyed) return;
+      if (index >= lines.length) {
+        done();
+        return;
+      }
+      const line = lines[index++];
+      if (gapMs > 0 && index > 1) {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          if (!res.destroyed) res.write(line, next);
+        }, gapMs);
+        timers.add(timer);
+      } else {
+        res.write(line, next);
+      }
+    };
+    next();
+  }
+
+  function streamSuccess(
+    res: ServerResponse,
+    behaviour: Extract<ChatBehaviour, { kind: 'success' }>,
+    record: RecordedChatRequest,
+  ): void {
+    if (res.destroyed) return;
+    const body = successBody(behaviour, record, requests.length);
+    const id = String(body.id);
+    const model = String(body.model);
+    const content = contentOf(behaviour, record);
+    const lines = [
+      sse({
+        ...chunkEnvelope(id, model),
+        choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+      }),
+      ...splitContent(content, behaviour.chunks ?? 3).map((piece) =>
+        sse({
+          ...chunkEnvelope(id, model),
+          choices: [{ index: 0, delta: { content: piece }, finish_reason: null }],
+        }),
+      ),
+      sse({
+        ...chunkEnvelope(id, model),
+        choices: [{ index: 0, delta: {}, finish_reason: behaviour.finishReason ?? 'stop' }],
+      }),
+    ];
+    if (includeUsage(record) && body.usage !== undefined) {
+      lines.push(sse({ ...chunkEnvelope(id, model), choices: [], usage: body.usage }));
+    }
+    lines.push('data: [DONE]\n\n');
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    writeAll(res, lines, behaviour.chunkDelayMs ?? 0, () => res.end());
+  }
+
+  /** 200 event-stream headers and the first `count` chunks of a default answer, not yet written. */
+  function startStream(
+    res: ServerResponse,
+    record: RecordedChatRequest,
+    count = 1,
+  ): { id: string; lines: string[]; push: (...lines: string[]) => void } {
+    const id = `chatcmpl-test-${requests.length}`;
+    const model = record.model ?? 'unknown';
+    const pieces = splitContent(`echo: ${lastUserMessage(record.messages)} and some more words`, count + 1);
+    const lines = [
+      sse({
+        ...chunkEnvelope(id, model),
+        choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+      }),
+      ...pieces.slice(0, count).map((piece) =>
+        sse({
+          ...chunkEnvelope(id, model),
+          choices: [{ index: 0, delta: { content: piece }, finish_reason: null }],
+        }),
+      ),
+    ];
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.flushHeaders();
+    return { id, lines, push: (...more) => lines.push(...more) };
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -285,15 +453,51 @@ function nth(entry: ChatBehaviour | ChatBehaviour[], index: number): ChatBehavio
   return entry[Math.min(index, entry.length - 1)];
 }
 
+function contentOf(
+  behaviour: Extract<ChatBehaviour, { kind: 'success' }>,
+  record: RecordedChatRequest,
+): string {
+  return typeof behaviour.content === 'function'
+    ? behaviour.content(record)
+    : (behaviour.content ?? `echo: ${lastUserMessage(record.messages)}`);
+}
+
+function wantsStream(record: RecordedChatRequest): boolean {
+  return isRecord(record.body) && record.body.stream === true;
+}
+
+function includeUsage(record: RecordedChatRequest): boolean {
+  return (
+    isRecord(record.body) &&
+    isRecord(record.body.stream_options) &&
+    record.body.stream_options.include_usage === true
+  );
+}
+
+function chunkEnvelope(id: string, model: string): Record<string, unknown> {
+  return { id, object: 'chat.completion.chunk', created: nowSeconds(), model };
+}
+
+function sse(data: unknown): string {
+  return `data: ${JSON.stringify(data)}\n\n`;
+}
+
+/** At most `count` non-empty pieces (whole code points) that join back to `text`; none for ''. */
+function splitContent(text: string, count: number): string[] {
+  const points = Array.from(text);
+  const n = Math.max(1, Math.min(Math.floor(count), points.length));
+  const size = Math.ceil(points.length / n);
+  const pieces: string[] = [];
+  for (let i = 0; i < points.length; i += size) pieces.push(points.slice(i, i + size).join(''));
+  return pieces;
+}
+
 function successBody(
   behaviour: Extract<ChatBehaviour, { kind: 'success' }>,
   record: RecordedChatRequest,
   id: number,
 ): Record<string, unknown> {
-  const content =
-    typeof behaviour.content === 'function'
-      ? behaviour.content(record)
-      : (behaviour.content ?? `echo: ${lastUserMessage(record.messages)}`);
+  const content = contentOf(behaviour, record);
   const promptTokens = behaviour.promptTokens ?? 10;
   const completionTokens = behaviour.completionTokens ?? 5;
   const body: Record<string, unknown> = {
