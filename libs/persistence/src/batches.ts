@@ -1,7 +1,6 @@
 import { batchesChannel } from '@conclave/contracts';
 import type { Redis } from 'ioredis';
-import type { DataSource } from 'typeorm';
-import { BatchesRepository } from './repositories/batches.repository';
+import type { BatchesRepository } from './repositories/batches.repository';
 import type { StageQueue } from '@conclave/redis';
 import { KeyedSingleFlight } from './single-flight';
 
@@ -21,16 +20,12 @@ export class BatchDispatcher {
     await this.notify(batchId);
   });
 
-  private readonly batches: BatchesRepository;
-
   constructor(
-    dataSource: DataSource,
+    private readonly batches: BatchesRepository,
     private readonly queue: StageQueue,
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {
-    this.batches = new BatchesRepository(dataSource);
-  }
+  ) {}
 
   async dispatch(batchId: string): Promise<number> {
     const picked = await this.batches.pickItems(batchId);

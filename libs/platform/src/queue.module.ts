@@ -1,10 +1,9 @@
 import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { connectionErrorLogger } from '@conclave/observability';
-import { BatchDispatcher } from '@conclave/persistence';
+import { BatchDispatcher, BatchesRepository } from '@conclave/persistence';
 import { createRedis, StageQueue } from '@conclave/redis';
 import type { Redis } from 'ioredis';
-import { DataSource } from 'typeorm';
 import { REDIS_PRODUCER, STAGE_QUEUE } from './tokens';
 
 export interface QueueModuleOptions {
@@ -60,11 +59,11 @@ export class QueueModule {
           }),
         },
         {
-          // Starts a batch's next items on the stage queue (needs PersistenceModule's DataSource).
+          // Starts a batch's next items on the stage queue (BatchesRepository: PersistenceModule).
           provide: BatchDispatcher,
-          inject: [DataSource, STAGE_QUEUE, REDIS_PRODUCER],
-          useFactory: (dataSource: DataSource, queue: StageQueue, redis: Redis) =>
-            new BatchDispatcher(dataSource, queue, redis, config.redisPrefix),
+          inject: [BatchesRepository, STAGE_QUEUE, REDIS_PRODUCER],
+          useFactory: (batches: BatchesRepository, queue: StageQueue, redis: Redis) =>
+            new BatchDispatcher(batches, queue, redis, config.redisPrefix),
         },
       ],
       exports: [REDIS_PRODUCER, STAGE_QUEUE, BatchDispatcher],
