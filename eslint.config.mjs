@@ -24,6 +24,36 @@ export default tseslint.config(
     },
   },
   {
+    // The analysis library is plain TypeScript that must also run in the browser: no framework,
+    // no Node-only modules (architecture rule).
+    files: ['libs/analysis/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          // Exact module names; `patterns` would also catch a local file such as './path'.
+          paths: [
+            'typeorm',
+            'bullmq',
+            'ioredis',
+            'socket.io',
+            'express',
+            'pg',
+            'fs',
+            'path',
+            'crypto',
+            'os',
+            'stream',
+            'util',
+            'worker_threads',
+            'child_process',
+          ],
+          patterns: ['@nestjs/*', 'node:*'],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     languageOptions: { globals: globals.node },
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -28,12 +28,24 @@ import { accept } from './scenarios/accept';
 import { concurrency } from './scenarios/concurrency';
 import { fairness } from './scenarios/fairness';
 import { fanOut } from './scenarios/fan-out';
+import { liveDeltas } from './scenarios/live-deltas';
 import { overhead } from './scenarios/overhead';
+import { report } from './scenarios/report';
 import { scaleOut } from './scenarios/scale-out';
 import { throughput } from './scenarios/throughput';
 
 const ROOT = path.resolve(__dirname, '..');
-const SCENARIOS: Scenario[] = [overhead, throughput, concurrency, scaleOut, fairness, fanOut, accept];
+const SCENARIOS: Scenario[] = [
+  overhead,
+  throughput,
+  concurrency,
+  scaleOut,
+  fairness,
+  fanOut,
+  liveDeltas,
+  accept,
+  report,
+];
 
 interface Options {
   quick: boolean;

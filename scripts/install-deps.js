@@ -1,10 +1,11 @@
 // Installs the exact versions in package-lock.json.
 //
-// Why not `npm ci`: the registry this project's machines reach does not serve some optional,
-// platform-specific binaries (darwin/win32 builds of msgpackr-extract, unrs-resolver), so npm
-// leaves them out of the lockfile and `npm ci` then refuses it as out of sync. `npm install`
-// with the lockfile present installs the same locked versions; with --frozen it also fails if the
-// lockfile would change, which is what `npm ci` guarantees.
+// Why not `npm ci`: the registry this project's machines reach has not always served the optional,
+// platform-specific binaries (darwin/win32 builds of msgpackr-extract, unrs-resolver); when it
+// did not, npm left them out of the lockfile and `npm ci` then refused it as out of sync. The
+// lockfile now lists them. `npm install` with the lockfile present installs the same locked
+// versions; with --frozen it also fails if the lockfile would change, which is what `npm ci`
+// guarantees.
 const { createHash } = require('node:crypto');
 const { readFileSync } = require('node:fs');
 const { execSync } = require('node:child_process');

@@ -69,9 +69,9 @@ describe('batch operations', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as BatchResultLine);
-    expect(lines.map((l) => [l.mode, l.status, l.question])).toEqual([
-      ['jury', 'complete', 'The sky is blue, mostly.'],
-      ['jury', 'complete', 'Water is wet.'],
+    expect(lines.map((l) => [l.mode, l.status, l.question, l.content])).toEqual([
+      ['jury', 'complete', 'Evaluate A', 'The sky is blue, mostly.'],
+      ['jury', 'complete', 'Evaluate B', 'Water is wet.'],
     ]);
     const jsonlLines = (
       await (await fetch(`${stack.baseUrl}/api/batches/${fromJsonl.body.batchId}/results`)).text()
@@ -91,7 +91,7 @@ describe('batch operations', () => {
     expect(bad.body.fields.body).toMatch(/unknown CSV column\(s\) colour/);
   });
 
-  it('cancel mid-batch: queued items at once, running ones finish, and it exports', async () => {
+  it('cancel mid-batch: queued and running items stop at once, and it exports', async () => {
     const accepted = await submit({ defaults, items: council(40), concurrency: 3 });
     const socket = await stack.connect();
     const finished = batchComplete(socket, accepted.body.batchId);

@@ -92,13 +92,21 @@ describe('batches', () => {
         resultUrl: `/api/deliberations/${stored[i].id}`,
       });
       expect(line.headline).toMatchObject({ majorityVerdict: stored[i].verdict });
-      expect(line.question).toBe(items[i].modeConfig.content);
+      expect(line.question).toBe(items[i].question);
+      expect(line.content).toBe(items[i].modeConfig.content);
     });
 
     const csv = await fetch(`${stack.baseUrl}/api/batches/${accepted.body.batchId}/results?format=csv`);
     const rows = parse(await csv.text(), { columns: true }) as Record<string, string>[];
     expect(rows).toHaveLength(1000);
-    expect(rows[7]).toMatchObject({ index: '7', message_id: stored[7].id, status: 'complete' });
+    expect(rows[7]).toMatchObject({
+      index: '7',
+      message_id: stored[7].id,
+      status: 'complete',
+      question: 'Answer 7',
+      content: items[7].modeConfig.content,
+      original_question: '',
+    });
   }, 400_000);
 
   it('rejects a batch with invalid items whole, naming every bad index, storing nothing', async () => {

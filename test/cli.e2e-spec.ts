@@ -1,10 +1,17 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { BatchView } from '@conclave/contracts';
+import {
+  controlChannel,
+  type BatchView,
+  type ControlMessage,
+  type CouncilResult,
+  type DeliberationView,
+} from '@conclave/contracts';
 import { parse } from 'csv-parse/sync';
+import IORedis from 'ioredis';
 import { TestStack } from './support/harness';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -34,6 +41,78 @@ function conclave(args: string[], timeoutMs = 30_000): Promise<Run> {
     );
   });
 }
+
+/** A CLI still running: its output so far (stderr, or everything the terminal showed), with times. */
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  /** When the output first contained `text` (ms since the start), or null. */
+  firstSeen: (text: string) => number | null;
+  waitFor: (pattern: RegExp | string, timeoutMs?: number) => Promise<void>;
+  exit: Promise<Run>;
+}
+
+const shellQuote = (arg: string): string => `'${arg.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Starts `bin/conclave.js`: with pipes (stdin and stderr not terminals), or with `tty`, under a
+ * real pseudo-terminal (util-linux `script`), where Ctrl-C is typed as `\x03` on its input.
+ */
+function startConclave(args: string[], options: { tty?: boolean } = {}): Running {
+  const env: NodeJS.ProcessEnv = { ...process.env, TERM: 'dumb' };
+  delete env.CONCLAVE_URL;
+  delete env.CONCLAVE_API_KEY;
+  // `exec`: script runs the command through $SHELL, and a shell left waiting in between (dash
+  // stays) would take the terminal's Ctrl-C itself and end with 130 whatever the CLI did.
+  const command = `exec ${[process.execPath, CLI, ...args].map(shellQuote).join(' ')}`;
+  const child = options.tty
+    ? spawn('script', ['-qfec', command, '/dev/null'], { cwd: ROOT, env: { ...env, SHELL: '/bin/sh' } })
+    : spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env });
+  const started = Date.now();
+  const chunks: { text: string; at: number }[] = [];
+  let stdout = '';
+  let stderr = '';
+  // A terminal ends lines with \r\n; compare text as the program wrote it.
+  const seen = (text: string) => {
+    chunks.push({ text: text.replace(/\r\n/g, '\n'), at: Date.now() - started });
+  };
+  const output = () => chunks.map((c) => c.text).join('');
+  child.stdout?.on('data', (data: Buffer) => {
+    stdout += String(data);
+    if (options.tty) seen(String(data));
+  });
+  child.stderr?.on('data', (data: Buffer) => {
+    stderr += String(data);
+    if (!options.tty) seen(String(data));
+  });
+  const exit = new Promise<Run>((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout: stdout.replace(/\r\n/g, '\n'), stderr })),
+  );
+  const firstSeen = (text: string): number | null => {
+    let sofar = '';
+    for (const chunk of chunks) {
+      sofar += chunk.text;
+      if (sofar.includes(text)) return chunk.at;
+    }
+    return null;
+  };
+  const waitFor = async (pattern: RegExp | string, timeoutMs = 20_000): Promise<void> => {
+    const deadline = Date.now() + timeoutMs;
+    const found = () => (typeof pattern === 'string' ? output().includes(pattern) : pattern.test(output()));
+    while (!found()) {
+      if (Date.now() > deadline || child.exitCode !== null)
+        throw new Error(`never saw ${String(pattern)} in:\n${output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  };
+  return { child, output, firstSeen, waitFor, exit };
+}
+
+const messageIdIn = (output: string): string => {
+  const id = /deliberation (\S+) \(conversation /.exec(output)?.[1];
+  if (!id) throw new Error(`no deliberation id in:\n${output}`);
+  return id;
+};
 
 /** Compares exit codes, showing the output when they differ. */
 function expectExit(run: Run, code: number): void {
@@ -73,6 +152,141 @@ describe('the conclave CLI', () => {
     expect(run.stderr).toContain('[stage3] complete: synthesis by sim/c');
   });
 
+  describe('while a deliberation runs', () => {
+    const target = () => ['--url', stack.baseUrl, '--key', key];
+    /** Every deliberation a gateway asked workers to send live pieces of (`watch`). */
+    const watched = new Set<string>();
+    let redis: IORedis;
+    beforeAll(async () => {
+      redis = new IORedis(stack.config.redisUrl);
+      redis.on('message', (_channel: string, text: string) => {
+        const message = JSON.parse(text) as ControlMessage;
+        if (message.type === 'watch') watched.add(message.messageId);
+      });
+      await redis.subscribe(controlChannel(stack.config.redisPrefix));
+    });
+    afterAll(() => redis.disconnect());
+
+    const viewOf = async (messageId: string) => {
+      const view = await stack.api<DeliberationView<CouncilResult>>(
+        'GET',
+        `/api/deliberations/${messageId}`,
+        {
+          token: key,
+        },
+      );
+      return view.body;
+    };
+
+    it('without a terminal, prints each answer whole as it lands; --quiet prints none', async () => {
+      const roster = ['--models', 'sim/a:delay900@answer,sim/b:delay300@answer', '--chairman', 'sim/c'];
+      const [run, quiet] = await Promise.all([
+        cli('ask', 'Stream it?', ...roster),
+        cli('ask', 'Quietly?', '--quiet', ...roster),
+      ]);
+      expectExit(run, 0);
+      const { result } = await viewOf(messageIdIn(run.stderr));
+      expect(run.stderr.includes('\x1b')).toBe(false);
+      // each answer in one piece, under its header, then its progress line
+      for (const answer of result.stage1)
+        expect(run.stderr).toContain(
+          `── ${answer.model} · stage1\n${answer.response}\n[stage1] ${answer.model} succeeded (`,
+        );
+      for (const ranking of result.stage2)
+        expect(run.stderr).toContain(`── ${ranking.model} · stage2\n${ranking.ranking}\n`);
+      expect(run.stderr).toContain(`── sim/c · stage3\n${result.stage3.response}\n`);
+      expect(run.stdout).toBe(`${result.stage3.response}\n`);
+
+      expectExit(quiet, 0);
+      expect(quiet.stderr).not.toContain('── ');
+      expect(quiet.stderr).toMatch(/\[stage1\] sim\/a:delay900@answer succeeded \(\d+ ms\)/);
+      expect(quiet.stdout).toMatch(/^\[simulated synthesis by sim\/c\]/);
+      // neither asked for live pieces: plain output and --quiet print no partial text
+      expect(watched.has(messageIdIn(run.stderr))).toBe(false);
+      expect(watched.has(messageIdIn(quiet.stderr))).toBe(false);
+    }, 60_000);
+
+    it('cancels the deliberation on Ctrl-C when stdin is not a terminal', async () => {
+      const running = startConclave([
+        'ask',
+        'Stop me?',
+        '--models',
+        'sim/a:delay8000@answer,sim/b:delay8000@answer',
+        ...target(),
+      ]);
+      await running.waitFor(/\[stage1\] sim\/b:delay8000@answer started/);
+      running.child.kill('SIGINT');
+      const run = await running.exit;
+      expectExit(run, 3);
+      const messageId = messageIdIn(run.stderr);
+      expect(run.stderr).toContain(
+        `interrupted: cancelling deliberation ${messageId} (no terminal to ask on`,
+      );
+      expect(run.stderr).toContain(`deliberation ${messageId} cancelled: Cancelled by the user.`);
+      expect(run.stdout).toBe('');
+      expect(await viewOf(messageId)).toMatchObject({ status: 'cancelled' });
+    }, 30_000);
+
+    it('on a terminal, streams each answer as the model writes it', async () => {
+      const running = startConclave(
+        [
+          'ask',
+          'Write it live?',
+          '--models',
+          'sim/a:delay2500@answer,sim/b:delay300@answer',
+          '--chairman',
+          'sim/c',
+          ...target(),
+        ],
+        { tty: true },
+      );
+      const run = await running.exit;
+      expectExit(run, 0);
+      const messageId = messageIdIn(running.output());
+      const { result } = await viewOf(messageId);
+      const slow = result.stage1.find((a) => a.model === 'sim/a:delay2500@answer');
+      if (!slow) throw new Error('no answer from sim/a');
+      // its text grew on screen over its 2.5 s: its beginning showed well before its end
+      const beginning = running.firstSeen(`── ${slow.model} · stage1\n${slow.response.slice(0, 12)}`);
+      const whole = running.firstSeen(`── ${slow.model} · stage1\n${slow.response}\n`);
+      expect(beginning).not.toBeNull();
+      expect(whole).not.toBeNull();
+      expect((whole ?? 0) - (beginning ?? 0)).toBeGreaterThan(800);
+      expect(watched.has(messageId)).toBe(true);
+      expect(running.output()).toContain(`${result.stage3.response}\n`);
+    }, 60_000);
+
+    it('on a terminal, Ctrl-C asks: y cancels the deliberation, anything else leaves it running', async () => {
+      const ask = (question: string) =>
+        startConclave(['ask', question, '--models', 'sim/a:delay8000,sim/b:delay8000', ...target()], {
+          tty: true,
+        });
+      const [yes, no] = [ask('Cancel me?'), ask('Leave me?')];
+      for (const [running, answer] of [
+        [yes, 'y\r'],
+        [no, '\r'],
+      ] as const) {
+        await running.waitFor(/\[stage1\] sim\/b:delay8000 started/);
+        running.child.stdin?.write('\x03');
+        await running.waitFor('Cancel the deliberation on the server? [y/N] ');
+        running.child.stdin?.write(answer);
+      }
+      const [cancelled, left] = await Promise.all([yes.exit, no.exit]);
+      expectExit(cancelled, 3);
+      const cancelledId = messageIdIn(yes.output());
+      expect(yes.output()).toContain(`deliberation ${cancelledId} cancelled: Cancelled by the user.`);
+      expect(await viewOf(cancelledId)).toMatchObject({ status: 'cancelled' });
+
+      expectExit(left, 130);
+      const leftId = messageIdIn(no.output());
+      expect(no.output()).toContain(
+        `left deliberation ${leftId} running on the server; see it at ${stack.baseUrl}/#/m/${leftId}`,
+      );
+      expect(await viewOf(leftId)).toMatchObject({ status: 'running' });
+      await stack.api('POST', `/api/deliberations/${leftId}/cancel`, { token: key });
+    }, 60_000);
+  });
+
   it('submits a JSONL batch, watches it finish, then fetches its results and status', async () => {
     const file = path.join(dir, 'jury.jsonl');
     const items = Array.from({ length: 5 }, (_, i) => ({
@@ -107,12 +321,12 @@ describe('the conclave CLI', () => {
     expectExit(results, 0);
     const csv = await readFile(csvFile, 'utf8');
     expect(csv.split('\n')[0]).toBe(
-      'index,message_id,conversation_id,mode,status,error,question,answer,headline,result_url',
+      'index,message_id,conversation_id,mode,status,error,attempt,question,content,original_question,answer,headline,result_url',
     );
     const rows = parse(csv, { columns: true }) as Record<string, string>[];
     expect(rows).toHaveLength(5);
-    expect(rows.map((row) => [row.index, row.mode, row.status])).toEqual(
-      items.map((_, i) => [String(i), 'jury', 'complete']),
+    expect(rows.map((row) => [row.index, row.mode, row.status, row.question, row.content])).toEqual(
+      items.map((item, i) => [String(i), 'jury', 'complete', item.question, item.modeConfig.content]),
     );
     expectExit(status, 0);
     expect(JSON.parse(status.stdout)).toMatchObject({ batchId, status: 'complete', total: 5, complete: 5 });

@@ -126,6 +126,8 @@ describe('hostile input and output: uploads, body limits, encodings, spreadsheet
             status: line.status,
             error: line.error ?? '',
             question: line.question,
+            content: line.content ?? '',
+            original_question: line.originalQuestion ?? '',
             answer: line.answer ?? '',
             headline: line.headline ? JSON.stringify(line.headline) : '',
             result_url: line.resultUrl,
@@ -136,11 +138,11 @@ describe('hostile input and output: uploads, body limits, encodings, spreadsheet
           }
         });
         // JSONL is data, not a sheet: the payloads come back exactly as stored.
-        expect(jsonl.map((l) => l.question).filter((q) => DANGEROUS.test(q)).length).toBeGreaterThanOrEqual(
-          4,
-        );
+        expect(
+          jsonl.map((l) => l.content ?? l.question).filter((q) => DANGEROUS.test(q)).length,
+        ).toBeGreaterThanOrEqual(4);
       }
-      // Questions of both batches (the jury's is its content) and the council's answers.
+      // The council's questions and answers, and the jury's content (its question is "Evaluate").
       expect(neutralised).toBeGreaterThanOrEqual(3 * 4);
     }, 90_000);
   });

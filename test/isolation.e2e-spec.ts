@@ -7,7 +7,7 @@ import {
   MESSAGE_MAPPING_METADATA,
   MESSAGE_METADATA,
 } from '@nestjs/websockets/constants';
-import type { BatchView, DeliberationView } from '@conclave/contracts';
+import type { BatchComparison, BatchReport, BatchView, DeliberationView } from '@conclave/contracts';
 import { hashApiKey } from '@conclave/persistence';
 import type { Socket } from 'socket.io-client';
 import { TestStack } from './support/harness';
@@ -48,7 +48,7 @@ interface Fixture {
 const idsOf = (fx: Fixture): string[] => Object.values(fx);
 
 interface Req {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   url: string;
   body?: unknown;
   headers?: Record<string, string>;
@@ -198,6 +198,21 @@ describe('isolation: a user never reaches another user’s conversations, messag
   const HTTP: HttpEntry[] = [
     {
       method: 'GET',
+      path: '/api/models',
+      access: 'user',
+      foreign: async (a) => {
+        const reply = await as<unknown>(bob, { method: 'GET', url: '/api/models' });
+        expect(reply.status).toBe(200);
+        for (const id of idsOf(a)) expect(JSON.stringify(reply.body)).not.toContain(id);
+      },
+      sample: () => ({ method: 'GET', url: '/api/models' }),
+      own: async () => {
+        const reply = await as<{ models: { id: string }[] }>(alice, { method: 'GET', url: '/api/models' });
+        expect(reply.body.models.map((m) => m.id)).toContain('sim/athena');
+      },
+    },
+    {
+      method: 'GET',
       path: '/api/conversations',
       access: 'user',
       foreign: async (a) => {
@@ -335,6 +350,47 @@ describe('isolation: a user never reaches another user’s conversations, messag
       },
     },
     {
+      method: 'GET',
+      path: '/api/batches/:id/report',
+      access: 'user',
+      probes: [
+        (id) => ({ method: 'GET', url: `/api/batches/${id}/report` }),
+        (id) => ({ method: 'GET', url: `/api/batches/${id}/report?format=md` }),
+      ],
+      unknownStatus: 404,
+      sample: (a) => ({ method: 'GET', url: `/api/batches/${a.batchId}/report` }),
+      own: async (a) => {
+        const got = await as<BatchReport>(alice, { method: 'GET', url: `/api/batches/${a.batchId}/report` });
+        expect(got.status).toBe(200);
+        expect(got.body).toMatchObject({ batchId: a.batchId, modes: ['council'], items: { total: 3 } });
+        const md = await as<string>(alice, {
+          method: 'GET',
+          url: `/api/batches/${a.batchId}/report?format=md`,
+        });
+        expect(md.status).toBe(200);
+        expect(md.body).toContain(a.batchId);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/batches/compare',
+      access: 'user',
+      probes: [
+        (id) => ({ method: 'GET', url: `/api/batches/compare?a=${id}&b=${id}` }),
+        (id) => ({ method: 'GET', url: `/api/batches/compare?a=${id}&b=${id}&format=md` }),
+      ],
+      unknownStatus: 404,
+      sample: (a) => ({ method: 'GET', url: `/api/batches/compare?a=${a.batchId}&b=${a.batchId}` }),
+      own: async (a) => {
+        const got = await as<BatchComparison>(alice, {
+          method: 'GET',
+          url: `/api/batches/compare?a=${a.batchId}&b=${a.batchId}`,
+        });
+        expect(got.status).toBe(200);
+        expect(got.body).toMatchObject({ mode: 'council', matchedBy: 'index', pairs: 3 });
+      },
+    },
+    {
       method: 'POST',
       path: '/api/deliberations',
       access: 'user',
@@ -388,6 +444,24 @@ describe('isolation: a user never reaches another user’s conversations, messag
         expect(followUp.status).toBe(202);
         expect(followUp.body.conversationId).toBe(a.councilConversation);
         await completeOver(aliceSocket, followUp.body.messageId);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/deliberations/:messageId/cancel',
+      access: 'user',
+      // B's stop of A's running batch item, or of anything else of A's, stops nothing (the snapshot).
+      probes: [(id) => ({ method: 'POST', url: `/api/deliberations/${id}/cancel` })],
+      unknownStatus: 404,
+      sample: (a) => ({ method: 'POST', url: `/api/deliberations/${a.councilMessage}/cancel` }),
+      own: async (a) => {
+        // A reaches its own deliberation: finished, so the stop is refused naming its status.
+        const refused = await as<{ message: string }>(alice, {
+          method: 'POST',
+          url: `/api/deliberations/${a.councilMessage}/cancel`,
+        });
+        expect(refused.status).toBe(409);
+        expect(refused.body.message).toMatch(/\(status: complete\)/);
       },
     },
     {
@@ -447,6 +521,63 @@ describe('isolation: a user never reaches another user’s conversations, messag
         expect(cancelled.body).toMatchObject({ batchId: a.batchId, status: 'cancelled', queued: 0 });
       },
     },
+    {
+      method: 'POST',
+      path: '/api/batches/:id/retry-failed',
+      access: 'user',
+      probes: [(id) => ({ method: 'POST', url: `/api/batches/${id}/retry-failed` })],
+      unknownStatus: 404,
+      sample: (a) => ({ method: 'POST', url: `/api/batches/${a.batchId}/retry-failed` }),
+      own: async (a) => {
+        // Cancelled above, nothing of it failed: nothing to retry (or, not yet finished, still running).
+        const retried = await as<{ message: string }>(alice, {
+          method: 'POST',
+          url: `/api/batches/${a.batchId}/retry-failed`,
+        });
+        expect(retried.status).toBe(409);
+        expect(retried.body.message).toMatch(/no failed items|still (queued|running)/);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/budget',
+      access: 'user',
+      foreign: async () => {
+        const own = await as<{ monthlyBudgetUsd: number | null }>(bob, { method: 'GET', url: '/api/budget' });
+        expect(own).toMatchObject({ status: 200, body: { monthlyBudgetUsd: null } });
+      },
+      sample: () => ({ method: 'GET', url: '/api/budget' }),
+      own: async () => {
+        const own = await as<{ monthlyBudgetUsd: number | null }>(alice, {
+          method: 'GET',
+          url: '/api/budget',
+        });
+        expect(own).toMatchObject({ status: 200, body: { monthlyBudgetUsd: null } });
+      },
+    },
+    ...(['GET', 'PUT'] as const).map((method): HttpEntry => ({
+      method,
+      path: '/api/admin/users/:name/budget',
+      access: 'user',
+      // Neither is an admin: 403 whatever the name.
+      probes: [
+        (id) => ({
+          method,
+          url: `/api/admin/users/${id}/budget`,
+          body: method === 'PUT' ? { monthlyBudgetUsd: 1 } : undefined,
+        }),
+      ],
+      unknownStatus: 403,
+      sample: () => ({ method, url: '/api/admin/users/alice/budget' }),
+      own: async () => {
+        const reply = await call(alice, {
+          method,
+          url: '/api/admin/users/alice/budget',
+          body: method === 'PUT' ? { monthlyBudgetUsd: 1 } : undefined,
+        });
+        expect(reply.status).toBe(403);
+      },
+    })),
     {
       method: 'DELETE',
       path: '/api/conversations/:id',
@@ -524,6 +655,19 @@ describe('isolation: a user never reaches another user’s conversations, messag
         };
         expect(ack.conversationId).toBe(a.councilConversation);
         await completeOver(aliceSocket, ack.messageId);
+      },
+    },
+    {
+      message: 'cancel',
+      probes: [(id) => ({ messageId: id })],
+      unknownAck: (ack) =>
+        expect(ack).toEqual({
+          error: { message: expect.stringMatching(/^deliberation .* not found$/), statusCode: 404 },
+        }),
+      own: async (a) => {
+        expect(await aliceSocket.emitWithAck('cancel', { messageId: a.juryMessage })).toEqual({
+          error: { message: expect.stringMatching(/\(status: complete\)/), statusCode: 409 },
+        });
       },
     },
     {

@@ -26,6 +26,9 @@ function script({ request, modelCallIndex }: ScriptContext): ChatBehaviour {
   if (model === 'local/broken') return { kind: 'http-error', status: 500 };
   if (model === 'local/refused') return { kind: 'http-error', status: 400, message: 'bad model' };
   if (model === 'local/nul') return { kind: 'success', content: 'zero\u0000byte answer' };
+  if (model === 'local/cut' && !lastUserContent(request.messages).startsWith('Generate a brief title')) {
+    return { kind: 'success', content: 'an answer cut at the tok', finishReason: 'length', chunks: 4 };
+  }
   const prompt = lastUserContent(request.messages);
   const content = prompt.includes(RANKING_PROMPT_MARKER)
     ? 'Thoughts.\n\nFINAL RANKING:\n1. Response B\n2. Response A'
@@ -129,6 +132,33 @@ describe('the OpenAI-compatible provider inside a real deliberation', () => {
     expect(rows.find((r) => r.model === 'local/nul' && r.stage_type === 'stage1')?.content).toBe(
       'zerobyte answer',
     );
+  });
+
+  it('records an answer cut at the length limit (finish_reason: length) and shows it as truncated', async () => {
+    const { messageId, events } = await stack.run({
+      question: 'Long answer please',
+      councilModels: ['local/alpha', 'local/cut'],
+      chairmanModel: 'local/chair',
+    });
+    expect(events.at(-1)?.type).toBe('complete');
+    const landed = events.filter(
+      (e) => e.type === 'model_progress' && e.state === 'succeeded' && e.stage === 'stage1',
+    );
+    expect(landed.find((e) => e.participant === 'local/cut')).toMatchObject({
+      content: 'an answer cut at the tok',
+      truncated: true,
+    });
+    expect(landed.find((e) => e.participant === 'local/alpha')).not.toHaveProperty('truncated');
+    const { body: view } = await stack.api<DeliberationView>('GET', `/api/deliberations/${messageId}`);
+    const cut = view.calls.filter((c) => c.model === 'local/cut');
+    expect(cut.map((c) => [c.stage, c.finishReason, c.truncated])).toEqual([
+      ['stage1', 'length', true],
+      ['stage2', 'length', true],
+    ]);
+    expect(view.calls.find((c) => c.model === 'local/alpha' && c.stage === 'stage1')).toMatchObject({
+      finishReason: 'stop',
+      truncated: false,
+    });
   });
 
   it('gives Stage 1 and Stage 3 the last 10 turns of history, and Stage 2 none', async () => {

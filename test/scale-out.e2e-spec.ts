@@ -13,6 +13,8 @@ const SHUTDOWN_TIMEOUT_MS = 4000;
  */
 describe('scale-out: two gateway processes, workers that come and go', () => {
   const stack = new TestStack({
+    // A load test in single-user mode: every request counts against the one user (OPERATIONS.md).
+    RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
     SIM_LATENCY_MS: '120',
     WORKER_CONCURRENCY: '6',
     WORKER_LOCK_MS: '3000',
@@ -23,6 +25,8 @@ describe('scale-out: two gateway processes, workers that come and go', () => {
   });
   const gateways: string[] = [];
   const workers: ChildProcess[] = [];
+  /** Workers the tests stopped (the others should still run). */
+  const stopped = new Set<ChildProcess>();
   const sockets: Socket[] = [];
 
   beforeAll(async () => {
@@ -60,11 +64,30 @@ describe('scale-out: two gateway processes, workers that come and go', () => {
     return (await response.json()) as T;
   };
 
+  /** Where a message stands in the store, for a failure's message. */
+  const stored = async (messageId: string): Promise<string> => {
+    const [row] = (await stack.db.query('SELECT status, stage, last_seq FROM messages WHERE id = $1', [
+      messageId,
+    ])) as { status: string; stage: string | null; last_seq: number }[];
+    return row ? `${row.status} at ${row.stage ?? '-'}, ${row.last_seq} events stored` : 'not stored';
+  };
+
   /** Every event a socket receives for `messageId`, until the terminal one. */
   const collect = (socket: Socket, messageId: string): Promise<DeliveredEvent[]> =>
     new Promise((resolve, reject) => {
       const events: DeliveredEvent[] = [];
-      const timer = setTimeout(() => reject(new Error(`no terminal event for ${messageId}`)), 45_000);
+      const timer = setTimeout(() => {
+        void stored(messageId).then((where) =>
+          reject(
+            new Error(
+              `no terminal event for ${messageId} after ${events.length} received (${events
+                .map((e) => e.type)
+                .slice(-5)
+                .join(', ')}); stored: ${where}`,
+            ),
+          ),
+        );
+      }, 45_000);
       socket.onAny((name: string, event: DeliveredEvent) => {
         if (event?.messageId !== messageId) return;
         events.push(event);
@@ -73,7 +96,12 @@ describe('scale-out: two gateway processes, workers that come and go', () => {
           resolve(events);
         }
       });
-      void socket.emitWithAck('subscribe', { messageId, afterSeq: 0 });
+      void socket.emitWithAck('subscribe', { messageId, afterSeq: 0 }).then((ack: unknown) => {
+        if (!(ack as { ok?: boolean })?.ok) {
+          clearTimeout(timer);
+          reject(new Error(`subscribe refused: ${JSON.stringify(ack)}`));
+        }
+      });
     });
 
   it('delivers every event to clients on either gateway exactly once and in seq order', async () => {
@@ -157,12 +185,14 @@ describe('scale-out: two gateway processes, workers that come and go', () => {
     const leaving = workers[0];
     const stoppedAt = Date.now();
     const exit = new Promise<number | null>((resolve) => leaving.once('exit', (code) => resolve(code)));
+    stopped.add(leaving);
     leaving.kill('SIGTERM');
     expect(await exit).toBe(0);
     expect(Date.now() - stoppedAt).toBeLessThan(SHUTDOWN_TIMEOUT_MS + 5000);
 
     // A node dies: its jobs stall, and the last worker takes them over without failing them.
     await waitFor((v) => v.complete >= 10, 30_000);
+    stopped.add(workers[1]);
     workers[1].kill('SIGKILL');
 
     const done = await waitFor((v) => v.status === 'complete', 60_000);
@@ -217,8 +247,24 @@ describe('scale-out: two gateway processes, workers that come and go', () => {
     await queue.close();
     redis.disconnect();
     if (!holder) throw new Error('no worker took the stage');
+    // The fleet the stage is handed back to: another live worker (one that died on its own is
+    // reported with what it printed, and replaced).
+    for (const worker of workers) {
+      if (
+        worker !== holder &&
+        (worker.exitCode !== null || worker.signalCode !== null) &&
+        !stopped.has(worker)
+      ) {
+        console.log(
+          `worker ${worker.pid} ended on its own (${worker.exitCode ?? worker.signalCode}):\n${stack.outputs.get(worker) ?? ''}`,
+        );
+        stopped.add(worker);
+      }
+    }
+    if (!alive().some((w) => w !== holder)) workers.push(await stack.spawnWorker());
 
     const stoppedAt = Date.now();
+    stopped.add(holder);
     const exit = new Promise<number | null>((resolve) => holder.once('exit', (code) => resolve(code)));
     holder.kill('SIGTERM');
     expect(await exit).toBe(0);
@@ -238,6 +284,9 @@ describe('scale-out: two gateway processes, workers that come and go', () => {
 
   it('logs JSON lines that carry the messageId and job id, without question text', async () => {
     const marker = 'zebra-quartz-marker';
+    if (!workers.some((w) => w.exitCode === null && w.signalCode === null)) {
+      workers.push(await stack.spawnWorker());
+    }
     const { messageId } = await post<{ messageId: string }>(gateways[1], '/api/deliberations', {
       question: `Secret plans ${marker}?`,
       councilModels: ['sim/a', 'sim/b'],

@@ -1,56 +1,25 @@
 /// <reference lib="dom" />
 // page.evaluate bodies run in the browser.
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { builtWebClient, launchChromium } from './support/web-build';
 import { TestStack } from './support/harness';
 
 const ROOT = path.resolve(__dirname, '..');
 const SHOTS = path.join(ROOT, 'test-artifacts');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** The web client in a real headless Chromium against a real gateway and worker. */
 describe('web client in a browser', () => {
-  const webDir = mkdtempSync(path.join(tmpdir(), 'conclave-web-'));
+  const webDir = builtWebClient();
   const stack = new TestStack({ WEB_DIR: webDir, SIM_LATENCY_MS: '30' });
   let browser: Browser;
 
   beforeAll(async () => {
-    const build = spawnSync(
-      process.execPath,
-      [
-        path.join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'),
-        'build',
-        '--config',
-        'apps/web/vite.config.mts',
-        '--logLevel',
-        'warn',
-      ],
-      {
-        cwd: ROOT,
-        env: { ...process.env, WEB_OUT_DIR: webDir },
-        encoding: 'utf8',
-      },
-    );
-    if (build.status !== 0) throw new Error(`web build failed: ${build.stderr}`);
     mkdirSync(SHOTS, { recursive: true });
     await stack.start();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   }, 90_000);
   afterAll(async () => {
     await browser?.close();
@@ -64,6 +33,38 @@ describe('web client in a browser', () => {
   };
   const finished = (page: Page, status = 'complete') =>
     page.waitForSelector(`[data-testid="status"]:text-is("${status}")`, { timeout: 60_000 });
+
+  /** Every visible text's contrast against its background: how many were checked, which fail WCAG AA. */
+  const contrast = (page: Page) =>
+    page.evaluate(() => {
+      const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
+      const luminance = ([r, g, b]: number[]) => {
+        const channel = (v: number) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+        return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+      };
+      const background = (el: Element | null): number[] => {
+        for (; el; el = el.parentElement) {
+          const c = rgb(getComputedStyle(el).backgroundColor);
+          if (c.length === 3 || (c.length === 4 && c[3] > 0)) return c.slice(0, 3);
+        }
+        return [255, 255, 255];
+      };
+      const found: string[] = [];
+      let count = 0;
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const el = node.parentElement;
+        if (!el || !node.textContent?.trim() || el.closest('svg') || !el.checkVisibility()) continue;
+        count++;
+        const [a, b] = [luminance(rgb(getComputedStyle(el).color)), luminance(background(el))];
+        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+        if (ratio < 4.5)
+          found.push(
+            `${el.tagName}.${el.className} "${node.textContent.trim().slice(0, 30)}": ${ratio.toFixed(2)}`,
+          );
+      }
+      return { checked: count, failures: found };
+    });
 
   const scenarios: { mode: string; fill: (page: Page) => Promise<void>; expect: string }[] = [
     {
@@ -171,6 +172,57 @@ describe('web client in a browser', () => {
     await page.close();
   }, 60_000);
 
+  it('shows answers as they are written and as they land; Stop ends the run and keeps them', async () => {
+    const page = await open();
+    await page.fill('textarea[name="question"]', 'Stop me halfway?');
+    await page.fill('input[name="councilModels"]', 'sim/slow:delay8000@answer, sim/quick:delay400@answer');
+    await page.fill('input[name="chairmanModel"]', 'sim/chair');
+    await page.click('button[type="submit"]');
+    const slow = page.locator('.call[data-participant="sim/slow:delay8000@answer"]');
+    const quick = page.locator('.call[data-participant="sim/quick:delay400@answer"]');
+    // The quick answer shows whole as soon as it lands, the slow one as it is written: both before
+    // stage 1 is complete (the result has no answers yet).
+    await quick.locator('.call-answer[data-final="yes"]').waitFor();
+    const streaming = slow.locator('.call-answer[data-final="no"]');
+    await streaming.waitFor();
+    const before = (await streaming.textContent()) ?? '';
+    await page.waitForFunction(
+      (length) =>
+        (document.querySelector('.call-answering .call-answer[data-final="no"]')?.textContent ?? '').length >
+        length,
+      before.length,
+    );
+    expect(await slow.getAttribute('class')).toContain('call-answering');
+    expect(await page.locator('.result [role="tab"]').count()).toBe(0);
+    expect(await page.textContent('[data-testid="status"]')).toBe('running');
+    // a clock for the running call, and for the run
+    expect(await slow.locator('.elapsed[data-running="yes"]').count()).toBe(1);
+    expect(await page.locator('.run-bar .elapsed[data-running="yes"]').count()).toBe(1);
+    await page.screenshot({ path: path.join(SHOTS, 'streaming.png'), fullPage: true });
+
+    await page.click('button.stop');
+    await finished(page, 'cancelled');
+    expect(await page.textContent('.stop-outcome')).toBe('Stopped: Cancelled by the user.');
+    expect(await page.locator('button.stop').isDisabled()).toBe(true);
+    expect(await page.textContent('.cancelled')).toContain('Cancelled by the user.');
+    // what had arrived stays: the quick answer whole, the slow one as far as it got, marked
+    expect(await quick.locator('.call-answer[data-final="yes"]').textContent()).toContain(
+      '[simulated answer]',
+    );
+    expect(await slow.getAttribute('class')).toContain('call-stopped');
+    const kept = (await slow.locator('.call-answer').textContent()) ?? '';
+    expect(kept.length).toBeGreaterThan(before.length);
+    expect(kept).toContain('Incomplete: the deliberation was stopped');
+    expect(await page.locator('.run-bar .elapsed[data-running="no"]').count()).toBe(1);
+    const view = (await (await fetch(page.url().replace('/#/m/', '/api/deliberations/'))).json()) as {
+      status: string;
+    };
+    expect(view.status).toBe('cancelled');
+    expect((await contrast(page)).failures).toEqual([]);
+    await page.screenshot({ path: path.join(SHOTS, 'stopped.png'), fullPage: true });
+    await page.close();
+  }, 60_000);
+
   it('uploads a batch, shows its progress and downloads the results', async () => {
     const page = await open('#/batches');
     const jsonl = ['{"question":"One?"}', '{"question":"Two?"}', '{"question":"Three?"}'].join('\n');
@@ -236,6 +288,8 @@ describe('web client in a browser', () => {
     await page.keyboard.type('Keyboard only?');
     await focusTo('input[name="modeConfig.models"]');
     await page.keyboard.type('sim/a:voteA, sim/b:voteA, sim/c:voteB');
+    // the model picker takes the last id typed on the first Enter; the next one submits (issue 20)
+    await page.keyboard.press('Enter');
     await page.keyboard.press('Enter');
     await finished(page);
     await page.waitForSelector('text=Winner: Response A');
@@ -255,35 +309,7 @@ describe('web client in a browser', () => {
     await page.click('button[type="submit"]');
     await finished(page);
     await page.waitForSelector('text=Synthesis by');
-    const { checked, failures } = await page.evaluate(() => {
-      const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
-      const luminance = ([r, g, b]: number[]) => {
-        const channel = (v: number) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
-        return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
-      };
-      const background = (el: Element | null): number[] => {
-        for (; el; el = el.parentElement) {
-          const c = rgb(getComputedStyle(el).backgroundColor);
-          if (c.length === 3 || (c.length === 4 && c[3] > 0)) return c.slice(0, 3);
-        }
-        return [255, 255, 255];
-      };
-      const found: string[] = [];
-      let count = 0;
-      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        const el = node.parentElement;
-        if (!el || !node.textContent?.trim() || el.closest('svg') || !el.checkVisibility()) continue;
-        count++;
-        const [a, b] = [luminance(rgb(getComputedStyle(el).color)), luminance(background(el))];
-        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-        if (ratio < 4.5)
-          found.push(
-            `${el.tagName}.${el.className} "${node.textContent.trim().slice(0, 30)}": ${ratio.toFixed(2)}`,
-          );
-      }
-      return { checked: count, failures: found };
-    });
+    const { checked, failures } = await contrast(page);
     expect(checked).toBeGreaterThan(30);
     expect(failures).toEqual([]);
     await page.close();
@@ -313,6 +339,8 @@ describe('web client in a browser', () => {
       'And the next one?',
     ]);
     await page.click('button:text("Delete conversation")');
+    // deleting asks first (issue 20)
+    await page.click('[role="alertdialog"] button:text-is("Delete")');
     await page.waitForURL(/#\/new$/);
     await entry.waitFor({ state: 'detached' });
     const gone = await fetch(`${stack.baseUrl}/api/conversations/${view.conversationId}`);

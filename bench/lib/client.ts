@@ -1,4 +1,4 @@
-import type { DeliveredEvent } from '@conclave/contracts';
+import type { DeliveredEvent, LiveEvent } from '@conclave/contracts';
 import { io, type Socket } from 'socket.io-client';
 
 /** Wall-clock milliseconds with sub-millisecond resolution (comparable with Date.now() elsewhere). */
@@ -74,41 +74,96 @@ export interface Received {
   at: number;
 }
 
+/** A live, ephemeral event (`model_delta` / `model_partial`: no seq) and when it arrived. */
+export interface ReceivedLive {
+  event: LiveEvent;
+  /** When the client received it (epoch ms). */
+  at: number;
+}
+
+export const LIVE_EVENT_TYPES: readonly string[] = ['model_delta', 'model_partial'];
+
+export interface FollowOptions {
+  /** Subscribe with `deltas: true`: receive `model_delta` / `model_partial` besides stored events. */
+  deltas?: boolean;
+}
+
 export interface Followed {
   messageId: string;
+  /** Stored events (with seq), in the order they arrived. */
   received: Received[];
+  /** Live events (only when followed with `deltas: true`), in the order they arrived, up to the terminal one. */
+  live: ReceivedLive[];
   terminal: 'complete' | 'error';
   /** When the terminal event arrived (epoch ms). */
   terminalAt: number;
 }
 
+/** Events a Follower received that it had not asked for. */
+export interface Unasked {
+  /** Events (stored or live) of deliberations this socket never subscribed to, by type. */
+  foreign: Record<string, number>;
+  /** Live events of a deliberation followed without `deltas: true`. */
+  liveWithoutDeltas: number;
+  /** A few examples, for the report. */
+  samples: { name: string; messageId: string }[];
+}
+
 /**
  * One Socket.IO connection following many deliberations: `follow` subscribes (from seq 0) and
- * resolves with every event received once `complete` or `error` arrives.
+ * resolves with every event received once `complete` or `error` arrives. Events that arrive after
+ * the terminal one are kept in `late` (by messageId); events nobody asked for are counted in `unasked`.
  */
 export class Follower {
   private readonly open = new Map<
     string,
     {
       received: Received[];
+      live: ReceivedLive[];
+      deltas: boolean;
       resolve: (f: Followed) => void;
       reject: (e: Error) => void;
       timer: NodeJS.Timeout;
     }
   >();
+  /** Every deliberation this socket has subscribed to, and whether with deltas. */
+  private readonly followed = new Map<string, boolean>();
+  /** Events of a followed deliberation that arrived after its terminal event. */
+  readonly late = new Map<string, { name: string; at: number; event: DeliveredEvent | LiveEvent }[]>();
+  readonly unasked: Unasked = { foreign: {}, liveWithoutDeltas: 0, samples: [] };
 
   constructor(readonly socket: Socket) {
-    socket.onAny((name: string, event: DeliveredEvent) => {
+    socket.onAny((name: string, event: DeliveredEvent | LiveEvent) => {
       const at = now();
-      const entry = event?.messageId ? this.open.get(event.messageId) : undefined;
-      if (!entry) return;
-      entry.received.push({ event, at });
+      const messageId = event?.messageId;
+      if (!messageId) return;
+      const isLive = LIVE_EVENT_TYPES.includes(name);
+      const deltas = this.followed.get(messageId);
+      if (deltas === undefined || (isLive && !deltas)) {
+        if (deltas === undefined) this.unasked.foreign[name] = (this.unasked.foreign[name] ?? 0) + 1;
+        else this.unasked.liveWithoutDeltas += 1;
+        if (this.unasked.samples.length < 5) this.unasked.samples.push({ name, messageId });
+        return;
+      }
+      const entry = this.open.get(messageId);
+      if (!entry) {
+        const list = this.late.get(messageId) ?? [];
+        list.push({ name, at, event });
+        this.late.set(messageId, list);
+        return;
+      }
+      if (isLive) {
+        entry.live.push({ event: event as LiveEvent, at });
+        return;
+      }
+      entry.received.push({ event: event as DeliveredEvent, at });
       if (name === 'complete' || name === 'error') {
         clearTimeout(entry.timer);
-        this.open.delete(event.messageId);
+        this.open.delete(messageId);
         entry.resolve({
-          messageId: event.messageId,
+          messageId,
           received: entry.received,
+          live: entry.live,
           terminal: name,
           terminalAt: at,
         });
@@ -121,7 +176,13 @@ export class Follower {
   }
 
   /** Subscribes from seq 0; `onSubscribed` gets the time the subscription was acknowledged. */
-  async follow(messageId: string, timeoutMs: number, onSubscribed?: (at: number) => void): Promise<Followed> {
+  async follow(
+    messageId: string,
+    timeoutMs: number,
+    onSubscribed?: (at: number) => void,
+    options: FollowOptions = {},
+  ): Promise<Followed> {
+    const deltas = options.deltas === true;
     const done = new Promise<Followed>((resolve, reject) => {
       const received: Received[] = [];
       const timer = setTimeout(() => {
@@ -134,11 +195,14 @@ export class Follower {
           ),
         );
       }, timeoutMs);
-      this.open.set(messageId, { received, resolve, reject, timer });
+      this.open.set(messageId, { received, live: [], deltas, resolve, reject, timer });
     });
+    this.followed.set(messageId, deltas);
     let ack: { ok?: boolean } | undefined;
     try {
-      ack = (await this.socket.timeout(60_000).emitWithAck('subscribe', { messageId, afterSeq: 0 })) as {
+      ack = (await this.socket
+        .timeout(60_000)
+        .emitWithAck('subscribe', { messageId, afterSeq: 0, ...(deltas ? { deltas: true } : {}) })) as {
         ok?: boolean;
       };
     } catch (error) {

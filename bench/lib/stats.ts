@@ -11,7 +11,13 @@ export const median = (values: number[]): number => percentile(values, 50);
 export const mean = (values: number[]): number =>
   values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length;
 
-export const max = (values: number[]): number => (values.length === 0 ? Number.NaN : Math.max(...values));
+/** A loop, not Math.max(...values): a spread of some 100 000 values overflows the call stack. */
+export function max(values: number[]): number {
+  if (values.length === 0) return Number.NaN;
+  let highest = -Infinity;
+  for (const value of values) if (value > highest) highest = value;
+  return highest;
+}
 
 /** Rounds for reports: integers stay, others keep `digits` decimals. */
 export function round(value: number, digits = 1): number {

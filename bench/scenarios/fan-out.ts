@@ -98,14 +98,26 @@ export const fanOut: Scenario = {
             }
           });
         }
-        const exact = missing === 0 && duplicated === 0 && outOfOrder === 0 && wrongType === 0;
+        // Nobody here asked for deltas: a live event (model_delta / model_partial) must not reach anyone.
+        const unaskedLive = followers.reduce(
+          (n, f) =>
+            n +
+            f.unasked.liveWithoutDeltas +
+            (f.unasked.foreign.model_delta ?? 0) +
+            (f.unasked.foreign.model_partial ?? 0),
+          0,
+        );
+        const exact =
+          missing === 0 && duplicated === 0 && outOfOrder === 0 && wrongType === 0 && unaskedLive === 0;
         const gatewayRss = stack.gateways.map((g) => peakRssMb[g.label] ?? Number.NaN);
         const lag = summary(lags, 0);
         const checks: Check[] = [
           {
             what: `${clients} clients × ${deliberations} deliberations: events received exactly once, in order`,
             target: 'no event missing or duplicated',
-            value: `${deliveries} of ${expectedDeliveries} deliveries; missing ${missing}, duplicated ${duplicated}, out of order ${outOfOrder}`,
+            value:
+              `${deliveries} of ${expectedDeliveries} deliveries; missing ${missing}, duplicated ${duplicated}, out of order ${outOfOrder}` +
+              (unaskedLive > 0 ? `; ${unaskedLive} live events nobody asked for` : ''),
             met: exact,
           },
           ...stack.gateways.map((g, i) => ({
@@ -153,6 +165,7 @@ export const fanOut: Scenario = {
             duplicated,
             outOfOrder,
             wrongType,
+            unaskedLiveEvents: unaskedLive,
             eventsPerDeliberation: eventsPer,
             connectSeconds: round(connectSeconds),
             subscribeAckMs: ack,
@@ -199,7 +212,7 @@ export const fanOut: Scenario = {
           ...(exact
             ? {}
             : {
-                error: `fan-out: ${missing} missing, ${duplicated} duplicated, ${outOfOrder} out of order, ${wrongType} of the wrong type`,
+                error: `fan-out: ${missing} missing, ${duplicated} duplicated, ${outOfOrder} out of order, ${wrongType} of the wrong type, ${unaskedLive} live events unasked`,
               }),
         };
       } finally {

@@ -1,8 +1,9 @@
-import { titleJobId } from '@conclave/contracts';
+import { DELTA_INTERVAL_MS, titleJobId, type LiveEvent } from '@conclave/contracts';
 import type { Job } from 'bullmq';
 import { DbActivity } from '../lib/batch';
 import { calibrate } from '../lib/calibrate';
-import { startDeliberation } from '../lib/client';
+import { startDeliberation, type Followed } from '../lib/client';
+import { tallyLive } from '../lib/live';
 import { ProcSampler } from '../lib/proc';
 import { BenchStack } from '../lib/stack';
 import { percentile, round, summary } from '../lib/stats';
@@ -21,6 +22,8 @@ import {
 const LATENCY_MS = 200;
 const PER_STAGE_P50_MS = 15;
 const PER_STAGE_P95_MS = 40;
+/** A run with a following client that asked for deltas after every this many plain runs (full size). */
+const DELTAS_EVERY = 3;
 /** Council again, as the second turn of the same conversation: no title job to wait for. */
 const FOLLOW_UP = 'council follow-up (no title)';
 
@@ -67,9 +70,27 @@ interface Run {
   terminal: string;
   /** When the stored `complete` event was written (its `at`, PostgreSQL clock_timestamp()). */
   completeStoredAt: number;
+  /** The following client subscribed with `deltas: true`. */
+  deltas: boolean;
+  /** With deltas: what the client received, and when its subscription was acknowledged. */
+  followed?: Followed;
+  subscribedAt?: number;
 }
 
-interface Measured extends Run {
+/** What a run with deltas received, stitched per call and compared with the stored answers. */
+interface LiveSummary {
+  calls: number;
+  complete: number;
+  incomplete: number;
+  mismatched: number;
+  deltas: number;
+  partials: number;
+  /** What went wrong, if anything (a few). */
+  examples: string[];
+}
+
+interface Measured extends Omit<Run, 'followed' | 'subscribedAt'> {
+  live: LiveSummary | null;
   elapsedMs: number;
   layers: number;
   calls: number;
@@ -109,6 +130,7 @@ export const overhead: Scenario = {
   async run(ctx) {
     const runs = ctx.quick ? 2 : 30;
     const warmup = ctx.quick ? 1 : 2;
+    const deltasEvery = ctx.quick ? 1 : DELTAS_EVERY;
     const modes = ['council', 'vote', 'jury', 'debate', 'delphi'];
     const stack = await new BenchStack(ctx, {
       SIM_LATENCY_MS: String(LATENCY_MS),
@@ -124,6 +146,8 @@ export const overhead: Scenario = {
         stack.spawnWorker(profileFile ? profilerEnv(profileFile) : {}),
       ]);
       const follower = await stack.follower();
+      // A second client that asks for deltas: every few runs one more deliberation is followed by it.
+      const deltaFollower = await stack.follower();
       if (profileFile) startProfile(worker.child);
       let profile: ProfileSummary | null = null;
       const measured: Run[] = [];
@@ -133,14 +157,46 @@ export const overhead: Scenario = {
       const dbPerMode: Record<string, Record<string, unknown>> = {};
       const activity = new DbActivity(stack.db);
       for (const mode of modes) {
+        /** Deliberations since the activity counters were reset (plain, follow-ups and with deltas). */
+        let counted = 0;
         for (let i = 0; i < warmup + runs; i++) {
           if (i === warmup) await activity.reset();
+          if (i === 0 || (i >= warmup && (i - warmup) % deltasEvery === 0)) {
+            // The same request followed by a client with deltas on (the first one warms that path up).
+            const live = await startDeliberation(stack.baseUrl, requestFor(mode, i));
+            let subscribedAt = Infinity;
+            const followedLive = await deltaFollower.follow(
+              live.messageId,
+              60_000,
+              (at) => {
+                subscribedAt = at;
+              },
+              { deltas: true },
+            );
+            if (i >= warmup) {
+              counted += 1;
+              measured.push({
+                mode,
+                messageId: live.messageId,
+                acceptedAt: live.acceptedAt,
+                completeAt: followedLive.terminalAt,
+                terminal: followedLive.terminal,
+                completeStoredAt: Date.parse(
+                  followedLive.received[followedLive.received.length - 1].event.at,
+                ),
+                deltas: true,
+                followed: followedLive,
+                subscribedAt,
+              });
+            }
+          }
           const accepted = await startDeliberation(stack.baseUrl, requestFor(mode, i));
           const followed = await follower.follow(accepted.messageId, 60_000);
           if (i < warmup) {
             warm.push(accepted.messageId);
             continue;
           }
+          counted += 1;
           const last = followed.received[followed.received.length - 1];
           measured.push({
             mode,
@@ -149,6 +205,7 @@ export const overhead: Scenario = {
             completeAt: followed.terminalAt,
             terminal: followed.terminal,
             completeStoredAt: Date.parse(last.event.at),
+            deltas: false,
           });
           if (mode === 'council' && followed.terminal === 'complete') {
             // The same council again as a follow-up in that conversation: no title job, so the
@@ -158,6 +215,7 @@ export const overhead: Scenario = {
               conversationId: accepted.conversationId,
             });
             const next = await follower.follow(again.messageId, 60_000);
+            counted += 1;
             measured.push({
               mode: FOLLOW_UP,
               messageId: again.messageId,
@@ -165,10 +223,11 @@ export const overhead: Scenario = {
               completeAt: next.terminalAt,
               terminal: next.terminal,
               completeStoredAt: Date.parse(next.received[next.received.length - 1].event.at),
+              deltas: false,
             });
           }
         }
-        dbPerMode[mode] = await activity.read(mode === 'council' ? 2 * runs : runs);
+        dbPerMode[mode] = await activity.read(counted);
         ctx.log(`  overhead: ${mode} done (${runs} runs)`);
       }
       if (profileFile) {
@@ -201,7 +260,7 @@ export const overhead: Scenario = {
         if (messageId) jobsByMessage.set(messageId, [...(jobsByMessage.get(messageId) ?? []), job]);
       }
 
-      const results: Measured[] = measured.map((run) => {
+      const results: Measured[] = measured.map(({ followed, subscribedAt, ...run }) => {
         const layers = callRows.filter((r) => r.message_id === run.messageId);
         const all = jobsByMessage.get(run.messageId) ?? [];
         const stageJobs = all.filter((j) => j.id !== titleJobId(run.messageId));
@@ -210,8 +269,25 @@ export const overhead: Scenario = {
         const overheadMs = elapsedMs - layers.length * LATENCY_MS;
         const jobCount = stageJobs.length || layers.length;
         const lastStage = [...stageJobs].sort((a, b) => (b.processedOn ?? 0) - (a.processedOn ?? 0))[0];
+        let live: LiveSummary | null = null;
+        if (followed) {
+          const late = (deltaFollower.late.get(run.messageId) ?? [])
+            .filter((l) => l.name === 'model_delta' || l.name === 'model_partial')
+            .map((l) => ({ at: l.at, event: l.event as LiveEvent }));
+          const t = tallyLive(followed, subscribedAt ?? Infinity, late);
+          live = {
+            calls: t.calls - t.endedBeforeSubscribed,
+            complete: t.complete,
+            incomplete: t.incomplete,
+            mismatched: t.mismatched,
+            deltas: t.deltas,
+            partials: t.partials,
+            examples: t.examples.slice(0, 3),
+          };
+        }
         return {
           ...run,
+          live,
           elapsedMs: round(elapsedMs),
           layers: layers.length,
           calls: layers.reduce((n, r) => n + r.calls, 0),
@@ -234,7 +310,7 @@ export const overhead: Scenario = {
       const splitRows: (string | number)[][] = [];
       const perMode: Record<string, unknown> = {};
       for (const mode of [...modes, FOLLOW_UP]) {
-        const ok = results.filter((r) => r.mode === mode && r.terminal === 'complete');
+        const ok = results.filter((r) => r.mode === mode && !r.deltas && r.terminal === 'complete');
         const per = ok.map((r) => r.perStageMs);
         const stat = summary(per);
         const total = summary(ok.map((r) => r.overheadMs));
@@ -259,7 +335,7 @@ export const overhead: Scenario = {
         };
         perMode[mode] = {
           runs: ok.length,
-          failedRuns: results.filter((r) => r.mode === mode).length - ok.length,
+          failedRuns: results.filter((r) => r.mode === mode && !r.deltas).length - ok.length,
           stageJobs,
           modelCallLayers: layers,
           elapsedMs: summary(ok.map((r) => r.elapsedMs)),
@@ -313,8 +389,71 @@ export const overhead: Scenario = {
             : `${dbPerMode[mode]?.commitsPerDeliberation ?? '?'} / ${dbPerMode[mode]?.statementsPerDeliberation ?? '?'}`,
         ]);
       }
+      // The same target with a following client that asked for deltas, beside the plain figure.
+      const deltaRows: (string | number)[][] = [];
+      const withDeltas: Record<string, unknown> = {};
+      const deltaChecks: Check[] = [];
+      for (const mode of modes) {
+        const plain = results.filter((r) => r.mode === mode && !r.deltas && r.terminal === 'complete');
+        const ok = results.filter((r) => r.mode === mode && r.deltas && r.terminal === 'complete');
+        const stat = summary(ok.map((r) => r.perStageMs));
+        const plainStat = summary(plain.map((r) => r.perStageMs));
+        const met = ok.length > 0 && stat.p50 <= PER_STAGE_P50_MS && stat.p95 <= PER_STAGE_P95_MS;
+        const live = ok.map((r) => r.live).filter((l) => l !== null);
+        const sum = (pick: (l: LiveSummary) => number) => live.reduce((n, l) => n + pick(l), 0);
+        const liveTotals = {
+          calls: sum((l) => l.calls),
+          complete: sum((l) => l.complete),
+          incomplete: sum((l) => l.incomplete),
+          mismatched: sum((l) => l.mismatched),
+          partials: sum((l) => l.partials),
+          examples: live.flatMap((l) => l.examples).slice(0, 5),
+        };
+        const deltasPer = summary(
+          live.map((l) => l.deltas),
+          0,
+        );
+        deltaChecks.push({
+          what: `${mode} with deltas on: overhead per stage p50 / p95`,
+          target: `≤ ${PER_STAGE_P50_MS} / ≤ ${PER_STAGE_P95_MS} ms`,
+          value: `${stat.p50} / ${stat.p95} ms (without: ${plainStat.p50} / ${plainStat.p95} ms)`,
+          met,
+        });
+        withDeltas[mode] = {
+          runs: ok.length,
+          failedRuns: results.filter((r) => r.mode === mode && r.deltas).length - ok.length,
+          elapsedMs: summary(ok.map((r) => r.elapsedMs)),
+          overheadMs: summary(ok.map((r) => r.overheadMs)),
+          overheadPerStageMs: stat,
+          deltasPerDeliberation: deltasPer,
+          liveText: liveTotals,
+          met,
+        };
+        deltaRows.push([
+          mode,
+          `${plain.length} / ${ok.length}`,
+          `${plainStat.p50} / ${plainStat.p95}`,
+          `**${stat.p50}** / **${stat.p95}**`,
+          deltasPer.p50,
+          `${liveTotals.complete} of ${liveTotals.calls}` +
+            (liveTotals.incomplete + liveTotals.mismatched > 0
+              ? ` (${liveTotals.incomplete} incomplete, ${liveTotals.mismatched} mismatched)`
+              : ''),
+          met ? 'met' : 'not met',
+        ]);
+      }
+      checks.push(...deltaChecks);
+
       const limits: string[] = [];
-      if (checks.some((c) => !c.met)) {
+      if (deltaChecks.some((c) => !c.met) && checks.every((c) => c.met || deltaChecks.includes(c))) {
+        limits.push(
+          `Only the runs with deltas miss the target. What they add: the gateway's watch on the control ` +
+            `channel and the worker's answer with the text so far, then one Redis PUBLISH of coalesced deltas ` +
+            `per deliberation every ${DELTA_INTERVAL_MS} ms while its calls run, which the gateway stitches and ` +
+            `forwards. With deltas: ${deltaChecks.map((c) => `${c.what.split(':')[0]} ${c.value}`).join('; ')}.`,
+        );
+      }
+      if (checks.some((c) => !c.met && !deltaChecks.includes(c))) {
         const council = perMode.council as {
           medianSplitMs: { inJobsMs: number };
           overheadMs: { p50: number };
@@ -385,12 +524,13 @@ export const overhead: Scenario = {
           jitter: 0,
           runsPerMode: runs,
           warmupRunsPerMode: warmup,
+          runsWithDeltasPerMode: Math.ceil(runs / deltasEvery),
           workers: 1,
           workerConcurrency: 16,
           gateways: 1,
           titles: 'generated (new conversations; the title job runs beside stage 1, off the critical path)',
         },
-        figures: { perMode, yardstick, runs: results },
+        figures: { perMode, withDeltas, yardstick, runs: results },
         checks,
         tables: [
           {
@@ -406,6 +546,24 @@ export const overhead: Scenario = {
                 'target',
               ],
               rows,
+            },
+          },
+          {
+            caption:
+              `With deltas on: the same requests, every ${deltasEvery === 1 ? '' : `${deltasEvery}rd `}run followed by a ` +
+              'client that subscribed with `deltas: true` (runs interleaved with the plain ones above, same stack). ' +
+              'Live text: per call, `model_partial` + `model_delta`s stitched at their offsets = the stored answer.',
+            table: {
+              columns: [
+                'mode',
+                'runs without / with deltas',
+                'per stage p50 / p95 without deltas (ms)',
+                'per stage p50 / p95 with deltas (ms)',
+                'deltas per deliberation p50',
+                'live text complete (calls)',
+                'target',
+              ],
+              rows: deltaRows,
             },
           },
           {
@@ -441,6 +599,7 @@ export const overhead: Scenario = {
           `Critical path = model-call layers × ${LATENCY_MS} ms, the layers being the distinct stages with rows in \`model_calls\` for the message (the title call excluded: it runs beside stage 1). Overhead = elapsed − critical path.`,
           'Per stage = overhead ÷ the number of stage jobs the message went through (BullMQ completed jobs `<messageId>__<stage>`; jury has a `present` stage without model calls).',
           'Cross-check: PostgreSQL `messages.completed_at − created_at`.',
+          `With deltas: before ${deltasEvery === 1 ? 'every plain run' : `every ${deltasEvery}rd plain run`} (and in the first warm-up) the same request is followed by a second client that subscribes with \`deltas: true\` (default SIM_STREAM_PIECES: each answer streamed in 20 pieces over the ${LATENCY_MS} ms); its overhead is computed the same way and checked against the same target. The main table and the split above hold the plain runs only.`,
         ],
         limits,
         evidence: {

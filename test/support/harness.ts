@@ -116,7 +116,24 @@ export class TestStack {
     return { child, baseUrl: `http://127.0.0.1:${match[1]}` };
   }
 
-  private spawnProcess(
+  /**
+   * Starts a process, once more if Node itself dies while starting (a V8 fatal error before any
+   * of our code runs has been seen on busy CI machines); any other failure stands.
+   */
+  private async spawnProcess(
+    entry: string,
+    ready: RegExp,
+    extraEnv: Record<string, string>,
+  ): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+    try {
+      return await this.spawnOnce(entry, ready, extraEnv);
+    } catch (error) {
+      if (!/Fatal error in|V8_Fatal/.test(String(error))) throw error;
+      return this.spawnOnce(entry, ready, extraEnv);
+    }
+  }
+
+  private spawnOnce(
     entry: string,
     ready: RegExp,
     extraEnv: Record<string, string>,
@@ -205,8 +222,14 @@ export class TestStack {
     return socket;
   }
 
-  /** Subscribes and collects events until `complete` or `error`. */
-  async follow(messageId: string, options: { socket?: Socket; afterSeq?: number; timeoutMs?: number } = {}) {
+  /**
+   * Subscribes and collects events until `complete`, `error` or `cancelled`; with `deltas`, the
+   * live `model_delta` / `model_partial` events too (they have no seq).
+   */
+  async follow(
+    messageId: string,
+    options: { socket?: Socket; afterSeq?: number; timeoutMs?: number; deltas?: boolean } = {},
+  ) {
     const socket = options.socket ?? (await this.connect());
     const events: DeliveredEvent[] = [];
     const done = new Promise<DeliveredEvent[]>((resolve, reject) => {
@@ -218,7 +241,7 @@ export class TestStack {
       socket.onAny((name: string, event: DeliveredEvent) => {
         if (event?.messageId !== messageId) return;
         events.push(event);
-        if (name === 'complete' || name === 'error') {
+        if (name === 'complete' || name === 'error' || name === 'cancelled') {
           clearTimeout(timer);
           resolve(events);
         }
@@ -227,7 +250,11 @@ export class TestStack {
     // A socket opened here is closed here: open sockets count against MAX_SOCKETS_PER_USER.
     const own = options.socket ? null : socket;
     try {
-      const ack = await socket.emitWithAck('subscribe', { messageId, afterSeq: options.afterSeq ?? 0 });
+      const ack = await socket.emitWithAck('subscribe', {
+        messageId,
+        afterSeq: options.afterSeq ?? 0,
+        ...(options.deltas ? { deltas: true } : {}),
+      });
       if (!ack?.ok) throw new Error(`subscribe refused: ${JSON.stringify(ack)}`);
       return await done;
     } finally {
@@ -293,7 +320,8 @@ export const COUNCIL_SEQUENCE = [
 ];
 
 /** Events without the `model_progress` ones: the mode document's sequence. */
-export const modeEvents = (events: DeliveredEvent[]) => events.filter((e) => e.type !== 'model_progress');
+export const modeEvents = (events: DeliveredEvent[]) =>
+  events.filter((e) => e.type !== 'model_progress' && e.type !== 'model_delta' && e.type !== 'model_partial');
 
 export function expectContiguous(events: DeliveredEvent[], from = 1): void {
   const seqs = events.map((e) => e.seq);

@@ -26,8 +26,8 @@ async function failureOf(response: Response, target: Target): Promise<CliError> 
   } catch {
     // not the API's JSON (a proxy's error page, say)
   }
-  if (isApiError(body)) return new CliError(body.message, body.fields);
-  return new CliError(`HTTP ${response.status} ${response.statusText}`.trim());
+  if (isApiError(body)) return new CliError(body.message, body.fields, response.status);
+  return new CliError(`HTTP ${response.status} ${response.statusText}`.trim(), undefined, response.status);
 }
 
 /** The HTTP API under `<url>/api`, with the key as a bearer token and errors as `CliError`s. */

@@ -11,6 +11,8 @@ Commands:
   batch list            your batches, newest first
   batch results ID      one result line per item, streamed
   batch cancel ID       cancel a batch: queued items stop, running ones finish
+  batch report ID       a batch's report: per-mode statistics, agreement, usage, failures
+  batch compare A B     compare two batches of the same mode on the same items (B − A)
 
 Global options:
   --url URL             Conclave's address (env CONCLAVE_URL, default http://localhost:3000)
@@ -26,6 +28,14 @@ ask:
                         jury: the question the content answers
   --config JSON         more modeConfig fields, e.g. '{"timeoutMs":60000}'
   --json                print the whole stored result as JSON
+  -q, --quiet           progress lines only, not the models' answers as they come
+  While it runs, stderr shows each step and each model's answer: on a terminal as it is
+  written (one call at a time; the others' answers follow whole), otherwise each answer
+  whole in plain lines as it lands. Answers cut at the model's length limit are marked.
+  stdout gets only the result: the mode's answer, or --json.
+  Ctrl-C asks "Cancel the deliberation on the server? [y/N]": y cancels it, anything else
+  leaves it running and quits. When stdin or stderr is not a terminal, Ctrl-C cancels it
+  without asking. A second Ctrl-C quits at once, leaving the deliberation running.
 
 batch submit:
   --mode MODE           mode of every item (unless an item names its own)
@@ -35,6 +45,10 @@ batch submit:
 
 batch status | list | cancel:  --json   print the raw JSON
 batch results:  --format jsonl|csv (default jsonl)  --out FILE (default stdout)
+batch report | compare:  --format md|json (default md)  --out FILE (default stdout)
+
+Exit codes: 0 done, 1 failed, 2 misused, 3 the deliberation was cancelled,
+130 stopped by Ctrl-C (what it followed goes on on the server).
 `;
 
 const OPTIONS = {
@@ -49,6 +63,7 @@ const OPTIONS = {
   'original-question': { type: 'string' },
   config: { type: 'string' },
   json: { type: 'boolean' },
+  quiet: { type: 'boolean', short: 'q' },
   defaults: { type: 'string' },
   name: { type: 'string' },
   concurrency: { type: 'string' },
@@ -59,7 +74,14 @@ const OPTIONS = {
 } as const;
 
 export type CommandName =
-  'ask' | 'batch submit' | 'batch status' | 'batch list' | 'batch results' | 'batch cancel';
+  | 'ask'
+  | 'batch submit'
+  | 'batch status'
+  | 'batch list'
+  | 'batch results'
+  | 'batch cancel'
+  | 'batch report'
+  | 'batch compare';
 
 type OptionName = keyof typeof OPTIONS;
 
@@ -72,7 +94,17 @@ interface CommandShape {
 
 const COMMANDS: Record<CommandName, CommandShape> = {
   ask: {
-    options: ['mode', 'models', 'chairman', 'content', 'content-file', 'original-question', 'config', 'json'],
+    options: [
+      'mode',
+      'models',
+      'chairman',
+      'content',
+      'content-file',
+      'original-question',
+      'config',
+      'json',
+      'quiet',
+    ],
     positionals: 'some',
     synopsis: 'ask QUESTION [options]',
   },
@@ -89,6 +121,16 @@ const COMMANDS: Record<CommandName, CommandShape> = {
     synopsis: 'batch results ID [--format jsonl|csv] [--out FILE]',
   },
   'batch cancel': { options: ['json'], positionals: 1, synopsis: 'batch cancel ID [--json]' },
+  'batch report': {
+    options: ['format', 'out'],
+    positionals: 1,
+    synopsis: 'batch report ID [--format md|json] [--out FILE]',
+  },
+  'batch compare': {
+    options: ['format', 'out'],
+    positionals: 2,
+    synopsis: 'batch compare A B [--format md|json] [--out FILE]',
+  },
 };
 
 const GLOBAL_OPTIONS: readonly OptionName[] = ['url', 'key', 'help'];

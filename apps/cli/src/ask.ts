@@ -1,4 +1,5 @@
 import type {
+  CancelledPayload,
   CouncilResult,
   DebateResult,
   DeliberationAccepted,
@@ -8,15 +9,18 @@ import type {
   DelphiResult,
   ErrorPayload,
   JuryResult,
+  LiveEvent,
   ModeName,
   VoteResult,
 } from '@conclave/contracts';
 import type { Socket } from 'socket.io-client';
+import { AnswerPrinter, type AnswerMode } from './answers';
 import { ApiClient } from './api';
 import { jsonObjectFlag, listFlag, modeFlag, type Flags, type Target } from './args';
 import { CliError, UsageError } from './errors';
 import { describeEvent } from './event-lines';
 import { readText } from './files';
+import { EXIT_CANCELLED, EXIT_INTERRUPTED, handleInterrupts, type Ending } from './interrupt';
 import { call, deferred, openLive } from './live';
 
 export interface AskOptions {
@@ -95,48 +99,112 @@ export function primaryAnswer(view: DeliberationView<AnyResult | null>): string 
   }
 }
 
-type Ending = { ok: true } | { ok: false; message: string };
+/** Where the answers go while the deliberation runs: see `AnswerMode`. */
+export function answerModeOf(quiet: boolean, stderrIsTerminal: boolean): AnswerMode {
+  if (quiet) return 'none';
+  return stderrIsTerminal ? 'stream' : 'whole';
+}
 
-/** Starts the deliberation, prints its progress, and resolves on `complete` or `error`. */
-async function follow(target: Target, request: DeliberationRequest): Promise<DeliberationAccepted> {
+function endingOf(event: DeliveredEvent): Ending | null {
+  if (event.type === 'complete') return { kind: 'complete' };
+  if (event.type === 'error') return { kind: 'failed', message: payloadOf<ErrorPayload>(event).message };
+  if (event.type === 'cancelled')
+    return { kind: 'cancelled', reason: payloadOf<CancelledPayload>(event).reason };
+  return null;
+}
+
+const payloadOf = <P extends object>(event: DeliveredEvent): DeliveredEvent<P> =>
+  event as unknown as DeliveredEvent<P>;
+
+const isLive = (name: string): boolean => name === 'model_delta' || name === 'model_partial';
+
+interface Followed {
+  accepted: DeliberationAccepted;
+  ending: Ending;
+}
+
+/**
+ * Starts the deliberation and follows it to its end (`complete`, `error` or `cancelled`, or Ctrl-C
+ * leaving it running), printing its progress and its models' answers through `printer`.
+ */
+async function follow(
+  target: Target,
+  request: DeliberationRequest,
+  printer: AnswerPrinter,
+): Promise<Followed> {
   const ending = deferred<Ending>();
   let resubscribe = (): void => undefined;
+  let stopInterrupts = (): void => undefined;
   const socket: Socket = await openLive(target, {
     onReconnect: () => resubscribe(),
     onLost: ending.reject,
+    onNotice: (line) => printer.note(line),
   });
   try {
     const accepted = await call<DeliberationAccepted>(socket, 'deliberate', request);
-    process.stderr.write(`deliberation ${accepted.messageId} (conversation ${accepted.conversationId})\n`);
-    let lastSeq = 0;
-    socket.onAny((name: string, event: DeliveredEvent) => {
-      if (event?.messageId !== accepted.messageId || event.seq <= lastSeq) return;
-      lastSeq = event.seq;
-      const line = describeEvent(event);
-      if (line) process.stderr.write(`${line}\n`);
-      if (name === 'complete') ending.resolve({ ok: true });
-      if (name === 'error')
-        ending.resolve({ ok: false, message: (event as unknown as ErrorPayload).message });
+    const { messageId } = accepted;
+    printer.note(`deliberation ${messageId} (conversation ${accepted.conversationId})`);
+    stopInterrupts = handleInterrupts({
+      messageId,
+      printer,
+      api: new ApiClient(target),
+      interactive: process.stdin.isTTY === true && process.stderr.isTTY === true,
+      end: ending.resolve,
+      fail: ending.reject,
     });
+    let lastSeq = 0;
+    socket.onAny((name: string, event: DeliveredEvent | LiveEvent) => {
+      if (event?.messageId !== messageId) return;
+      if (isLive(name)) return printer.live(event as LiveEvent);
+      const stored = event as DeliveredEvent;
+      if (typeof stored.seq !== 'number' || stored.seq <= lastSeq) return;
+      lastSeq = stored.seq;
+      printer.stored(stored, describeEvent(stored));
+      const end = endingOf(stored);
+      if (end) ending.resolve(end);
+    });
+    // Live pieces only when they are shown: without a terminal, answers print whole as they land.
     const subscribe = () =>
-      call(socket, 'subscribe', { messageId: accepted.messageId, afterSeq: lastSeq }).catch(ending.reject);
+      call(socket, 'subscribe', {
+        messageId,
+        afterSeq: lastSeq,
+        ...(printer.wantsDeltas ? { deltas: true } : {}),
+      }).catch(ending.reject);
     resubscribe = () => void subscribe();
     await subscribe();
-    const end = await ending.promise;
-    if (!end.ok) throw new CliError(end.message);
-    return accepted;
+    return { accepted, ending: await ending.promise };
   } finally {
+    stopInterrupts();
     socket.close();
   }
 }
 
 export async function askCommand(target: Target, args: string[], flags: Flags): Promise<number> {
   const request = buildRequest(args.join(' '), await optionsOf(flags));
-  const { messageId } = await follow(target, request);
+  const printer = new AnswerPrinter(
+    answerModeOf(flags.quiet === true, process.stderr.isTTY === true),
+    (text) => process.stderr.write(text),
+  );
+  const { accepted, ending } = await follow(target, request, printer);
+  const { messageId } = accepted;
+  if (ending.kind === 'detached') {
+    printer.end('detached');
+    process.stderr.write(
+      `left deliberation ${messageId} running on the server; see it at ${target.url}/#/m/${messageId}\n`,
+    );
+    return EXIT_INTERRUPTED;
+  }
+  if (ending.kind === 'failed') throw new CliError(ending.message);
   const view = await new ApiClient(target).json<DeliberationView<AnyResult | null>>(
     'GET',
     `/deliberations/${encodeURIComponent(messageId)}`,
   );
+  if (ending.kind === 'cancelled') {
+    printer.end('cancelled');
+    process.stderr.write(`deliberation ${messageId} cancelled: ${ending.reason}\n`);
+    if (flags.json) process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+    return EXIT_CANCELLED;
+  }
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
     return 0;

@@ -49,6 +49,10 @@ const usageOf = (view: BatchView): string =>
   `${view.usage.promptTokens} prompt + ${view.usage.completionTokens} completion tokens, ` +
   `$${view.usage.costUsd.toFixed(4)}`;
 
+const budgetOf = (view: BatchView): string =>
+  `$${view.maxCostUsd} (maxCostUsd)` +
+  (view.status === 'budget_exhausted' ? ': reached, the items not started were cancelled' : '');
+
 /** A batch, readably: one `label  value` line per aspect. */
 export function describeBatch(view: BatchView): string {
   const rows: [string, string | null][] = [
@@ -62,6 +66,8 @@ export function describeBatch(view: BatchView): string {
     ['started', view.startedAt],
     ['finished', view.finishedAt],
     ['usage', usageOf(view)],
+    ['budget', view.maxCostUsd == null ? null : budgetOf(view)],
+    ['retried', view.retriedItems ? `${view.retriedItems} item(s) run again (retry-failed)` : null],
   ];
   return rows
     .filter((row): row is [string, string] => row[1] !== null)

@@ -23,6 +23,8 @@ describe('the conclave CLI, without a server', () => {
         target: { url: 'http://localhost:3000', key: undefined },
       });
       expect(parseInvocation(['ask', '--help'], {})).toEqual({ command: 'help' });
+      expect(parseInvocation(['ask', 'q', '-q'], {})).toMatchObject({ flags: { quiet: true } });
+      expect(() => parseInvocation(['batch', 'list', '--quiet'], {})).toThrow('batch list takes no --quiet');
     });
 
     it.each([
@@ -134,6 +136,8 @@ describe('the conclave CLI, without a server', () => {
       complete: 3,
       failed: 1,
       cancelled: 0,
+      maxCostUsd: null,
+      retriedItems: 0,
     };
 
     it('draws a progress line with counts and ETA', () => {
@@ -193,6 +197,7 @@ describe('the conclave CLI, without a server', () => {
       expect(describeEvent(event('stage2_start', {}))).toBe('[stage2] started');
       expect(describeEvent(event('some_new_complete', {}))).toBe('[some_new] complete');
       expect(describeEvent(event('error', { message: 'boom' }))).toBeNull();
+      expect(describeEvent(event('cancelled', { reason: 'Cancelled by the user.' }))).toBeNull();
     });
   });
 });

@@ -2,6 +2,7 @@ import { parseInvocation, USAGE, type CommandName, type Flags, type Target } fro
 import { askCommand } from './ask';
 import { batchCommands } from './batch';
 import { CliError, formatError, UsageError } from './errors';
+import { reportCommands } from './report';
 
 type Command = (target: Target, args: string[], flags: Flags) => Promise<number>;
 
@@ -12,6 +13,8 @@ const COMMANDS: Record<CommandName, Command> = {
   'batch list': batchCommands.list,
   'batch results': batchCommands.results,
   'batch cancel': batchCommands.cancel,
+  'batch report': reportCommands.report,
+  'batch compare': reportCommands.compare,
 };
 
 /** A reader that went away (`conclave batch results … | head`) is not an error. */

@@ -6,6 +6,8 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly fields?: Record<string, string>,
+    /** The HTTP status the API answered with, when the error is its answer. */
+    readonly status?: number,
   ) {
     super(message);
   }

@@ -25,11 +25,14 @@ const payloadOf = <P extends object>(event: DeliveredEvent): With<P> => event as
 const round2 = (n: number): number => Math.round(n * 100) / 100;
 
 /** `round_2` → `round 2`, so model lines and round lines read alike. */
-const stageLabel = (stage: string): string => stage.replace(/^round_(\d+)$/, 'round $1');
+export const stageLabel = (stage: string): string => stage.replace(/^round_(\d+)$/, 'round $1');
+
+/** Who made a call: its model, or `#n` where the mode keeps authors anonymous (Delphi panelists). */
+export const participantLabel = (participant: string | number): string =>
+  typeof participant === 'number' ? `#${participant}` : participant;
 
 function modelProgress(event: With<ModelProgressPayload>): string {
-  const who = typeof event.participant === 'number' ? `#${event.participant}` : event.participant;
-  const head = `[${stageLabel(event.stage)}] ${who}`;
+  const head = `[${stageLabel(event.stage)}] ${participantLabel(event.participant)}`;
   const took = event.responseTimeMs !== undefined ? ` (${event.responseTimeMs} ms)` : '';
   switch (event.state) {
     case 'succeeded':
@@ -133,8 +136,9 @@ const DESCRIBERS: Record<string, Describer> = {
   },
   title_complete: (e) => `title: ${payloadOf<{ data: { title: string } }>(e).data.title}`,
   complete: () => 'complete',
-  // Printed as `error: …` by whoever follows the deliberation.
+  // Printed as `error: …` (or the cancellation's reason) by whoever follows the deliberation.
   error: () => null,
+  cancelled: () => null,
 };
 
 /** One progress line for an event, or null for events not worth a line. */

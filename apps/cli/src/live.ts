@@ -13,6 +13,8 @@ export interface LiveHandlers {
   onReconnect: () => void;
   /** Called when the connection is gone for good. */
   onLost: (error: CliError) => void;
+  /** Shows a notice line ("connection lost, reconnecting…"); stderr by default. */
+  onNotice?: (line: string) => void;
 }
 
 /** A promise settled from outside; a rejection before anyone awaits it is not "unhandled". */
@@ -58,9 +60,10 @@ export async function openLive(target: Target, handlers: LiveHandlers): Promise<
   });
   socket.io.reconnection(true);
   socket.io.reconnectionAttempts(RECONNECT_ATTEMPTS);
+  const notice = handlers.onNotice ?? ((line: string) => process.stderr.write(`${line}\n`));
   socket.on('disconnect', (reason) => {
     if (reason === 'io server disconnect') handlers.onLost(new CliError('the server closed the connection'));
-    else if (reason !== 'io client disconnect') process.stderr.write('connection lost, reconnecting…\n');
+    else if (reason !== 'io client disconnect') notice('connection lost, reconnecting…');
   });
   socket.on('connect', () => handlers.onReconnect());
   socket.io.on('reconnect_failed', () => handlers.onLost(unreachable(target.url)));

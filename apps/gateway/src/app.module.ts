@@ -4,18 +4,25 @@ import type { ConclaveConfig } from '@conclave/config';
 import type { StageQueue } from '@conclave/redis';
 import { ApiKeyGuard } from './auth/auth.guard';
 import { BatchHub } from './batches/batch-hub';
+import { BatchReportService } from './batches/batch-report';
 import { BatchesController } from './batches/batches.controller';
 import { BatchesService } from './batches/batches.service';
+import { BudgetsController } from './budgets/budgets.controller';
+import { BudgetsService } from './budgets/budgets.service';
+import { DryRunService } from './estimates/dry-run.service';
 import { AuthService } from './auth/auth.service';
 import { ConversationsController } from './conversations/conversations.controller';
 import { DeliberationsController } from './deliberations/deliberations.controller';
 import { DeliberationsService } from './deliberations/deliberations.service';
+import { CancelService } from './deliberations/cancel.service';
 import { RequestValidator } from './deliberations/request-validator';
 import { DeliberationsGateway } from './events/deliberations.gateway';
 import { EventHub } from './events/event-hub';
+import { LiveHub } from './events/live-hub';
 import { StreamRegistry } from './events/stream-registry';
 import { HealthController } from './health/health.controller';
 import { ModesController } from './modes/modes.controller';
+import { ModelsController, ModelsModule } from './models';
 import type { Metrics } from '@conclave/observability';
 import { DeliberationsRepository } from '@conclave/persistence';
 import { ProbesController } from './ops/probes.controller';
@@ -40,12 +47,15 @@ export class AppModule {
         PersistenceModule.forRoot(config),
         QueueModule.forRoot(config),
         TerminusModule,
+        ModelsModule,
       ],
       controllers: [
         DeliberationsController,
         ConversationsController,
         BatchesController,
+        BudgetsController,
         ModesController,
+        ModelsController,
         HealthController,
         ProbesController,
       ],
@@ -74,11 +84,16 @@ export class AppModule {
         ApiKeyGuard,
         RequestValidator,
         DeliberationsService,
+        CancelService,
         EventHub,
+        LiveHub,
         StreamRegistry,
         BatchesService,
+        BatchReportService,
         BatchHub,
         DeliberationsGateway,
+        BudgetsService,
+        DryRunService,
       ],
     };
   }

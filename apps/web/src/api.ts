@@ -3,7 +3,9 @@ import type {
   DeliberationAccepted,
   DeliberationView,
   DeliveredEvent,
+  LiveEvent,
   ModeDescription,
+  ModelsResponse,
 } from '@conclave/contracts';
 import { io, type Socket } from 'socket.io-client';
 
@@ -41,6 +43,8 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
 }
 
 export const getModes = () => api<ModeDescription[]>('GET', '/api/modes');
+/** The model picker's list: simulated panel, OpenRouter or OpenAI-compatible models, directives help. */
+export const getModels = () => api<ModelsResponse>('GET', '/api/models');
 export const getDeliberation = (id: string) => api<DeliberationView>('GET', `/api/deliberations/${id}`);
 
 let socket: Socket | null = null;
@@ -59,19 +63,36 @@ export async function startDeliberation(request: unknown): Promise<DeliberationA
   return ack;
 }
 
+export const cancelDeliberation = (id: string) =>
+  api<DeliberationView>('POST', `/api/deliberations/${encodeURIComponent(id)}/cancel`);
+
+export interface FollowHandlers {
+  /** Each stored event once, in seq order. */
+  onEvent: (event: DeliveredEvent) => void;
+  /** Live pieces of the answers being written (`model_delta`, `model_partial`); never stored. */
+  onLive: (event: LiveEvent) => void;
+}
+
+const isLive = (name: string): boolean => name === 'model_delta' || name === 'model_partial';
+
 /**
  * Every event of a message from the first: the server replays what is stored, then live ones, so
- * a reload or a reconnect rebuilds the same timeline with nothing missing or doubled.
+ * a reload or a reconnect rebuilds the same timeline with nothing missing or doubled. With them,
+ * the answers being written: after (re)subscribing, each call's answer so far (`model_partial`),
+ * then its pieces as they come (`model_delta`).
  */
-export function follow(messageId: string, onEvent: (event: DeliveredEvent) => void): () => void {
+export function follow(messageId: string, handlers: FollowHandlers): () => void {
   const s = connection();
   let last = 0;
-  const handler = (_name: string, event: DeliveredEvent) => {
-    if (event?.messageId !== messageId || event.seq <= last) return;
-    last = event.seq;
-    onEvent(event);
+  const handler = (name: string, event: DeliveredEvent | LiveEvent) => {
+    if (event?.messageId !== messageId) return;
+    if (isLive(name)) return handlers.onLive(event as LiveEvent);
+    const stored = event as DeliveredEvent;
+    if (typeof stored.seq !== 'number' || stored.seq <= last) return;
+    last = stored.seq;
+    handlers.onEvent(stored);
   };
-  const subscribe = () => void s.emitWithAck('subscribe', { messageId, afterSeq: last });
+  const subscribe = () => void s.emitWithAck('subscribe', { messageId, afterSeq: last, deltas: true });
   s.onAny(handler);
   s.on('connect', subscribe);
   if (s.connected) subscribe();

@@ -15,7 +15,8 @@ export const council: CouncilResult = {
   stage2: [
     {
       model: 'sim/alpha',
-      ranking: 'B is thin.\n\nFINAL RANKING:\n1. Response A\n2. Response B',
+      ranking:
+        'Response B is thin; **Response A** is complete.\n\nFINAL RANKING:\n1. Response A\n2. Response B',
       parsedRanking: ['Response A', 'Response B'],
     },
     { model: 'sim/beta', ranking: 'I cannot decide.', parsedRanking: [] },
@@ -34,17 +35,31 @@ export const vote: VoteResult = {
   stage1: council.stage1,
   labelMap: { 'Response A': 'sim/alpha', 'Response B': 'sim/beta' },
   votes: {
-    votes: [],
+    votes: [
+      {
+        model: 'sim/alpha',
+        voteText: 'Response A is the most complete; Response B is too short.\n\nVOTE: Response A',
+        votedFor: 'Response A',
+        responseTimeMs: 30,
+      },
+      {
+        model: 'sim/beta',
+        voteText: 'Response B says it in fewer words.\n\nVOTE: Response B',
+        votedFor: 'Response B',
+        responseTimeMs: 31,
+      },
+      { model: 'sim/gamma', voteText: 'I like both.', votedFor: null, responseTimeMs: 32 },
+    ],
     tallies: { 'Response A': 1, 'Response B': 1 },
     validVoteCount: 2,
-    invalidVoteCount: 0,
+    invalidVoteCount: 1,
     isTie: true,
     tiedLabels: ['Response A', 'Response B'],
   },
   tiebreak: {
     model: 'sim/chair',
     chosenLabel: 'Response B',
-    voteText: 'VOTE: Response B',
+    voteText: 'On balance Response B is the stronger answer.\n\nVOTE: Response B',
     method: 'chairman',
   },
   winner: {
@@ -128,7 +143,7 @@ export const debate: DebateResult = {
     {
       model: 'sim/alpha',
       decision: 'REVISE',
-      reasoning: 'Beta had a point.',
+      reasoning: 'Response B had a point.',
       originalResponse: 'one\ntwo',
       revisedResponse: 'one\nthree four five',
       originalWordCount: 2,
@@ -151,7 +166,20 @@ export const debate: DebateResult = {
   revisionSummary: { totalModels: 2, revised: 1, stood: 1, merged: 0, parseFailed: 0 },
   revisedLabelMap: { 'Response A': 'sim/beta', 'Response B': 'sim/alpha' },
   votes: {
-    votes: [],
+    votes: [
+      {
+        model: 'sim/alpha',
+        voteText: 'Response B covers more.\n\nVOTE: Response B',
+        votedFor: 'Response B',
+        responseTimeMs: 20,
+      },
+      {
+        model: 'sim/beta',
+        voteText: 'Response B, clearly.\nVOTE: Response B',
+        votedFor: 'Response B',
+        responseTimeMs: 21,
+      },
+    ],
     tallies: { 'Response A': 0, 'Response B': 2 },
     revisedLabelToModel: { 'Response A': 'sim/beta', 'Response B': 'sim/alpha' },
     validVoteCount: 2,
@@ -191,7 +219,7 @@ function numericRound(round: number, a: number, b: number): DeliveredEvent {
         stdDev: Math.abs(a - b) / 2,
         min: Math.min(a, b),
         max: Math.max(a, b),
-        cv: 0.1,
+        cv: Math.abs(a - b) / 2 / mean,
         cvUndefined: false,
         highVariance: false,
         confidenceCounts,
@@ -271,3 +299,70 @@ export const qualitativeEvents: DeliveredEvent[] = [
     },
   } as DeliveredEvent,
 ];
+
+/** Round 1 of four panelists, one far above the rest; the run goes on (nothing revealed). */
+export const delphiOutlierEvents: DeliveredEvent[] = [
+  {
+    type: 'round_complete',
+    messageId: 'm3',
+    seq: 9,
+    at: '2026-11-22T00:00:00.000Z',
+    round: 1,
+    data: {
+      estimates: [
+        { participantIndex: 1, estimate: 10_000, confidence: 'HIGH', changed: false },
+        { participantIndex: 2, estimate: 11_000, confidence: 'MEDIUM', changed: false },
+        { participantIndex: 3, estimate: 9_000, confidence: 'LOW', changed: false },
+        { participantIndex: 4, estimate: 40_000, confidence: 'HIGH', changed: false },
+      ],
+      stats: {
+        mean: 17_500,
+        median: 10_500,
+        stdDev: 13_000,
+        min: 9_000,
+        max: 40_000,
+        cv: 13_000 / 17_500,
+        cvUndefined: false,
+        highVariance: false,
+        confidenceCounts: { low: 1, medium: 1, high: 2 },
+      },
+      converged: false,
+    },
+  } as DeliveredEvent,
+];
+
+/** A panel that agreed at once: one round, every estimate the same, converged in round 1. */
+export const delphiOneRound: DelphiResult = {
+  classification: { type: 'numeric', options: null, reasoning: 'A quantity.' },
+  rounds: [
+    {
+      roundNumber: 1,
+      estimates: ['sim/p1', 'sim/p2', 'sim/p3'].map((m) => estimate(m, 9458)),
+      stats: {
+        mean: 9458,
+        median: 9458,
+        stdDev: 0,
+        min: 9458,
+        max: 9458,
+        cv: 0,
+        cvUndefined: false,
+        highVariance: false,
+        confidenceCounts: { low: 0, medium: 0, high: 3 },
+      },
+      converged: true,
+    },
+  ],
+  converged: true,
+  convergenceRound: 1,
+  finalValue: 9458,
+  report: {
+    facilitatorModel: 'sim/fac',
+    report: 'Immediate consensus.',
+    totalRounds: 1,
+    converged: true,
+    finalValue: 9458,
+    responseTimeMs: 40,
+    median: 9458,
+    confidenceInterval: { low: 9458, high: 9458, level: 0.95 },
+  },
+};

@@ -1,10 +1,10 @@
 /** @jest-environment jsdom */
 import { loadConfig } from '@conclave/config';
-import { MODE_NAMES, type ModeDescription } from '@conclave/contracts';
+import { MODE_NAMES, type ModeDescription, type ModelsResponse } from '@conclave/contracts';
 import { modeDefinition } from '@conclave/deliberation';
 import { act, fireEvent, render, screen, within } from '@testing-library/react';
 import { ApiFailure, startDeliberation } from '../src/api';
-import { NewDeliberation } from '../src/App';
+import { NewDeliberation } from '../src/new-deliberation';
 
 jest.mock('../src/api', () => ({
   ...jest.requireActual('../src/api'),
@@ -16,12 +16,14 @@ const start = startDeliberation as jest.MockedFunction<typeof startDeliberation>
 const defaults = loadConfig({ AUTH_MODE: 'none' }).defaults;
 const modes: ModeDescription[] = MODE_NAMES.map((mode) => modeDefinition(mode)!.describe(defaults));
 
+const noModels: ModelsResponse = { models: [], sources: [], directives: [], promptKinds: [] };
+
 beforeEach(() => {
   start.mockReset();
-  global.fetch = jest.fn(async () => ({
+  global.fetch = jest.fn(async (url: string) => ({
     ok: true,
     status: 200,
-    text: async () => JSON.stringify(modes),
+    text: async () => JSON.stringify(url === '/api/models' ? noModels : modes),
   })) as unknown as typeof fetch;
   location.hash = '';
 });
@@ -29,14 +31,20 @@ beforeEach(() => {
 async function renderForm() {
   render(<NewDeliberation />);
   await screen.findByRole('radio', { name: /council/ });
+  await act(async () => undefined); // the model list
 }
 
 const field = (name: string) => document.querySelector(`[name="${name}"]`) as HTMLInputElement;
-const type = (name: string, value: string) => fireEvent.change(field(name), { target: { value } });
-const errorAt = (name: string) => field(name).closest('label')?.querySelector('[role="alert"]')?.textContent;
+/** Types into a field and leaves it (a model picker takes what was typed when it is left). */
+const type = (name: string, value: string) => {
+  fireEvent.change(field(name), { target: { value } });
+  fireEvent.blur(field(name));
+};
+const errorAt = (name: string) =>
+  field(name).closest('.model-picker, label')?.querySelector('[role="alert"]')?.textContent;
 const submit = async () => {
   await act(async () => {
-    fireEvent.click(screen.getByRole('button', { name: /Deliberate/ }));
+    fireEvent.click(screen.getByRole('button', { name: /Deliberate|Ask a follow-up/ }));
   });
 };
 
@@ -46,6 +54,107 @@ describe('NewDeliberation', () => {
     const radios = screen.getAllByRole('radio');
     expect(radios.map((r) => (r as HTMLInputElement).value)).toEqual([...MODE_NAMES]);
     for (const radio of radios) expect(radio.closest('label')?.textContent?.length).toBeGreaterThan(30);
+    // the chosen mode's description shows under the choices
+    expect(document.querySelector('.mode-summary')?.textContent).toMatch(/chairman synthesizes/);
+    fireEvent.click(screen.getByRole('radio', { name: /delphi/ }));
+    expect(document.querySelector('.mode-summary')?.textContent).toMatch(/estimation rounds/);
+  });
+
+  it('Home and End choose the first and the last mode', async () => {
+    await renderForm();
+    const council = screen.getByRole('radio', { name: /council/ });
+    council.focus();
+    fireEvent.keyDown(council, { key: 'End' });
+    expect((screen.getByRole('radio', { name: /delphi/ }) as HTMLInputElement).checked).toBe(true);
+    expect(document.activeElement).toBe(screen.getByRole('radio', { name: /delphi/ }));
+    fireEvent.keyDown(document.activeElement as Element, { key: 'Home' });
+    expect((council as HTMLInputElement).checked).toBe(true);
+  });
+
+  it('sends on Enter in the question, and writes a new line on Shift+Enter', async () => {
+    start.mockResolvedValue({ conversationId: 'c1', messageId: 'm1' });
+    await renderForm();
+    type('question', 'First line');
+    fireEvent.keyDown(field('question'), { key: 'Enter', shiftKey: true });
+    expect(start).not.toHaveBeenCalled();
+    await act(async () => {
+      fireEvent.keyDown(field('question'), { key: 'Enter' });
+    });
+    expect(start).toHaveBeenCalledWith({ question: 'First line', mode: 'council' });
+    expect(location.hash).toBe('#/m/m1');
+  });
+
+  it("takes Delphi's question type and, for a qualitative question, its options", async () => {
+    start.mockResolvedValue({ conversationId: 'c1', messageId: 'm1' });
+    await renderForm();
+    fireEvent.click(screen.getByRole('radio', { name: /delphi/ }));
+    type('question', 'Which layout?');
+    expect(field('modeConfig.options')).toBeNull();
+    fireEvent.change(field('modeConfig.questionType'), { target: { value: 'qualitative' } });
+    type('modeConfig.options', 'Monorepo');
+    await submit();
+    expect(errorAt('modeConfig.options')).toMatch(/give 2 to 10 options, one a line \(got 1\)/);
+    type('modeConfig.options', ' Monorepo \n\nPolyrepo\nHybrid\n');
+    await submit();
+    expect(start).toHaveBeenLastCalledWith({
+      question: 'Which layout?',
+      mode: 'delphi',
+      modeConfig: { questionType: 'qualitative', options: ['Monorepo', 'Polyrepo', 'Hybrid'] },
+    });
+    // a numeric override sends no options
+    start.mockClear();
+    fireEvent.change(field('modeConfig.questionType'), { target: { value: 'numeric' } });
+    expect(field('modeConfig.options')).toBeNull();
+    await submit();
+    expect(start).toHaveBeenLastCalledWith({
+      question: 'Which layout?',
+      mode: 'delphi',
+      modeConfig: { questionType: 'numeric' },
+    });
+  });
+
+  it("as a follow-up, starts from the previous turn's roster, shown and editable", async () => {
+    start.mockResolvedValue({ conversationId: 'c1', messageId: 'm2' });
+    render(
+      <NewDeliberation
+        conversationId="c1"
+        mode="council"
+        previousConfig={{ councilModels: ['sim/x', 'sim/y'], chairmanModel: 'sim/z', timeoutMs: 60000 }}
+      />,
+    );
+    await screen.findByText(/council: sim\/x, sim\/y · chairman: sim\/z/);
+    await act(async () => undefined);
+    expect(screen.queryByRole('radio')).toBeNull();
+    type('question', 'And then?');
+    await submit();
+    expect(start).toHaveBeenLastCalledWith({
+      question: 'And then?',
+      mode: 'council',
+      conversationId: 'c1',
+      councilModels: ['sim/x', 'sim/y'],
+      chairmanModel: 'sim/z',
+      modeConfig: { timeoutMs: 60000 },
+    });
+    type('chairmanModel', 'sim/w');
+    expect(screen.getByText(/chairman: sim\/w/)).toBeTruthy();
+    type('question', 'Once more?');
+    await submit();
+    expect(start.mock.calls[1][0]).toMatchObject({
+      councilModels: ['sim/x', 'sim/y'],
+      chairmanModel: 'sim/w',
+    });
+  });
+
+  it('waits for the last turn before a follow-up can be sent', async () => {
+    render(<NewDeliberation conversationId="c1" mode="council" waitReason="Wait for it." />);
+    await screen.findByText('Wait for it.');
+    await act(async () => undefined);
+    type('question', 'Now?');
+    fireEvent.keyDown(field('question'), { key: 'Enter' });
+    expect((screen.getByRole('button', { name: 'Ask a follow-up' }) as HTMLButtonElement).disabled).toBe(
+      true,
+    );
+    expect(start).not.toHaveBeenCalled();
   });
 
   it("shows the roster fields of the chosen mode's roles", async () => {
@@ -70,8 +179,8 @@ describe('NewDeliberation', () => {
     expect(errorAt('question')).toBe('Question is required');
     expect(errorAt('councilModels')).toMatch(/needs 2 to \d+ models \(got 1\)/);
     expect(errorAt('chairmanModel')).toBe('one chairman model');
-    type('councilModels', 'sim/a, gpt4');
-    await submit();
+    // the model picker refuses what is not a model id as it is typed
+    type('councilModels', 'sim/b, gpt4');
     expect(errorAt('councilModels')).toBe('"gpt4" is not a model id of the form provider/name');
     expect(start).not.toHaveBeenCalled();
   });

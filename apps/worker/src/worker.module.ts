@@ -2,7 +2,7 @@ import { BullModule } from '@nestjs/bullmq';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { STAGE_QUEUE_DEFINITION, type StageQueueJobs } from '@conclave/contracts';
-import { StageRunner, modeDefinition } from '@conclave/deliberation';
+import { LiveCalls, StageRunner, modeDefinition } from '@conclave/deliberation';
 import { ObservedProvider, type Logger, type Metrics } from '@conclave/observability';
 import { BatchDispatcher, TypeOrmDeliberationStore } from '@conclave/persistence';
 import {
@@ -15,7 +15,7 @@ import {
   REDIS_PRODUCER,
   STAGE_QUEUE,
 } from '@conclave/platform';
-import { RedisEventPublisher, type StageQueue } from '@conclave/redis';
+import { RedisEventPublisher, RedisLiveChannel, type StageQueue } from '@conclave/redis';
 import type { Redis } from 'ioredis';
 import { ConsumerModule } from './consumer.module';
 import { GenerateTitleHandler } from './jobs/generate-title.handler';
@@ -23,6 +23,7 @@ import type { AnyJobHandler } from './jobs/job-handlers';
 import { RunStageHandler } from './jobs/run-stage.handler';
 import { StageProcessor, stageProcessorClass } from './jobs/stage.processor';
 import { WorkerLifecycle } from './lifecycle';
+import { LiveControl } from './live-control';
 import { buildProvider, type ProviderOverrides } from './provider';
 import { Reconciler } from './reconciler';
 import { REDIS_CONSUMER, STAGE_JOB_HANDLERS } from './tokens';
@@ -63,8 +64,22 @@ export class WorkerModule {
       ],
       providers: [
         {
+          provide: LiveCalls,
+          inject: [REDIS_PRODUCER, LOGGER],
+          useFactory: (redis: Redis, log: Logger) =>
+            new LiveCalls(new RedisLiveChannel(redis, config.redisPrefix), (message) => log.warn(message)),
+        },
+        {
           provide: StageRunner,
-          inject: [TypeOrmDeliberationStore, STAGE_QUEUE, REDIS_PRODUCER, BatchDispatcher, METRICS, LOGGER],
+          inject: [
+            TypeOrmDeliberationStore,
+            STAGE_QUEUE,
+            REDIS_PRODUCER,
+            BatchDispatcher,
+            METRICS,
+            LOGGER,
+            LiveCalls,
+          ],
           useFactory: (
             store: TypeOrmDeliberationStore,
             scheduler: StageQueue,
@@ -72,6 +87,7 @@ export class WorkerModule {
             batches: BatchDispatcher,
             metrics: Metrics,
             log: Logger,
+            live: LiveCalls,
           ) => {
             const provider = buildProvider(config, options, redis);
             return new StageRunner(
@@ -92,6 +108,7 @@ export class WorkerModule {
                   ),
                 onFinished: (_messageId, batchId) =>
                   batchId ? batches.itemFinished(batchId) : Promise.resolve(),
+                live,
               },
             );
           },
@@ -105,6 +122,7 @@ export class WorkerModule {
         },
         { provide: StageProcessor, useClass: stageProcessorClass(config) },
         Reconciler,
+        LiveControl,
         WorkerLifecycle,
       ],
     };

@@ -47,6 +47,13 @@ export interface ConclaveConfig {
   };
   /** True when a real provider is configured (OpenRouter key or an OpenAI-compatible base URL). */
   realProviderConfigured: boolean;
+  /**
+   * GET /api/models: the sources of the model list, from the settings the worker's provider reads
+   * (OpenRouter, when its key is set, serves every non-`sim/` id, so the OpenAI-compatible list is
+   * then not offered), how long a fetched list is served before it is fetched again, and how long
+   * one fetch may take. Holds credentials: never log it.
+   */
+  modelCatalogue: ModelCatalogueSettings;
   /** Lowest level logged; prompt and answer text is only ever logged at debug. */
   logLevel: LogLevel;
   /** METRICS_TOKEN: when set, /metrics (gateway and worker) needs `Authorization: Bearer <token>`. */
@@ -89,6 +96,22 @@ export interface ConclaveConfig {
    */
   allowedHosts: string[];
 }
+
+export interface ModelCatalogueSettings {
+  /** OPENROUTER_API_KEY and OPENROUTER_BASE_URL; null without a key. */
+  openrouter: { apiKey: string; baseUrl: string } | null;
+  /**
+   * OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL_PREFIX (ids `<prefix>/<server's id>` are
+   * sent without the prefix); null without a base URL.
+   */
+  openaiCompatible: { baseUrl: string; apiKey: string; modelPrefix: string } | null;
+  /** MODEL_CATALOGUE_REFRESH_MS. */
+  refreshMs: number;
+  /** MODEL_CATALOGUE_TIMEOUT_MS. */
+  timeoutMs: number;
+}
+
+export const OPENROUTER_DEFAULT_BASE_URL = 'https://openrouter.ai/api/v1';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -286,6 +309,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
       shutdownTimeoutMs: int(env, 'WORKER_SHUTDOWN_TIMEOUT_MS', 150_000, 0),
     },
     realProviderConfigured,
+    modelCatalogue: {
+      openrouter: env.OPENROUTER_API_KEY
+        ? { apiKey: env.OPENROUTER_API_KEY, baseUrl: env.OPENROUTER_BASE_URL || OPENROUTER_DEFAULT_BASE_URL }
+        : null,
+      openaiCompatible: env.OPENAI_BASE_URL
+        ? {
+            baseUrl: env.OPENAI_BASE_URL,
+            apiKey: env.OPENAI_API_KEY || 'not-needed',
+            modelPrefix: env.OPENAI_MODEL_PREFIX || 'local',
+          }
+        : null,
+      refreshMs: int(env, 'MODEL_CATALOGUE_REFRESH_MS', 3_600_000, 100),
+      timeoutMs: int(env, 'MODEL_CATALOGUE_TIMEOUT_MS', 10_000, 100),
+    },
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     metricsToken: parseMetricsToken(env.METRICS_TOKEN),
     providerLimits: parseProviderLimits(env.PROVIDER_LIMITS),

@@ -1,6 +1,7 @@
 import type { DeliberationRequest, ModeName } from './modes';
 
-export type BatchStatus = 'queued' | 'running' | 'complete' | 'cancelled';
+/** `budget_exhausted`: its `maxCostUsd` was reached; the items it had not started are cancelled. */
+export type BatchStatus = 'queued' | 'running' | 'complete' | 'cancelled' | 'budget_exhausted';
 
 export const BATCH_MAX_ITEMS = 10_000;
 export const BATCH_MAX_CONCURRENCY = 100;
@@ -13,6 +14,8 @@ export interface BatchRequest {
   items: Partial<DeliberationRequest>[];
   concurrency?: number;
   generateTitles?: boolean;
+  /** No new item starts once the batch's recorded cost reaches this (US dollars, > 0). */
+  maxCostUsd?: number;
 }
 
 export interface BatchAccepted {
@@ -41,6 +44,10 @@ export interface BatchView extends BatchCounts {
   usage: { promptTokens: number; completionTokens: number; costUsd: number };
   /** Seconds until the last item is expected to finish, from the pace so far; null before any finished. */
   etaSeconds: number | null;
+  /** The batch's budget (US dollars); null when it has none. */
+  maxCostUsd: number | null;
+  /** Items run more than once (POST /api/batches/:id/retry-failed); counts are of each item's latest attempt. */
+  retriedItems: number;
 }
 
 export interface BatchResultLine {
@@ -50,7 +57,14 @@ export interface BatchResultLine {
   mode: ModeName;
   status: string;
   error: string | null;
+  /** The attempt this line shows: the item's latest, 1 unless it was retried (= how many attempts it has had). */
+  attempt: number;
+  /** The item's question as submitted. */
   question: string;
+  /** Jury: the content under evaluation; null for the other modes. */
+  content: string | null;
+  /** Jury: the question the content was answering (`modeConfig.originalQuestion`), null when none was given. */
+  originalQuestion: string | null;
   /** The mode's primary answer: synthesis, winner's answer, verdict, final value. */
   answer: string | null;
   headline: Record<string, unknown> | null;

@@ -18,6 +18,15 @@ export interface ModelProgressPayload {
   state: ModelCallState;
   responseTimeMs?: number;
   error?: string;
+  /** On `succeeded`: the answer, so a view can show each one as it lands. */
+  content?: string;
+  /** On `succeeded`, when the provider cut the answer short at its length limit. */
+  truncated?: true;
+}
+
+/** The last event of a deliberation that was stopped (deviations.md §10). */
+export interface CancelledPayload {
+  reason: string;
 }
 
 export interface ErrorPayload {
@@ -37,7 +46,7 @@ export interface CouncilEventPayloads {
   model_progress: ModelProgressPayload;
 }
 
-export const TERMINAL_EVENT_TYPES: readonly string[] = ['complete', 'error'];
+export const TERMINAL_EVENT_TYPES: readonly string[] = ['complete', 'error', 'cancelled'];
 
 /** The Redis pub/sub channel (under the deployment's key prefix) that carries every stored event. */
 export const eventsChannel = (prefix: string): string => `${prefix}:events`;

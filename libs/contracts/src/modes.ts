@@ -1,3 +1,4 @@
+import type { CallSummary } from './calls';
 export const MODE_NAMES = ['council', 'vote', 'jury', 'debate', 'delphi'] as const;
 export type ModeName = (typeof MODE_NAMES)[number];
 
@@ -49,6 +50,8 @@ export interface DeliberationView<TResult = unknown> {
   completedAt: string | null;
   simulated: boolean;
   usage: Usage;
+  /** Every model call so far (the title's excepted), in the order they settled. */
+  calls: CallSummary[];
   result: TResult;
 }
 

@@ -7,3 +7,5 @@ export * from './simulated/simulated.provider';
 export * from './routing.provider';
 export * from './simulated/random';
 export * from './simulated/directives';
+export * from './simulated-panel';
+export * from './model-catalogue';

@@ -44,8 +44,12 @@ export interface Completion {
    * Why generation stopped, as the provider said: 'length' means the answer was cut off at the
    * token limit (truncated); null when the provider did not say.
    */
-  finishReason?: 'stop' | 'length' | 'content_filter' | 'tool_calls' | 'other' | null;
+  finishReason?: FinishReason | null;
 }
+
+import type { FinishReason } from '@conclave/contracts';
+
+export type { FinishReason } from '@conclave/contracts';
 
 export interface ModelProvider {
   /** For logs: may hold a host and port (an OpenAI-compatible provider's is its base URL's host). */

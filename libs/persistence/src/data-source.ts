@@ -5,6 +5,8 @@ import { Batches1763800000000 } from './migrations/1763800000000-batches';
 import { UserRoles1763810000000 } from './migrations/1763810000000-user-roles';
 import { StageWrite1763820000000 } from './migrations/1763820000000-stage-write';
 import { StageWriteOnly1763830000000 } from './migrations/1763830000000-stage-write-only';
+import { CallFinishReason1763840000000 } from './migrations/1763840000000-call-finish-reason';
+import { BudgetsAndRetries1763855210000 } from './migrations/1763855210000-budgets-and-retries';
 
 export const MIGRATIONS = [
   InitialSchema1763780000000,
@@ -13,6 +15,8 @@ export const MIGRATIONS = [
   UserRoles1763810000000,
   StageWrite1763820000000,
   StageWriteOnly1763830000000,
+  CallFinishReason1763840000000,
+  BudgetsAndRetries1763855210000,
 ];
 
 export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {

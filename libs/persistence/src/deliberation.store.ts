@@ -1,4 +1,4 @@
-import type { DeliveredEvent, ModeName } from '@conclave/contracts';
+import type { DeliveredEvent, FinishReason, ModeName } from '@conclave/contracts';
 import type {
   CallOutcome,
   DeliberationStore,
@@ -55,6 +55,7 @@ interface ModelCallRecord {
   completion_tokens: number | null;
   cost_usd: string | number | null;
   simulated: boolean;
+  finish_reason: string | null;
 }
 
 interface EventRecord {
@@ -128,6 +129,7 @@ function toOutcome(r: ModelCallRecord): CallOutcome {
     completionTokens: r.completion_tokens,
     costUsd: num(r.cost_usd),
     simulated: r.simulated,
+    ...(r.finish_reason ? { finishReason: r.finish_reason as FinishReason } : {}),
   };
 }
 
@@ -144,7 +146,7 @@ export async function loadStageRows(
 }
 
 const MODEL_CALL_COLUMNS = `call_key, model, served_model, ok, content, error, response_time_ms, prompt_tokens,
-  completion_tokens, cost_usd, simulated`;
+  completion_tokens, cost_usd, simulated, finish_reason`;
 
 /** A model call's outcome as the columns of model_calls (for conclave_stage_write). */
 function outcomeRecord(
@@ -163,6 +165,7 @@ function outcomeRecord(
     completion_tokens: ok ? outcome.completionTokens : null,
     cost_usd: ok ? outcome.costUsd : null,
     simulated: ok ? outcome.simulated : false,
+    finish_reason: ok ? (outcome.finishReason ?? null) : null,
   };
 }
 

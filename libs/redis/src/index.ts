@@ -2,3 +2,4 @@ export * from './connection';
 export * from './stage-queue';
 export * from './event-publisher';
 export * from './fleet-limiter';
+export * from './live-channel';

@@ -1,6 +1,6 @@
 import type { BatchResultLine } from '@conclave/contracts';
 import { parse } from 'csv-parse/sync';
-import { csvRecords, neutraliseCell } from './batch-export';
+import { CSV_HEADER_LINE, csvRecords, itemTexts, neutraliseCell } from './batch-export';
 
 const line = (overrides: Partial<BatchResultLine>): BatchResultLine => ({
   index: 0,
@@ -9,12 +9,19 @@ const line = (overrides: Partial<BatchResultLine>): BatchResultLine => ({
   mode: 'council',
   status: 'complete',
   error: null,
+  attempt: 1,
   question: 'q',
+  content: null,
+  originalQuestion: null,
   answer: 'a',
   headline: null,
   resultUrl: '/api/deliberations/m',
   ...overrides,
 });
+
+/** The CSV export of these lines, header included, as a spreadsheet program reads it. */
+const sheet = (lines: BatchResultLine[]) =>
+  parse(CSV_HEADER_LINE + csvRecords(lines), { columns: true }) as Record<string, string>[];
 
 describe('CSV export cells', () => {
   it.each([
@@ -60,10 +67,98 @@ describe('CSV export cells', () => {
       }),
     ]);
     const rows = csv.trim().split('\n');
-    expect(rows[0]).toMatch(/^3,"m","c","council","complete","","'-0\.5\?","'-0\.5","","\/api/);
-    expect(rows[1]).toMatch(/^4,"m","c","delphi","complete","","q",-0\.5,"\{/);
+    expect(rows[0]).toMatch(/^3,"m","c","council","complete","",1,"'-0\.5\?","","","'-0\.5","","\/api/);
+    expect(rows[1]).toMatch(/^4,"m","c","delphi","complete","",1,"q","","",-0\.5,"\{/);
     expect(rows[2]).toMatch(/^5,.*,"'=1",/);
     const parsed = parse(csv) as string[][];
-    expect(parsed.map((r) => r[7])).toEqual(["'-0.5", '-0.5', "'=1"]);
+    expect(parsed.map((r) => r[10])).toEqual(["'-0.5", '-0.5', "'=1"]);
+  });
+});
+
+describe('CSV export columns', () => {
+  it('has the question, the content and the original question each in a column of its own', () => {
+    expect(CSV_HEADER_LINE.trim().split(',')).toEqual([
+      'index',
+      'message_id',
+      'conversation_id',
+      'mode',
+      'status',
+      'error',
+      'attempt',
+      'question',
+      'content',
+      'original_question',
+      'answer',
+      'headline',
+      'result_url',
+    ]);
+    const rows = sheet([
+      line({ index: 0, question: 'Is a monorepo right?', answer: 'Yes, for a small team.' }),
+      line({
+        index: 1,
+        mode: 'jury',
+        question: 'Review the users endpoint docs',
+        content: '## GET /api/users\nReturns a list of users.',
+        originalQuestion: 'Document the users endpoint',
+        answer: 'APPROVE',
+      }),
+      line({
+        index: 2,
+        mode: 'jury',
+        question: 'Review',
+        content: '-1 is the answer',
+        originalQuestion: '=2-3',
+      }),
+    ]);
+    expect(rows.map((r) => [r.mode, r.question, r.content, r.original_question, r.answer])).toEqual([
+      ['council', 'Is a monorepo right?', '', '', 'Yes, for a small team.'],
+      [
+        'jury',
+        'Review the users endpoint docs',
+        '## GET /api/users\nReturns a list of users.',
+        'Document the users endpoint',
+        'APPROVE',
+      ],
+      // formula-like content and original questions are neutralised like every other text cell
+      ['jury', 'Review', "'-1 is the answer", "'=2-3", 'a'],
+    ]);
+  });
+});
+
+describe('what a results line says the item was asked', () => {
+  it('a council, vote, debate or Delphi item: its question, no content', () => {
+    for (const mode of ['council', 'vote', 'debate', 'delphi'] as const) {
+      expect(itemTexts(mode, 'Which database?', { models: ['sim/a'] })).toEqual({
+        question: 'Which database?',
+        content: null,
+        originalQuestion: null,
+      });
+    }
+  });
+
+  it('a jury item: its question, and from its config the content and the question it answered', () => {
+    const config = {
+      content: 'Water boils at 100 degrees at sea level.',
+      originalQuestion: 'At what temperature does water boil?',
+      jurorModels: ['sim/j1', 'sim/j2', 'sim/j3'],
+      foremanModel: 'sim/foreman',
+      timeoutMs: 1000,
+    };
+    expect(itemTexts('jury', 'Is this right?', config)).toEqual({
+      question: 'Is this right?',
+      content: 'Water boils at 100 degrees at sea level.',
+      originalQuestion: 'At what temperature does water boil?',
+    });
+    const { originalQuestion: _none, ...withoutOriginal } = config;
+    expect(itemTexts('jury', 'Is this right?', withoutOriginal)).toEqual({
+      question: 'Is this right?',
+      content: 'Water boils at 100 degrees at sea level.',
+      originalQuestion: null,
+    });
+  });
+
+  it('ignores an original question that is not text', () => {
+    expect(itemTexts('jury', 'q', { content: 'c', originalQuestion: 42 }).originalQuestion).toBeNull();
+    expect(itemTexts('council', 'q', null).originalQuestion).toBeNull();
   });
 });

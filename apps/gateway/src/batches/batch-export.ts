@@ -1,4 +1,5 @@
-import type { BatchResultLine } from '@conclave/contracts';
+import type { BatchResultLine, ModeName } from '@conclave/contracts';
+import { modeDefinition } from '@conclave/deliberation';
 import { stringify } from 'csv-stringify/sync';
 
 const CSV_HEADER = [
@@ -8,11 +9,33 @@ const CSV_HEADER = [
   'mode',
   'status',
   'error',
+  'attempt',
   'question',
+  'content',
+  'original_question',
   'answer',
   'headline',
   'result_url',
 ];
+
+/**
+ * What an item was asked, each in its own field: the question as submitted and, for a mode whose
+ * user message is not the question (jury), that message (the content under evaluation), computed
+ * from the resolved config as the mode stored it; jury's `originalQuestion` when it was given.
+ */
+export function itemTexts(
+  mode: ModeName,
+  question: string,
+  config: unknown,
+): Pick<BatchResultLine, 'question' | 'content' | 'originalQuestion'> {
+  const definition = modeDefinition(mode);
+  const content = definition?.userContent ? definition.userContent(question, config) : null;
+  const original =
+    typeof config === 'object' && config !== null && 'originalQuestion' in config
+      ? config.originalQuestion
+      : null;
+  return { question, content, originalQuestion: typeof original === 'string' ? original : null };
+}
 
 /**
  * A cell a spreadsheet would read as a formula (OWASP, "CSV Injection"): one that starts with
@@ -42,7 +65,10 @@ export function csvRow(line: BatchResultLine): (string | number)[] {
     text(line.mode),
     text(line.status),
     text(line.error),
+    line.attempt,
     text(line.question),
+    text(line.content),
+    text(line.originalQuestion),
     numericAnswer(line) ?? text(line.answer),
     text(line.headline ? JSON.stringify(line.headline) : null),
     text(line.resultUrl),

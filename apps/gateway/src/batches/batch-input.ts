@@ -8,7 +8,7 @@ import {
 import { parse } from 'csv-parse/sync';
 import type { FieldErrors } from '@conclave/deliberation';
 
-export const CSV_COLUMNS = ['question', 'content', 'originalQuestion'] as const;
+export const CSV_COLUMNS = ['question', 'content', 'originalQuestion', 'reference', 'key'] as const;
 
 export interface ParsedBatch {
   name: string | null;
@@ -16,14 +16,22 @@ export interface ParsedBatch {
   items: Record<string, unknown>[];
   concurrency: number;
   generateTitles: boolean;
+  /** No new item starts once the batch's recorded cost reaches this; null for no budget. */
+  maxCostUsd: number | null;
 }
+
+/** The largest `maxCostUsd` taken (a typo guard, not a policy). */
+export const BATCH_MAX_COST_USD = 1_000_000;
 
 export type BatchParse = { ok: true; batch: ParsedBatch } | { ok: false; fields: FieldErrors };
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** A CSV row becomes a request: `question`, and `content` / `originalQuestion` into `modeConfig`. */
+/**
+ * A CSV row becomes a request: `question`, and `content` / `originalQuestion` into `modeConfig`;
+ * `reference` and `key` (for reports, issue 21) stay beside it when the cell is not empty.
+ */
 function rowToItem(row: Record<string, string>): Record<string, unknown> {
   const modeConfig: Record<string, string> = {};
   if (row.content) modeConfig.content = row.content;
@@ -31,6 +39,8 @@ function rowToItem(row: Record<string, string>): Record<string, unknown> {
   return {
     ...(row.question !== undefined ? { question: row.question } : {}),
     ...(Object.keys(modeConfig).length ? { modeConfig } : {}),
+    ...(row.reference ? { reference: row.reference } : {}),
+    ...(row.key ? { key: row.key } : {}),
   };
 }
 
@@ -81,7 +91,7 @@ export function itemsFromJsonl(text: string): { items: Record<string, unknown>[]
   return { items };
 }
 
-const ENVELOPE_KEYS = new Set(['name', 'defaults', 'items', 'concurrency', 'generateTitles']);
+const ENVELOPE_KEYS = new Set(['name', 'defaults', 'items', 'concurrency', 'generateTitles', 'maxCostUsd']);
 
 /** The batch envelope, from a JSON body or from an upload's query parameters plus its items. */
 export function parseBatch(body: unknown, uploaded?: Record<string, unknown>[]): BatchParse {
@@ -107,12 +117,25 @@ export function parseBatch(body: unknown, uploaded?: Record<string, unknown>[]):
   }
   const generateTitles = input.generateTitles ?? false;
   if (typeof generateTitles !== 'boolean') fields.generateTitles = 'generateTitles must be true or false';
+  const maxCostUsd = input.maxCostUsd ?? null;
+  if (
+    maxCostUsd !== null &&
+    (typeof maxCostUsd !== 'number' ||
+      !Number.isFinite(maxCostUsd) ||
+      maxCostUsd <= 0 ||
+      maxCostUsd > BATCH_MAX_COST_USD)
+  ) {
+    fields.maxCostUsd = `maxCostUsd must be a number of US dollars greater than 0 (at most ${BATCH_MAX_COST_USD})`;
+  }
   const defaults = input.defaults ?? {};
   if (!isObject(defaults)) fields.defaults = 'defaults must be an object';
   else {
     if ('question' in defaults) fields['defaults.question'] = 'each item has its own question';
     if ('conversationId' in defaults)
       fields['defaults.conversationId'] = 'batch items start new conversations';
+    for (const own of ITEM_ONLY_FIELDS) {
+      if (own in defaults) fields[`defaults.${own}`] = `each item has its own ${own}`;
+    }
   }
   const items = uploaded ?? input.items;
   if (!Array.isArray(items) || items.length === 0) fields.items = 'items must be a non-empty array';
@@ -132,6 +155,7 @@ export function parseBatch(body: unknown, uploaded?: Record<string, unknown>[]):
       items: items as Record<string, unknown>[],
       concurrency: concurrency as number,
       generateTitles: generateTitles as boolean,
+      maxCostUsd: maxCostUsd as number | null,
     },
   };
 }
@@ -151,3 +175,124 @@ export function withDefaults(
 }
 
 export type { BatchRequest };
+
+// --- Report fields of an item (issue 21): `reference` and `key` -----------------------------------
+
+/** Fields an item may carry for reports; they are not part of the deliberation request. */
+const ITEM_ONLY_FIELDS = ['reference', 'key'] as const;
+export const REFERENCE_MAX_LENGTH = 500;
+export const KEY_MAX_LENGTH = 200;
+
+/** What an item carries for reports, stored with the item (its user message's config). */
+export interface ItemAnnotations {
+  /** Jury: a verdict; Delphi: the expected value (a number) or answer; council, vote, debate: the expected winner model. */
+  reference?: string | number;
+  /** Matches the item with the item of the same key in another batch (compare). */
+  key?: string;
+}
+
+/** The item without its report fields (to validate as a deliberation request), and those fields. */
+export function splitAnnotations(item: Record<string, unknown>): {
+  request: Record<string, unknown>;
+  annotations: { reference?: unknown; key?: unknown };
+} {
+  const { reference, key, ...request } = item;
+  return {
+    request,
+    annotations: {
+      ...(reference !== undefined && reference !== null ? { reference } : {}),
+      ...(key !== undefined && key !== null ? { key } : {}),
+    },
+  };
+}
+
+// Control characters are what this looks for (a key or reference is one line of text).
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+function checkedText(value: string, field: string, max: number): string | { error: string } {
+  const trimmed = value.trim();
+  if (trimmed === '') return { error: `${field} must not be empty` };
+  if (trimmed.length > max)
+    return { error: `${field} must be at most ${max} characters (got ${trimmed.length})` };
+  if (CONTROL.test(trimmed)) return { error: `${field} must not contain control characters` };
+  if (/[\ud800-\udfff]/.test(trimmed.replace(/[\ud800-\udbff][\udc00-\udfff]/g, ''))) {
+    return { error: `${field} must be valid Unicode text` };
+  }
+  return trimmed;
+}
+
+/** The models a mode's resolved config names as its answerers (whose wins a reference can expect). */
+function rosterOf(mode: string, config: unknown): string[] {
+  const c = isObject(config) ? config : {};
+  const list = mode === 'council' ? c.councilModels : c.models;
+  return Array.isArray(list) ? list.filter((m): m is string => typeof m === 'string') : [];
+}
+
+/**
+ * Checks an item's `reference` against its mode (a verdict for jury, a number or answer for
+ * Delphi, a model of the roster for council, vote and debate) and its `key`; `keys` holds the
+ * keys of the items before it (a key may appear once per batch).
+ */
+export function checkAnnotations(
+  raw: { reference?: unknown; key?: unknown },
+  request: { mode: string; config: unknown },
+  keys: Map<string, number>,
+  index: number,
+): { ok: true; annotations: ItemAnnotations } | { ok: false; fields: FieldErrors } {
+  const fields: FieldErrors = {};
+  const annotations: ItemAnnotations = {};
+  if (raw.reference !== undefined) {
+    const reference = raw.reference;
+    const { mode, config } = request;
+    if (mode === 'jury') {
+      const verdict = typeof reference === 'string' ? reference.trim().toUpperCase() : null;
+      if (verdict === 'APPROVE' || verdict === 'REVISE' || verdict === 'REJECT')
+        annotations.reference = verdict;
+      else fields.reference = 'for jury, reference must be the expected verdict: APPROVE, REVISE or REJECT';
+    } else if (mode === 'delphi') {
+      const qualitative = isObject(config) && config.questionType === 'qualitative';
+      if (typeof reference === 'number') {
+        if (Number.isFinite(reference) && !qualitative) annotations.reference = reference;
+        else
+          fields.reference = qualitative
+            ? 'for a qualitative Delphi question, reference must be the expected answer as text'
+            : 'reference must be a finite number';
+      } else if (typeof reference === 'string') {
+        const text = checkedText(reference, 'reference', REFERENCE_MAX_LENGTH);
+        if (typeof text !== 'string') fields.reference = text.error;
+        else {
+          const asNumber = Number(text);
+          annotations.reference = !qualitative && Number.isFinite(asNumber) ? asNumber : text;
+        }
+      } else
+        fields.reference = 'for Delphi, reference must be the expected value (a number) or answer (text)';
+    } else {
+      const roster = rosterOf(mode, config);
+      const text =
+        typeof reference === 'string' ? checkedText(reference, 'reference', REFERENCE_MAX_LENGTH) : null;
+      if (text === null)
+        fields.reference = `for ${mode}, reference must be the model expected to win, as text`;
+      else if (typeof text !== 'string') fields.reference = text.error;
+      else if (!roster.includes(text))
+        fields.reference = `for ${mode}, reference must be one of the item's models (${roster.join(', ')})`;
+      else annotations.reference = text;
+    }
+  }
+  if (raw.key !== undefined) {
+    const key =
+      typeof raw.key === 'number' && Number.isFinite(raw.key)
+        ? String(raw.key)
+        : typeof raw.key === 'string'
+          ? checkedText(raw.key, 'key', KEY_MAX_LENGTH)
+          : { error: 'key must be text (or a number) that names the item across batches' };
+    if (typeof key !== 'string') fields.key = key.error;
+    else if (keys.has(key))
+      fields.key = `key "${key}" is already item ${keys.get(key)}'s: keys must be unique in a batch`;
+    else {
+      keys.set(key, index);
+      annotations.key = key;
+    }
+  }
+  return Object.keys(fields).length > 0 ? { ok: false, fields } : { ok: true, annotations };
+}

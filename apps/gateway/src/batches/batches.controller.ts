@@ -11,14 +11,24 @@ import {
   Res,
   UseGuards,
 } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { BatchAccepted, BatchView } from '@conclave/contracts';
+import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type {
+  BatchAccepted,
+  BatchComparison,
+  BatchEstimate,
+  BatchReport,
+  BatchRetryAccepted,
+  BatchView,
+} from '@conclave/contracts';
 import type { Request, Response } from 'express';
 import { ApiError } from '../common/api-error';
 import { ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
 import { CSV_HEADER_LINE, csvRecords } from './batch-export';
 import { itemsFromCsv, itemsFromJsonl } from './batch-input';
+import { BatchReportService } from './batch-report';
+import { comparisonMarkdown, reportMarkdown } from './report-markdown';
 import { BatchesService } from './batches.service';
+import { dryRunAsked } from '../estimates/dry-run';
 
 /** Query parameters of an upload, as the JSON envelope would carry them. */
 function uploadEnvelope(query: Record<string, unknown>): Record<string, unknown> {
@@ -26,6 +36,11 @@ function uploadEnvelope(query: Record<string, unknown>): Record<string, unknown>
   if (typeof query.name === 'string') envelope.name = query.name;
   if (typeof query.concurrency === 'string') envelope.concurrency = Number(query.concurrency);
   if (typeof query.generateTitles === 'string') envelope.generateTitles = query.generateTitles === 'true';
+  // A number that is not one stays a string, for parseBatch to name.
+  if (typeof query.maxCostUsd === 'string')
+    envelope.maxCostUsd = /^\s*\d+(\.\d+)?\s*$/.test(query.maxCostUsd)
+      ? Number(query.maxCostUsd)
+      : query.maxCostUsd;
   if (typeof query.defaults === 'string') {
     try {
       envelope.defaults = JSON.parse(query.defaults);
@@ -40,33 +55,48 @@ function uploadEnvelope(query: Record<string, unknown>): Record<string, unknown>
   return envelope;
 }
 
+/** `format` of a report or comparison: JSON (the default) or Markdown. */
+function reportFormat(format: unknown): boolean {
+  if (format === undefined || format === 'json') return false;
+  if (format === 'md' || format === 'markdown') return true;
+  throw ApiError.invalid({ format: 'format must be json or md' });
+}
+
 @ApiTags('batches')
 @ApiBearerAuth()
 @UseGuards(ApiKeyGuard)
 @Controller('batches')
 export class BatchesController {
-  constructor(private readonly batches: BatchesService) {}
+  constructor(
+    private readonly batches: BatchesService,
+    private readonly reports: BatchReportService,
+  ) {}
 
   @Post()
   @HttpCode(202)
   @ApiOperation({
     summary:
-      'Submit a batch: JSON { name?, defaults?, items, concurrency?, generateTitles? }, or a CSV / JSONL upload',
+      'Submit a batch: JSON { name?, defaults?, items, concurrency?, generateTitles?, maxCostUsd? }, or a CSV / JSONL upload (envelope fields as query parameters); ?dryRun=true plans and prices it instead (200, nothing stored)',
   })
-  submit(
+  @ApiQuery({ name: 'dryRun', required: false, enum: ['true', 'false', '1', '0'] })
+  async submit(
     @CurrentUser() userId: string,
     @Req() request: Request,
     @Body() body: unknown,
     @Query() query: Record<string, unknown>,
+    @Res() response: Response,
     @Headers('idempotency-key') idempotencyKey?: string,
-  ): Promise<BatchAccepted> {
+  ): Promise<void> {
+    // dryRun=true: validated as a real submission, nothing stored or enqueued, 200 with the estimate.
+    const dryRun = dryRunAsked(query.dryRun);
+    let answer: BatchAccepted | BatchEstimate;
     if (typeof body === 'string') {
       const type = request.headers['content-type'] ?? '';
       const parsed = /csv/.test(type) ? itemsFromCsv(body) : itemsFromJsonl(body);
       if ('error' in parsed) throw ApiError.invalid({ body: parsed.error });
-      return this.batches.submit(userId, uploadEnvelope(query), parsed.items, idempotencyKey);
-    }
-    return this.batches.submit(userId, body, undefined, idempotencyKey);
+      answer = await this.batches.submit(userId, uploadEnvelope(query), parsed.items, idempotencyKey, dryRun);
+    } else answer = await this.batches.submit(userId, body, undefined, idempotencyKey, dryRun);
+    response.status(dryRun ? 200 : 202).json(answer);
   }
 
   @Get()
@@ -75,10 +105,45 @@ export class BatchesController {
     return this.batches.list(userId);
   }
 
+  // Declared before `:id`, which would otherwise take "compare" for a batch id.
+  @Get('compare')
+  @ApiOperation({
+    summary:
+      'Compare two batches of the same mode on the same items (?a=…&b=…&format=json|md): differences with paired bootstrap intervals, flipped outcomes, cost and latency',
+  })
+  async compare(
+    @CurrentUser() userId: string,
+    @Query('a') a: unknown,
+    @Query('b') b: unknown,
+    @Query('format') format: unknown,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<BatchComparison | string> {
+    const markdown = reportFormat(format);
+    const comparison = await this.reports.compare(userId, a, b);
+    if (!markdown) return comparison;
+    response.setHeader('Content-Type', 'text/markdown; charset=utf-8');
+    return comparisonMarkdown(comparison);
+  }
+
   @Get(':id')
   @ApiOperation({ summary: 'A batch: status, counts by state, usage, ETA' })
   view(@CurrentUser() userId: string, @Param('id') id: string): Promise<BatchView> {
     return this.batches.view(userId, id);
+  }
+
+  @Post(':id/retry-failed')
+  @HttpCode(202)
+  @ApiOperation({
+    summary:
+      "Re-run the finished batch's failed items as new attempts (409 while it runs, or with none failed)",
+    description:
+      "Each item whose latest attempt failed gets a new attempt (a new conversation; the item's `attempt` goes " +
+      'up by one, the failed attempt is kept); the batch runs again and ends with `batch_complete` once more. ' +
+      "Exports and the batch view show each item's latest attempt. 402 over the monthly budget; 409 when the " +
+      "batch's maxCostUsd is already spent.",
+  })
+  retryFailed(@CurrentUser() userId: string, @Param('id') id: string): Promise<BatchRetryAccepted> {
+    return this.batches.retryFailed(userId, id);
   }
 
   @Post(':id/cancel')
@@ -86,6 +151,24 @@ export class BatchesController {
   @ApiOperation({ summary: 'Cancel: queued items stop at once, running ones finish' })
   cancel(@CurrentUser() userId: string, @Param('id') id: string): Promise<BatchView> {
     return this.batches.cancel(userId, id);
+  }
+
+  @Get(':id/report')
+  @ApiOperation({
+    summary:
+      "A batch's report from its stored rows (?format=json|md): per-mode statistics with intervals, agreement, reference agreement, usage, failures; partial while running",
+  })
+  async report(
+    @CurrentUser() userId: string,
+    @Param('id') id: string,
+    @Query('format') format: unknown,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<BatchReport | string> {
+    const markdown = reportFormat(format);
+    const report = await this.reports.report(userId, id);
+    if (!markdown) return report;
+    response.setHeader('Content-Type', 'text/markdown; charset=utf-8');
+    return reportMarkdown(report);
   }
 
   @Get(':id/results')

@@ -1,9 +1,18 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import { isUuid, type BatchAccepted, type BatchResultLine, type BatchView } from '@conclave/contracts';
+import {
+  isUuid,
+  type BatchAccepted,
+  type BatchEstimate,
+  type BatchResultLine,
+  type BatchRetryAccepted,
+  type BatchView,
+  type ModeName,
+} from '@conclave/contracts';
 import { modeDefinition } from '@conclave/deliberation';
 import {
   BatchDispatcher,
+  BatchRetriesRepository,
   BatchesRepository,
   DeliberationsRepository,
   IdempotencyRepository,
@@ -14,11 +23,23 @@ import { ApiError } from '../common/api-error';
 import { IdempotencyRace, idempotencyContext, previousResponse } from '../common/idempotency';
 import { RateLimiter } from '../common/rate-limiter';
 import { RequestValidator, type ValidatedRequest } from '../deliberations/request-validator';
+import { CancelService } from '../deliberations/cancel.service';
 import { CONFIG } from '@conclave/platform';
-import { parseBatch, withDefaults } from './batch-input';
+import { BudgetsService, usd } from '../budgets/budgets.service';
+import { DryRunService } from '../estimates/dry-run.service';
+import { itemTexts } from './batch-export';
+import {
+  checkAnnotations,
+  parseBatch,
+  splitAnnotations,
+  withDefaults,
+  type ItemAnnotations,
+} from './batch-input';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 const RESULTS_PAGE = 500;
+/** What a batch's cancel records on each item it stops. */
+const BATCH_CANCEL_REASON = 'The batch was cancelled.';
 
 @Injectable()
 export class BatchesService {
@@ -33,6 +54,10 @@ export class BatchesService {
     private readonly dispatcher: BatchDispatcher,
     private readonly validator: RequestValidator,
     private readonly limiter: RateLimiter,
+    private readonly cancels: CancelService,
+    private readonly budgets: BudgetsService,
+    private readonly dryRuns: DryRunService,
+    private readonly retries: BatchRetriesRepository,
   ) {}
 
   async submit(
@@ -40,8 +65,12 @@ export class BatchesService {
     body: unknown,
     uploaded: Record<string, unknown>[] | undefined,
     idempotencyKey: string | string[] | undefined,
-  ): Promise<BatchAccepted> {
-    const idempotency = idempotencyContext(userId, 'batch', idempotencyKey, { body, uploaded });
+    dryRun = false,
+  ): Promise<BatchAccepted | BatchEstimate> {
+    // A dry run stores nothing, so it neither answers from nor records an idempotency key.
+    const idempotency = dryRun
+      ? null
+      : idempotencyContext(userId, 'batch', idempotencyKey, { body, uploaded });
     if (idempotency) {
       const earlier = await previousResponse<BatchAccepted>(this.idempotencyKeys, idempotency);
       if (earlier) return earlier;
@@ -52,20 +81,29 @@ export class BatchesService {
 
     // Every item is checked before anything is stored: one bad item rejects the whole batch.
     const requests: ValidatedRequest[] = [];
+    // Each item's report fields (`reference`, `key`), beside its request; keys seen so far.
+    const annotations: ItemAnnotations[] = [];
+    const keys = new Map<string, number>();
     const fields: Record<string, string> = {};
     const badItems: number[] = [];
     for (let i = 0; i < batch.items.length; i++) {
-      const item = withDefaults(batch.defaults, batch.items[i]);
+      const { request: item, annotations: raw } = splitAnnotations(
+        withDefaults(batch.defaults, batch.items[i]),
+      );
       if (item.conversationId !== undefined) {
         fields[`items[${i}].conversationId`] = 'batch items start new conversations';
         badItems.push(i);
         continue;
       }
       const outcome = await this.validator.validate(item);
-      if (outcome.ok) requests.push(outcome.request);
-      else {
+      // The reference is checked against the item's mode and roster, so only once its request is valid.
+      const checked = outcome.ok ? checkAnnotations(raw, outcome.request, keys, i) : outcome;
+      if (outcome.ok && checked.ok) {
+        requests.push(outcome.request);
+        annotations.push(checked.annotations);
+      } else {
         badItems.push(i);
-        for (const [field, message] of Object.entries(outcome.fields))
+        for (const [field, message] of Object.entries(checked.ok ? {} : checked.fields))
           fields[`items[${i}].${field}`] = message;
       }
     }
@@ -78,6 +116,13 @@ export class BatchesService {
         fields,
       );
     }
+    if (dryRun) {
+      return this.dryRuns.batch(userId, requests, {
+        generateTitles: batch.generateTitles,
+        maxCostUsd: batch.maxCostUsd,
+      });
+    }
+    await this.budgets.assertWithinBudget(userId, 'the batch');
 
     const active = await this.batches.activeCount(userId);
     const allowed = this.config.abuse.activeBatchesPerUser;
@@ -99,9 +144,12 @@ export class BatchesService {
           concurrency: batch.concurrency,
           generateTitles: batch.generateTitles,
           defaults: batch.defaults,
-          items: requests.map((r) => ({
+          maxCostUsd: batch.maxCostUsd,
+          items: requests.map((r, i) => ({
+            ...annotations[i],
             mode: r.mode,
             userContent: r.definition.userContent?.(r.question, r.config) ?? r.question,
+            ...(r.definition.userContent ? { question: r.question } : {}),
             config: r.config,
             firstStage: r.definition.firstStage,
           })),
@@ -144,6 +192,7 @@ export class BatchesService {
   private async snapshot(batch: Batch): Promise<BatchView> {
     const counts = await this.batches.itemCounts(batch.id);
     const usage = await this.usage.ofBatch(batch.id);
+    const retriedItems = await this.batches.retriedCount(batch.id);
     const view: BatchView = {
       batchId: batch.id,
       name: batch.name,
@@ -160,6 +209,8 @@ export class BatchesService {
       finishedAt: iso(batch.finishedAt),
       usage,
       etaSeconds: null,
+      maxCostUsd: batch.maxCostUsd,
+      retriedItems,
     };
     const done = view.complete + view.failed;
     const remaining = view.queued + view.running;
@@ -178,20 +229,59 @@ export class BatchesService {
 
   async cancel(userId: string, batchId: string): Promise<BatchView> {
     const batch = await this.ownedBatch(userId, batchId);
-    if (batch.status === 'queued' || batch.status === 'running') {
-      await this.batches.markCancelled(batchId);
-      // Queued items stop at once; running ones finish. An item a worker holds at this instant is
-      // skipped (see cancelQueuedItems); the next pass finds it either running or still queued.
-      for (let pass = 0; pass < 5; pass++) {
-        const cancelled = await this.batches.cancelQueuedItems(batchId);
-        const queued = await this.batches.queuedItemCount(batchId);
-        if (queued === 0 || (cancelled === 0 && pass > 0)) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
+    // Out of budget, a batch starts nothing more, but the items it had started may still run.
+    const outOfBudget = batch.status === 'budget_exhausted' && batch.finishedAt === null;
+    if (batch.status === 'queued' || batch.status === 'running' || outOfBudget) {
+      // Under the batch's lock: no item is dispatched after this.
+      if (!outOfBudget) await this.batches.markCancelled(batchId);
+      // Queued items stop at once, in one statement (an item a worker holds at this instant is
+      // skipped, see cancelQueuedItems). Running ones, and any so skipped, are stopped one by one as
+      // a user's cancel stops a deliberation: event `cancelled`, their calls aborted in every worker.
+      await this.batches.cancelQueuedItems(batchId);
+      for (const item of await this.batches.unfinishedItems(batchId)) {
+        await this.cancels.stop({ ...item, batchId }, BATCH_CANCEL_REASON, { moveBatch: false });
       }
       await this.dispatcher.closeIfDone(batchId);
       await this.dispatcher.notify(batchId);
     }
     return this.view(userId, batchId);
+  }
+
+  /**
+   * POST /api/batches/:id/retry-failed: each item whose latest attempt failed runs again as a new
+   * attempt (BatchRetriesRepository), and the batch runs again. 409 while it runs, when none
+   * failed, or when its maxCostUsd is spent; 402 over the user's monthly budget.
+   */
+  async retryFailed(userId: string, batchId: string): Promise<BatchRetryAccepted> {
+    await this.ownedBatch(userId, batchId);
+    await this.budgets.assertWithinBudget(userId, 'the retry');
+    const firstStageOf = (mode: ModeName) => {
+      const definition = modeDefinition(mode);
+      if (!definition)
+        throw new ApiError(409, `mode ${mode} is not available in this version: its items cannot be retried`);
+      return definition.firstStage;
+    };
+    const outcome = await this.retries.retryFailed(batchId, firstStageOf);
+    if (outcome.kind === 'missing') throw ApiError.notFound(`batch ${batchId}`);
+    if (outcome.kind === 'unfinished') {
+      throw new ApiError(
+        409,
+        `batch ${batchId} is still ${outcome.status === 'queued' ? 'queued' : 'running'}: retry its failed items once it has finished`,
+      );
+    }
+    if (outcome.kind === 'none') throw new ApiError(409, `batch ${batchId} has no failed items to retry`);
+    if (outcome.kind === 'over-budget') {
+      throw new ApiError(
+        409,
+        `batch ${batchId} has spent its budget: maxCostUsd is $${usd(outcome.maxCostUsd)} and $${usd(outcome.spentUsd)} is recorded, so a retry would start nothing`,
+      );
+    }
+    // Stored first; if the queue is down now, the workers' reconciler starts the attempts later.
+    await this.dispatcher
+      .dispatch(batchId)
+      .catch((error: unknown) => this.logger.warn(`batch ${batchId}: ${String(error)}`));
+    await this.dispatcher.notify(batchId).catch(() => undefined);
+    return { batchId, retried: outcome.count, status: 'running' };
   }
 
   /** One line per item in submission order, read page by page so memory stays flat. */
@@ -213,7 +303,8 @@ export class BatchesService {
           mode: item.mode,
           status: item.status,
           error: item.error,
-          question: item.question,
+          attempt: item.attempt,
+          ...itemTexts(item.mode, item.question, item.config),
           answer: headline?.answer ?? null,
           headline: headline?.details ?? null,
           resultUrl: `/api/deliberations/${item.messageId}`,

@@ -4,6 +4,8 @@ import type { ApiErrorBody } from '@conclave/contracts';
 const REASONS: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',
   413: 'Payload Too Large',

@@ -7,22 +7,39 @@ import {
   Inject,
   Param,
   Post,
+  Query,
   Req,
   Res,
   UseGuards,
 } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse,
+  ApiBearerAuth,
+  ApiBody,
+  ApiConflictResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { ConclaveConfig } from '@conclave/config';
-import { isTerminalStatus, type DeliberationAccepted, type DeliberationView } from '@conclave/contracts';
+import { isTerminalStatus, type DeliberationView } from '@conclave/contracts';
 import type { Request, Response } from 'express';
 import { apiKeyIdOf, ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
+import { ApiError } from '../common/api-error';
 import { EventHub } from '../events/event-hub';
+import { LiveHub } from '../events/live-hub';
 import type { OrderedDelivery } from '../events/ordered-delivery';
 import { Outflow, outflowLimits } from '../events/outflow';
 import { StreamRegistry, type CloseReason } from '../events/stream-registry';
 import { CONFIG } from '@conclave/platform';
 import { CreateDeliberationDto, DeliberationAcceptedDto } from './create-deliberation.dto';
 import { DeliberationsService } from './deliberations.service';
+import { CancelService } from './cancel.service';
+import { dryRunAsked } from '../estimates/dry-run';
+import { DryRunService } from '../estimates/dry-run.service';
+import { RequestValidator } from './request-validator';
 
 const HEARTBEAT_MS = 15_000;
 
@@ -33,22 +50,61 @@ const HEARTBEAT_MS = 15_000;
 export class DeliberationsController {
   constructor(
     private readonly deliberations: DeliberationsService,
+    private readonly cancels: CancelService,
     private readonly hub: EventHub,
+    private readonly live: LiveHub,
     private readonly streams: StreamRegistry,
     @Inject(CONFIG) private readonly config: ConclaveConfig,
+    private readonly validator: RequestValidator,
+    private readonly dryRuns: DryRunService,
   ) {}
 
   @Post()
   @HttpCode(202)
-  @ApiOperation({ summary: 'Start a deliberation' })
+  @ApiOperation({
+    summary: 'Start a deliberation (or, with ?dryRun=true, plan and price it without starting it)',
+    description:
+      'With `?dryRun=true` the request is validated exactly as a real one (the same 400s, 404s and 409s) ' +
+      'but nothing is stored or enqueued: 200 with the planned calls per model and stage and an ' +
+      'estimated token and cost range (README, "Cost before and during"). Over the monthly budget a ' +
+      'real request answers 402; a dry run says so in `budget.overBudget`.',
+  })
+  @ApiQuery({ name: 'dryRun', required: false, enum: ['true', 'false', '1', '0'] })
   @ApiBody({ type: CreateDeliberationDto })
   @ApiAcceptedResponse({ type: DeliberationAcceptedDto })
-  start(
+  @ApiOkResponse({ description: 'dryRun=true: the plan and its estimate (DeliberationEstimate)' })
+  async start(
     @CurrentUser() userId: string,
     @Body() body: unknown,
+    @Query('dryRun') dryRun: unknown,
+    @Res() response: Response,
     @Headers('idempotency-key') idempotencyKey?: string,
-  ): Promise<DeliberationAccepted> {
-    return this.deliberations.start(userId, body, idempotencyKey);
+  ): Promise<void> {
+    if (dryRunAsked(dryRun)) {
+      const outcome = await this.validator.validate(body);
+      if (!outcome.ok) throw ApiError.invalid(outcome.fields);
+      response.status(200).json(await this.dryRuns.deliberation(userId, outcome.request));
+      return;
+    }
+    response.status(202).json(await this.deliberations.start(userId, body, idempotencyKey));
+  }
+
+  @Post(':messageId/cancel')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Stop a running deliberation',
+    description:
+      'Aborts its model calls in flight and enqueues no further stage. It ends with status `cancelled` and a last event `cancelled { reason }`; what was stored before stays, so the result shows the partial deliberation.',
+  })
+  @ApiOkResponse({ description: 'The deliberation as stored after the stop (status `cancelled`)' })
+  @ApiNotFoundResponse({ description: 'No deliberation of yours has this id' })
+  @ApiConflictResponse({ description: 'It has already ended; the message names its status' })
+  async cancel(
+    @CurrentUser() userId: string,
+    @Param('messageId') messageId: string,
+  ): Promise<DeliberationView> {
+    await this.cancels.cancel(userId, messageId);
+    return this.deliberations.view(userId, messageId);
   }
 
   @Get(':messageId')
@@ -69,6 +125,7 @@ export class DeliberationsController {
     const lastEventId = request.headers['last-event-id'] ?? request.query.lastEventId;
     const parsed = Number.parseInt(String(lastEventId ?? '0'), 10);
     const afterSeq = Number.isInteger(parsed) && parsed > 0 ? parsed : 0;
+    const deltas = deltasAsked(request.query.deltas);
     if (isTerminalStatus(message.status) && afterSeq >= message.lastSeq) {
       // Nothing more will come; 204 tells EventSource to stop reconnecting.
       response.status(204).end();
@@ -114,12 +171,35 @@ export class DeliberationsController {
     response.on('close', () => close('done'));
     // The client may have gone while its key and message were looked up.
     if (request.socket.destroyed) return close('done');
+    // Live deltas (`?deltas=1`) have no `id:` line: Last-Event-ID stays the last stored seq.
+    const watcher = deltas
+      ? this.live.watcher(
+          messageId,
+          (event) => response.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`),
+          () => outflow.room(),
+        )
+      : null;
     delivery = this.hub.subscribe(
       messageId,
       afterSeq,
-      (event) => response.write(`event: ${event.type}\nid: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`),
-      () => close('done'),
+      (event) => {
+        watcher?.beforeDelivery(event);
+        response.write(`event: ${event.type}\nid: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
+        watcher?.delivered(event);
+      },
+      () => {
+        watcher?.close();
+        close('done');
+      },
       () => outflow.room(),
     );
+    watcher?.follow(delivery);
   }
+}
+
+/** `?deltas=1` (or `true`) asks for live deltas; absent, `0` or `false` does not; anything else is a 400. */
+function deltasAsked(value: unknown): boolean {
+  if (value === undefined || value === '0' || value === 'false') return false;
+  if (value === '1' || value === 'true') return true;
+  throw ApiError.invalid({ deltas: 'must be 1 or true (or 0, false)' });
 }

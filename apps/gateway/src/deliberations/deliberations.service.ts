@@ -17,11 +17,12 @@ import {
   type FollowUpState,
   type StoredMessage,
 } from '@conclave/persistence';
-import { RedisEventPublisher, StageQueue } from '@conclave/redis';
+import { publishControl, RedisEventPublisher, StageQueue } from '@conclave/redis';
 import { ApiError } from '../common/api-error';
 import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '@conclave/platform';
 import type { Redis } from 'ioredis';
 import { RateLimiter } from '../common/rate-limiter';
+import { BudgetsService } from '../budgets/budgets.service';
 import { RequestValidator, type ValidatedRequest } from './request-validator';
 import {
   IdempotencyRace,
@@ -53,8 +54,9 @@ export class DeliberationsService {
     private readonly idempotencyKeys: IdempotencyRepository,
     private readonly validator: RequestValidator,
     @Inject(STAGE_QUEUE) private readonly queue: StageQueue,
-    @Inject(REDIS_PRODUCER) redis: Redis,
+    @Inject(REDIS_PRODUCER) private readonly redis: Redis,
     private readonly limiter: RateLimiter,
+    private readonly budgets: BudgetsService,
   ) {
     this.publisher = new RedisEventPublisher(redis, config.redisPrefix);
   }
@@ -71,6 +73,7 @@ export class DeliberationsService {
     }
     const outcome = await this.validator.validate(body);
     if (!outcome.ok) throw ApiError.invalid(outcome.fields);
+    await this.budgets.assertWithinBudget(userId, 'the deliberation');
     await this.limiter.take(userId, 'deliberations');
     try {
       return await this.create(userId, outcome.request, idempotency);
@@ -163,6 +166,7 @@ export class DeliberationsService {
         !this.config.realProviderConfigured ||
         (models.length > 0 && models.every((m) => m.startsWith('sim/'))),
       usage: await this.usage.ofMessage(message.id),
+      calls: await this.deliberations.calls(message.id),
       result: definition ? definition.load(rows, message.config, title) : null,
     };
   }
@@ -177,6 +181,9 @@ export class DeliberationsService {
       updatedAt: iso(c.updatedAt),
       turns: c.turns,
       lastStatus: c.lastStatus,
+      batchId: c.batchId,
+      batchName: c.batchName,
+      question: c.question,
     }));
   }
 
@@ -192,6 +199,7 @@ export class DeliberationsService {
       mode: conversation.mode,
       createdAt: iso(conversation.createdAt),
       updatedAt: iso(conversation.updatedAt),
+      batchId: messages.find((m) => m.batchId)?.batchId ?? null,
       messages: await Promise.all(
         messages.map(async (m) => ({
           id: m.id,
@@ -202,7 +210,8 @@ export class DeliberationsService {
           error: m.error,
           createdAt: iso(m.createdAt),
           completedAt: iso(m.completedAt),
-          ...(m.role === 'assistant' ? { deliberation: await this.toView(m) } : {}),
+          // The turn's resolved mode config (its roster among it): a follow-up starts from it.
+          ...(m.role === 'assistant' ? { config: m.config, deliberation: await this.toView(m) } : {}),
         })),
       ),
     };
@@ -228,6 +237,14 @@ export class DeliberationsService {
       .catch((error: unknown) =>
         this.logger.warn(`could not notify subscribers of a deletion: ${String(error)}`),
       );
+    // Its calls in flight are paid for by the minute: stop them too.
+    await Promise.all(
+      unfinished.map((m) =>
+        publishControl(this.redis, this.config.redisPrefix, { type: 'cancel', messageId: m.messageId }),
+      ),
+    ).catch((error: unknown) =>
+      this.logger.warn(`could not stop a deleted deliberation's calls: ${String(error)}`),
+    );
   }
 
   async isFinished(messageId: string): Promise<boolean> {

@@ -15,7 +15,9 @@ import { ApiError } from '../common/api-error';
 import { RateLimited, RateLimiter } from '../common/rate-limiter';
 import { AuthService, type Identity } from '../auth/auth.service';
 import { DeliberationsService } from '../deliberations/deliberations.service';
+import { CancelService } from '../deliberations/cancel.service';
 import { EventHub } from './event-hub';
+import { LiveHub } from './live-hub';
 import { BatchHub } from '../batches/batch-hub';
 import { BatchesService } from '../batches/batches.service';
 import type { OrderedDelivery } from './ordered-delivery';
@@ -34,7 +36,10 @@ interface SocketState {
 interface AckError {
   message: string;
   fields?: Record<string, string>;
-  /** 429 on a refusal for a limit (rate, subscriptions); with `retryAfterSeconds` when waiting helps. */
+  /**
+   * 429 on a refusal for a limit (rate, subscriptions), with `retryAfterSeconds` when waiting helps;
+   * every refusal of a `cancel` carries its HTTP status (400, 404, 409, 500).
+   */
   statusCode?: number;
   retryAfterSeconds?: number;
 }
@@ -43,17 +48,19 @@ type Ack = { ok: true } | { error: AckError };
 
 const stateOf = (socket: Socket): SocketState => socket.data as SocketState;
 
-function errorAck(error: unknown): { error: AckError } {
+/** An error as an ack; `withStatus` gives every ApiError's status, not only a 429's. */
+function errorAck(error: unknown, withStatus = false): { error: AckError } {
   if (error instanceof ApiError) {
     const body = error.getResponse() as { message: string; fields?: Record<string, string> };
     const ack: AckError = body.fields
       ? { message: body.message, fields: body.fields }
       : { message: body.message };
-    if (error.getStatus() === 429) ack.statusCode = 429;
+    if (withStatus || error.getStatus() === 429) ack.statusCode = error.getStatus();
     if (error instanceof RateLimited) ack.retryAfterSeconds = error.retryAfterSeconds;
     return { error: ack };
   }
-  return { error: { message: 'Something went wrong on our side' } };
+  const message = 'Something went wrong on our side';
+  return { error: withStatus ? { message, statusCode: 500 } : { message } };
 }
 
 /** A refused handshake: the client's `connect_error` carries the message, and `data` the status. */
@@ -104,7 +111,9 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
   constructor(
     private readonly auth: AuthService,
     private readonly deliberations: DeliberationsService,
+    private readonly cancels: CancelService,
     private readonly hub: EventHub,
+    private readonly live: LiveHub,
     private readonly batches: BatchesService,
     private readonly batchHub: BatchHub,
     private readonly limiter: RateLimiter,
@@ -265,7 +274,12 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
 
   @SubscribeMessage('subscribe')
   async subscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack> {
-    const request = (body ?? {}) as { messageId?: unknown; afterSeq?: unknown; batchId?: unknown };
+    const request = (body ?? {}) as {
+      messageId?: unknown;
+      afterSeq?: unknown;
+      batchId?: unknown;
+      deltas?: unknown;
+    };
     if (request.batchId !== undefined) return this.subscribeBatch(socket, request.batchId);
     if (typeof request.messageId !== 'string') {
       return { error: { message: 'messageId is required', fields: { messageId: 'must be a string' } } };
@@ -279,6 +293,9 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
         },
       };
     }
+    if (request.deltas !== undefined && typeof request.deltas !== 'boolean') {
+      return { error: { message: 'deltas must be true or false', fields: { deltas: 'must be a boolean' } } };
+    }
     const state = stateOf(socket);
     try {
       await this.deliberations.ownedMessage(state.userId, request.messageId);
@@ -291,17 +308,32 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     const place = takePlace(state);
     if ('error' in place) return place;
     const { giveBack } = place;
+    // Live deltas only for those who ask: the others cost no SUBSCRIBE and no `watch`.
+    const watcher = request.deltas
+      ? this.live.watcher(
+          messageId,
+          (event) => socket.emit(event.type, event),
+          () => state.outflow.room(),
+        )
+      : null;
     const delivery = this.hub.subscribe(
       messageId,
       afterSeq,
-      (event) => socket.emit(event.type, event),
+      (event) => {
+        watcher?.beforeDelivery(event);
+        socket.emit(event.type, event);
+        watcher?.delivered(event);
+      },
       () => {
+        watcher?.close();
         giveBack();
         if (state.subscriptions.get(messageId) === delivery) state.subscriptions.delete(messageId);
       },
       () => state.outflow.room(),
     );
     state.subscriptions.set(messageId, delivery);
+    // After the stored events it asked for: the answers so far, then deltas.
+    watcher?.follow(delivery);
     return { ok: true };
   }
 
@@ -320,11 +352,12 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     const place = takePlace(state);
     if ('error' in place) return place;
     const { giveBack } = place;
-    let completed = false;
+    // Once per finish: a batch run again (retry-failed) finishes, and says so, once more.
+    let completedAt: string | null = null;
     const unsubscribe = this.batchHub.subscribe(batchId, (type, view) => {
       if (type === 'batch_complete') {
-        if (completed) return;
-        completed = true;
+        if (completedAt === view.finishedAt) return;
+        completedAt = view.finishedAt;
       }
       socket.emit(type, { type, ...view });
       // Snapshots do not wait for a slow client, but count towards its backlog.
@@ -335,6 +368,24 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
       giveBack();
     });
     return { ok: true };
+  }
+
+  /** Stops a running deliberation, as `POST /api/deliberations/:id/cancel` does. */
+  @SubscribeMessage('cancel')
+  async cancel(
+    @ConnectedSocket() socket: Socket,
+    @MessageBody() body: unknown,
+  ): Promise<{ ok: true; status: 'cancelled' } | { error: AckError }> {
+    const request = (body ?? {}) as { messageId?: unknown };
+    if (typeof request.messageId !== 'string') {
+      return errorAck(ApiError.invalid({ messageId: 'must be a string' }), true);
+    }
+    try {
+      await this.cancels.cancel(stateOf(socket).userId, request.messageId);
+    } catch (error) {
+      return errorAck(error, true);
+    }
+    return { ok: true, status: 'cancelled' };
   }
 
   @SubscribeMessage('unsubscribe')

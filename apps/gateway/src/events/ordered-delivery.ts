@@ -14,6 +14,7 @@ export class OrderedDelivery {
   private lastSeq: number;
   private chain: Promise<void> = Promise.resolve();
   private ended = false;
+  private started: Promise<void> | null = null;
 
   constructor(
     afterSeq: number,
@@ -36,9 +37,17 @@ export class OrderedDelivery {
     return this.ended;
   }
 
+  /**
+   * Resolves once the first replay is done: the events stored after `afterSeq` have been sent (or
+   * the delivery has ended; see isEnded). Live extras (deltas) start after it.
+   */
+  get caughtUp(): Promise<void> {
+    return this.started ?? Promise.resolve();
+  }
+
   /** Replays what is stored; call after the live listener is registered so nothing falls between. */
   start(): Promise<void> {
-    return this.enqueue(async () => {
+    this.started = this.enqueue(async () => {
       await this.catchUp();
       if (!this.ended && (await this.finished())) {
         // The terminal event is stored with the final status, so it was replayed if it was due.
@@ -46,6 +55,7 @@ export class OrderedDelivery {
         this.end('terminal');
       }
     });
+    return this.started;
   }
 
   /** Looks for stored events this subscriber has not had (a lost publish, a Redis reconnect). */

@@ -1,21 +1,51 @@
 import type { DebateResult } from '@conclave/contracts';
-import { BarChart, lineDiff } from '../charts';
-import { Markdown } from '../markdown';
+import { lineDiff } from '../charts';
+import { AnswerCard, Ballots, LabelName, TieNote, VoteTally } from './ballots';
+import { labelsFor, NameChip, NamedMarkdown, NamedText, type Labels } from './names';
+import { ViewStyles } from './style';
+
+/**
+ * Round 1's labels are the ones the revisions cite; the vote's are shuffled again, so a round 1
+ * label says so in its badge.
+ */
+const ROUND1 = 'round 1';
 
 export function DebateView({ result }: { result: Partial<DebateResult> }) {
+  const round1: Labels = result.round1LabelMap ?? {};
+  const revised: Labels = result.revisedLabelMap ?? result.votes?.revisedLabelToModel ?? {};
   const tallies = result.votes?.tallies ?? {};
+  const winner = result.winner;
+  const revisions = result.revisions ?? [];
+  const revisionLabels = labelsFor(
+    revisions.map((r) => r.model),
+    revised,
+  );
+  const round1Answers = result.round1 ?? [];
+  const round1Labels = labelsFor(
+    round1Answers.map((a) => a.model),
+    round1,
+  );
   return (
     <div className="result debate">
-      {result.winner && (
+      <ViewStyles />
+      {winner && (
         <section className="main-answer" aria-label="winner">
           <h3>
-            Winner: {result.winner.winnerModel}{' '}
-            <span className="badge">{result.winner.winnerDecision ?? 'no decision'}</span>{' '}
+            Winner: <NameChip label={winner.winnerLabel} model={winner.winnerModel} />{' '}
+            <span className={`badge decision-${winner.winnerDecision ?? 'none'}`}>
+              {winner.winnerDecision ?? 'no decision'}
+            </span>{' '}
             <span className="badge">
-              {result.winner.voteCount}/{result.winner.totalVotes} votes
+              {winner.voteCount}/{winner.totalVotes} votes
             </span>
+            {winner.tiebroken && (
+              <>
+                {' '}
+                <span className="badge">tie broken: {winner.tiebreakerMethod ?? 'alphabetical'}</span>
+              </>
+            )}
           </h3>
-          <Markdown text={result.winner.winnerResponse} />
+          <NamedMarkdown text={winner.winnerResponse} labels={round1} scope={ROUND1} />
         </section>
       )}
       {result.revisionSummary && (
@@ -25,52 +55,108 @@ export function DebateView({ result }: { result: Partial<DebateResult> }) {
           {result.revisionSummary.parseFailed ? `, ${result.revisionSummary.parseFailed} unreadable` : ''}
         </p>
       )}
-      {(result.revisions ?? []).map((r, i) => {
-        const change = r.revisedWordCount - r.originalWordCount;
-        return (
-          <article key={`${r.model}-${i}`} className="card">
-            <h4>
-              {r.model}{' '}
-              <span className={`badge decision-${r.decision ?? 'none'}`}>{r.decision ?? 'no decision'}</span>{' '}
-              <small>{change >= 0 ? `+${change}` : change} words</small>
-            </h4>
-            {r.reasoning && <p className="muted">{r.reasoning}</p>}
-            <details>
-              <summary>Changes</summary>
-              <pre className="diff">
-                {lineDiff(r.originalResponse, r.revisedResponse).map((line, n) => (
-                  <div key={n} className={`diff-${line.kind}`}>
-                    {line.kind === 'added' ? '+ ' : line.kind === 'removed' ? '- ' : '  '}
-                    {line.text}
-                  </div>
-                ))}
-              </pre>
-            </details>
-          </article>
-        );
-      })}
-      {result.revisedLabelMap && result.votes && (
-        <section>
-          <h3>Votes on the revised answers</h3>
-          <BarChart
-            bars={Object.entries(result.revisedLabelMap).map(([label, model]) => ({
-              label: `${label} (${model})`,
-              value: tallies[label] ?? 0,
-              highlight: label === result.winner?.winnerLabel,
-            }))}
-          />
+      {revisions.length > 0 && (
+        <section aria-label="revisions">
+          <h3>Revisions</h3>
+          {revisions.map((r, i) => {
+            const change = r.revisedWordCount - r.originalWordCount;
+            const label = revisionLabels[i];
+            const votes = label ? tallies[label] : undefined;
+            const won = label !== undefined && label === winner?.winnerLabel;
+            return (
+              <article key={`${r.model}-${i}`} className={`card revision answer${won ? ' winner' : ''}`}>
+                <h4>
+                  {r.model}{' '}
+                  <span className={`badge decision-${r.decision ?? 'none'}`}>
+                    {r.decision ?? 'no decision'}
+                  </span>{' '}
+                  <small>{change >= 0 ? `+${change}` : change} words</small>
+                </h4>
+                {r.reasoning && (
+                  <p className="reasoning">
+                    <NamedText text={r.reasoning} labels={round1} scope={ROUND1} />
+                  </p>
+                )}
+                {result.votes && (
+                  <p className="muted">
+                    In the vote as{' '}
+                    {label ? <span className="label-badge">{label}</span> : 'an unlabelled answer'}:{' '}
+                    {votes ?? 0} vote{votes === 1 ? '' : 's'}
+                    {won ? ', the winner' : ''}
+                  </p>
+                )}
+                <details>
+                  <summary>Revised answer</summary>
+                  <NamedMarkdown text={r.revisedResponse} labels={round1} scope={ROUND1} />
+                </details>
+                <details>
+                  <summary>Changes</summary>
+                  <pre className="diff">
+                    {lineDiff(r.originalResponse, r.revisedResponse).map((line, n) => (
+                      <div key={n} className={`diff-${line.kind}`}>
+                        {line.kind === 'added' ? '+ ' : line.kind === 'removed' ? '- ' : '  '}
+                        <NamedText text={line.text} labels={round1} scope={ROUND1} />
+                      </div>
+                    ))}
+                  </pre>
+                </details>
+              </article>
+            );
+          })}
         </section>
       )}
-      {result.round1 && (
-        <details>
-          <summary>Round 1 answers</summary>
-          {result.round1.map((a, i) => (
-            <article key={i} className="card">
-              <h4>{a.model}</h4>
-              <Markdown text={a.response} />
-            </article>
+      {result.votes && (
+        <section aria-label="votes">
+          <h3>Votes on the revised answers</h3>
+          <VoteTally
+            title="Votes per revised answer"
+            labels={revised}
+            tallies={tallies}
+            winnerLabel={winner?.winnerLabel}
+          />
+          <p className="muted">
+            {result.votes.validVoteCount} valid vote{result.votes.validVoteCount === 1 ? '' : 's'}
+            {result.votes.invalidVoteCount > 0 &&
+              `, ${result.votes.invalidVoteCount} invalid (a failed call or no readable vote)`}
+            .
+          </p>
+          {result.votes.isTie && (
+            <>
+              <TieNote tiedLabels={result.votes.tiedLabels} labels={revised} tallies={tallies} />
+              {winner?.tiebroken && (
+                <p className="tiebreak">
+                  Debate breaks a tie alphabetically: the first tied label won,{' '}
+                  <LabelName label={winner.winnerLabel} labels={revised} />.
+                </p>
+              )}
+            </>
+          )}
+          <h4>Ballots</h4>
+          <Ballots votes={result.votes.votes} labels={revised} />
+        </section>
+      )}
+      {round1Answers.length > 0 && (
+        <section aria-label="round 1 answers">
+          <h3>Round 1 answers</h3>
+          {round1Answers.map((a, i) => (
+            <AnswerCard
+              key={`${a.model}-${i}`}
+              text={a.response}
+              labels={round1}
+              scope={ROUND1}
+              head={
+                <>
+                  {round1Labels[i] ? (
+                    <NameChip label={round1Labels[i]} model={a.model} scope={ROUND1} />
+                  ) : (
+                    a.model
+                  )}{' '}
+                  <small className="muted">{a.responseTimeMs} ms</small>
+                </>
+              }
+            />
           ))}
-        </details>
+        </section>
       )}
     </div>
   );

@@ -1,18 +1,28 @@
-import { DIMENSIONS, type JuryResult } from '@conclave/contracts';
+import { DIMENSIONS, type DimensionScores, type JuryResult } from '@conclave/contracts';
 import { useState } from 'react';
-import { BarChart, Radar } from '../charts';
+import { BarChart, formatNumber, Radar, RangeChart } from '../charts';
 import { Markdown } from '../markdown';
+import { ViewStyles } from './style';
+import { TabList } from './tabs';
 
 const LABELS = DIMENSIONS.map((d) => d.charAt(0).toUpperCase() + d.slice(1));
+
+/** The mean of the dimensions that have a score, or null when none has. */
+export function overallScore(scores: DimensionScores | undefined): number | null {
+  const given = DIMENSIONS.map((d) => scores?.[d]).filter((s): s is number => typeof s === 'number');
+  return given.length === 0 ? null : Math.round((given.reduce((a, b) => a + b, 0) / given.length) * 10) / 10;
+}
 
 export function JuryView({ result }: { result: Partial<JuryResult> }) {
   const [tab, setTab] = useState(0);
   const jurors = result.jurors ?? [];
   const summary = result.jurorSummary;
+  const overall = overallScore(summary?.dimensionAverages ?? result.dimensionAverages);
   return (
     <div className="result jury">
+      <ViewStyles />
       {result.presentation && (
-        <section className="content-card">
+        <section className="content-card" aria-label="content under evaluation">
           {result.presentation.originalQuestion && (
             <p className="muted">{result.presentation.originalQuestion}</p>
           )}
@@ -26,29 +36,54 @@ export function JuryView({ result }: { result: Partial<JuryResult> }) {
             <span className={`badge verdict-${result.foreman.finalVerdict}`}>
               {result.foreman.finalVerdict}
             </span>
+            {overall !== null && (
+              <>
+                {' '}
+                <span className="badge">overall {formatNumber(overall)}/10</span>
+              </>
+            )}
           </h3>
+          <p className="muted">Report by {result.foreman.model}</p>
           <Markdown text={result.foreman.reportText} />
         </section>
       )}
       {jurors.length > 0 && (
-        <section>
+        <section aria-label="jurors">
           <h3>Jurors</h3>
-          <div role="tablist" className="tabs juror-tabs">
-            {jurors.map((j, i) => (
-              <button key={i} role="tab" aria-selected={tab === i} onClick={() => setTab(i)}>
-                {j.model}
-              </button>
-            ))}
-          </div>
+          <TabList
+            label="jurors"
+            className="tabs juror-tabs"
+            selected={jurors[tab] ? tab : 0}
+            onSelect={setTab}
+            tabs={jurors.map((j, i) => ({ key: `${j.model}-${i}`, label: j.model }))}
+          />
           <div className="cards">
             {jurors.map((j, i) => (
-              <article key={i} className={`card ${tab === i ? 'active' : ''}`}>
+              <article key={`${j.model}-${i}`} className={`card juror ${tab === i ? 'active' : ''}`}>
                 <h4>
                   {j.model}{' '}
                   <span className={`badge verdict-${j.verdict ?? 'none'}`}>{j.verdict ?? 'no verdict'}</span>
                 </h4>
-                <small>{j.responseTimeMs} ms</small>
-                <Radar scores={DIMENSIONS.map((d) => j.scores[d])} labels={LABELS} />
+                <small>
+                  {j.responseTimeMs} ms
+                  {j.average !== null && ` · average ${formatNumber(j.average)}/10`}
+                  {!j.parseSuccess && ' · some scores could not be read'}
+                </small>
+                <Radar
+                  title={`Scores by ${j.model}, out of 10`}
+                  scores={DIMENSIONS.map((d) => j.scores[d])}
+                  labels={LABELS}
+                />
+                {j.recommendations.length > 0 && (
+                  <details>
+                    <summary>Recommendations ({j.recommendations.length})</summary>
+                    <ul>
+                      {j.recommendations.map((r, n) => (
+                        <li key={n}>{r}</li>
+                      ))}
+                    </ul>
+                  </details>
+                )}
                 <details>
                   <summary>Assessment</summary>
                   <Markdown text={j.assessmentText} />
@@ -59,32 +94,93 @@ export function JuryView({ result }: { result: Partial<JuryResult> }) {
         </section>
       )}
       {summary && (
-        <section>
-          <h3>Dimensions (average, min–max)</h3>
-          <table>
-            <tbody>
-              {DIMENSIONS.map((d, i) => (
-                <tr key={d}>
-                  <td>{LABELS[i]}</td>
-                  <td>{summary.dimensionAverages[d] ?? '–'}</td>
-                  <td>
-                    {summary.dimensionRanges[d].min ?? '–'}–{summary.dimensionRanges[d].max ?? '–'}
-                  </td>
-                  <td className="meter">
-                    <span style={{ width: `${((summary.dimensionAverages[d] ?? 0) / 10) * 100}%` }} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+        <section aria-label="summary">
+          <h3>Dimensions</h3>
+          {overall !== null && (
+            <p>
+              Overall average <span className="overall">{formatNumber(overall)}</span>
+              <span className="muted">/10</span> from {summary.successfulJurors} of {summary.jurorCount}{' '}
+              jurors
+            </p>
+          )}
+          <RangeChart
+            title="Average score per dimension, with the lowest and highest juror's, out of 10"
+            rows={DIMENSIONS.map((d, i) => ({
+              key: d,
+              label: LABELS[i],
+              average: summary.dimensionAverages[d],
+              low: summary.dimensionRanges[d].min,
+              high: summary.dimensionRanges[d].max,
+            }))}
+          />
+          <details>
+            <summary>As a table</summary>
+            <div className="table-scroll">
+              <table>
+                <thead>
+                  <tr>
+                    <th>Dimension</th>
+                    <th>Average</th>
+                    <th>Lowest–highest</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {DIMENSIONS.map((d, i) => (
+                    <tr key={d}>
+                      <td>{LABELS[i]}</td>
+                      <td>{summary.dimensionAverages[d] ?? '–'}</td>
+                      <td>
+                        {summary.dimensionRanges[d].min ?? '–'}–{summary.dimensionRanges[d].max ?? '–'}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </details>
           <h3>Verdicts</h3>
           <BarChart
+            title="Jurors per verdict"
+            axisTitle="jurors"
+            max={summary.jurorCount}
             bars={[
-              { label: 'APPROVE', value: summary.voteTally.approve },
-              { label: 'REVISE', value: summary.voteTally.revise },
-              { label: 'REJECT', value: summary.voteTally.reject },
+              {
+                key: 'APPROVE',
+                label: 'APPROVE',
+                text: 'approve',
+                value: summary.voteTally.approve,
+                tone: 'ok',
+              },
+              {
+                key: 'REVISE',
+                label: 'REVISE',
+                text: 'revise',
+                value: summary.voteTally.revise,
+                tone: 'warn',
+              },
+              {
+                key: 'REJECT',
+                label: 'REJECT',
+                text: 'reject',
+                value: summary.voteTally.reject,
+                tone: 'bad',
+              },
             ]}
           />
+          <p>
+            Majority verdict:{' '}
+            <span className={`badge verdict-${summary.majorityVerdict}`}>{summary.majorityVerdict}</span>
+          </p>
+          {summary.failedJurors.length > 0 && (
+            <p className="muted">
+              Failed: {summary.failedJurors.map((f) => `${f.model} (${f.reason})`).join(', ')}
+            </p>
+          )}
+          {(summary.warnings ?? []).map((w) => (
+            <p key={w} className="muted">
+              {w}
+            </p>
+          ))}
         </section>
       )}
     </div>

@@ -1,6 +1,8 @@
 import { ModelCallError, RetryingProvider, SimulatedProvider, type ModelProvider } from '@conclave/llm';
 import { SIMULATED_FALLBACK, SIMULATED_RESPONDERS, modeDefinition } from '../modes';
 import { StageRunner, callDeadline, type CallFailureDetail, type StageRunnerOptions } from './stage-runner';
+import { LiveCalls } from './live-calls';
+import { endingWrite } from './ending';
 import { MemoryStore } from '../testing/memory-store';
 import type { LoadedDeliberation, ModeDefaults } from './types';
 
@@ -340,5 +342,159 @@ describe('callDeadline', () => {
     late.abort(new Error('later'));
     expect(deadline.signal.aborted).toBe(true);
     deadline.dispose();
+  });
+});
+
+describe('StageRunner, live calls and stops', () => {
+  function slowSimulated(latencyMs: number) {
+    return new SimulatedProvider({
+      responders: SIMULATED_RESPONDERS,
+      fallback: SIMULATED_FALLBACK,
+      latencyMs,
+      latencyJitter: 0,
+      streamPieces: 10,
+      seed: 'engine-live',
+    });
+  }
+
+  it('streams each call through LiveCalls, and its succeeded event carries the answer', async () => {
+    const sent: { text: string; offset: number; call: string }[] = [];
+    const live = new LiveCalls(
+      {
+        sendDeltas: async (_id, deltas) => {
+          sent.push(...deltas);
+          return true;
+        },
+        sendPartials: async () => undefined,
+      },
+      undefined,
+      5,
+    );
+    const { store, runner } = setUp(slowSimulated(60), { live });
+    const running = runner.runStage('m1', 'stage1');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    live.watch('m1', 'r');
+    await running;
+    for (const outcome of store.outcomes.stage1) {
+      if (!outcome.ok) throw new Error('a call failed');
+      const pieces = sent.filter((d) => d.call === `stage1:${outcome.key}`);
+      // what was sent after the watch continues the text at its offsets and ends with the answer
+      const first = pieces[0]?.offset ?? outcome.content.length;
+      const text = pieces.map((d) => d.text).join('');
+      expect(outcome.content.slice(first)).toBe(text);
+    }
+    const succeeded = store.events.filter((e) => e.type === 'model_progress' && e.state === 'succeeded');
+    expect(succeeded).toHaveLength(3);
+    for (const event of succeeded) {
+      const outcome = store.outcomes.stage1.find((o) => o.model === event.participant);
+      expect(outcome?.ok && event.content).toBe(outcome?.ok ? outcome.content : undefined);
+    }
+  });
+
+  it('marks a truncated answer in its succeeded event and keeps the finish reason on the call', async () => {
+    const simulated = simulatedProvider();
+    const provider: ModelProvider = {
+      name: 'cut',
+      key: 'openai-compatible',
+      async complete(request) {
+        const completion = await simulated.complete(request);
+        return request.model === 'sim/b' ? { ...completion, finishReason: 'length' } : completion;
+      },
+    };
+    const { store, runner } = setUp(provider);
+    await runner.runStage('m1', 'stage1');
+    const progress = (model: string) =>
+      store.events.find(
+        (e) => e.type === 'model_progress' && e.state === 'succeeded' && e.participant === model,
+      );
+    expect(progress('sim/b')).toMatchObject({ truncated: true });
+    expect(progress('sim/a')).not.toHaveProperty('truncated');
+    expect(store.outcomes.stage1.find((o) => o.model === 'sim/b')).toMatchObject({ finishReason: 'length' });
+  });
+
+  it('a stop aborts the calls in flight at once: their outcomes are kept, the stage is not committed, nothing follows', async () => {
+    const live = new LiveCalls(null);
+    const { store, runner, enqueued } = setUp(slowSimulated(5000), { live });
+    const started = Date.now();
+    const running = runner.runStage('m1', 'stage1');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const ended = await runner.end('m1', 'stage1', null, {
+      kind: 'cancelled',
+      reason: 'Cancelled by the user.',
+    });
+    expect(ended.kind).toBe('written');
+    await running;
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(store.state.status).toBe('cancelled');
+    expect(store.events.at(-1)).toMatchObject({
+      type: 'cancelled',
+      reason: 'Cancelled by the user.',
+    });
+    expect(store.rows).toEqual([]);
+    expect(enqueued).toEqual([]);
+    expect(store.outcomes.stage1).toHaveLength(3);
+    for (const outcome of store.outcomes.stage1) {
+      expect(outcome).toMatchObject({ ok: false, error: 'cancelled: the deliberation was stopped' });
+    }
+    // a second stop finds it ended
+    expect((await runner.end('m1', null, null, { kind: 'cancelled', reason: 'again' })).kind).toBe('skipped');
+  });
+
+  it('a stop that lands after the stage was loaded, before its calls started, still abandons them', async () => {
+    const { store, runner, enqueued } = setUp(slowSimulated(5000));
+    const load = store.load.bind(store);
+    store.load = async (messageId: string) => {
+      const loaded = await load(messageId);
+      await store.writeStage(messageId, endingWrite('stage1', { kind: 'cancelled', reason: 'Stop.' }));
+      return loaded;
+    };
+    const started = Date.now();
+    await runner.runStage('m1', 'stage1');
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(store.events.map((e) => e.type)).toEqual(['cancelled']);
+    expect(store.rows).toEqual([]);
+    expect(enqueued).toEqual([]);
+    for (const outcome of store.outcomes.stage1) {
+      expect(outcome).toMatchObject({ ok: false, error: 'stopped: the deliberation ended' });
+    }
+  });
+
+  it('the time cap ends the deliberation the same way, without waiting for the calls to time out', async () => {
+    // council is exempt from the cap (01-council.md §F): run a jury
+    const mode = modeDefinition('jury');
+    if (!mode) throw new Error('jury is not registered');
+    const resolved = mode.resolveConfig(
+      { question: 'Judge it', modeConfig: { content: 'Text', jurorModels: ['sim/a', 'sim/b', 'sim/c'] } },
+      DEFAULTS,
+    );
+    if (!resolved.ok) throw new Error(JSON.stringify(resolved.fields));
+    const store = new MemoryStore('Judge it', resolved.config, { mode: 'jury', stage: mode.firstStage });
+    const enqueued: string[] = [mode.firstStage];
+    const runner = new StageRunner(
+      modeDefinition,
+      store,
+      slowSimulated(5000),
+      { publish: async () => undefined },
+      {
+        enqueueStage: async (_id, stage) => {
+          enqueued.push(stage);
+        },
+        stageJobState: async () => 'pending',
+        rescheduleStage: async () => undefined,
+      },
+      { historyTurns: 0, deliberationCapMs: 1000 },
+    );
+    const started = Date.now();
+    for (let i = 0; i < enqueued.length; i++) await runner.runStage('m1', enqueued[i]);
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(store.state.status).toBe('failed');
+    expect(store.events.at(-1)).toMatchObject({
+      type: 'error',
+      message: 'The deliberation ran past its 1 s limit and was stopped.',
+    });
+    const jurors = Object.values(store.outcomes).flat();
+    expect(jurors).toHaveLength(3);
+    for (const outcome of jurors)
+      expect(outcome).toMatchObject({ ok: false, error: 'stopped: the deliberation ended' });
   });
 });

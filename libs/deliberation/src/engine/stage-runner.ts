@@ -1,7 +1,8 @@
 import { isTerminalStatus, type DeliveredEvent } from '@conclave/contracts';
 import { ModelCallError, userFacingCallError, type ModelProvider } from '@conclave/llm';
 import { Coalescer } from './coalescer';
-import { failure } from './reductions';
+import { endingWrite, STOPPED_CALL_ERROR, type DeliberationEnd } from './ending';
+import { DeliberationStopped, LiveCalls } from './live-calls';
 import { cleanTitle, fallbackTitle } from '../shared/title';
 import { stripEchoedMarkers } from '../shared/fence';
 import type {
@@ -38,6 +39,8 @@ export interface StageRunnerOptions {
   logCallError?: (failure: CallFailureDetail) => void;
   /** Called once a deliberation has ended (complete, failed), e.g. to start the next batch item. */
   onFinished?: (messageId: string, batchId: string | null) => Promise<void>;
+  /** The calls in flight here: their answers so far (deltas) and the switch that stops them. */
+  live?: LiveCalls;
 }
 
 /** A failed model call or attempt, as the operator's log gets it. */
@@ -82,9 +85,19 @@ function progressEvent(
 
 /** The event that reports how a call settled. */
 function settledEvent(stage: string, call: PlannedCall, outcome: CallOutcome): ModeEvent {
-  return outcome.ok
-    ? progressEvent(stage, call, 'succeeded', { responseTimeMs: outcome.responseTimeMs })
-    : progressEvent(stage, call, 'failed', { responseTimeMs: outcome.responseTimeMs, error: outcome.error });
+  if (!outcome.ok) {
+    return progressEvent(stage, call, 'failed', {
+      responseTimeMs: outcome.responseTimeMs,
+      error: outcome.error,
+    });
+  }
+  // The answer itself, so a view shows each one as it lands. It goes with `participant`, which is
+  // anonymous where the mode keeps authors hidden during the run (Delphi).
+  return progressEvent(stage, call, 'succeeded', {
+    responseTimeMs: outcome.responseTimeMs,
+    content: outcome.content,
+    ...(outcome.finishReason === 'length' ? { truncated: true } : {}),
+  });
 }
 
 /** Events to deliver as a call settles: its model_progress, then the mode's own (e.g. juror_complete). */
@@ -165,21 +178,25 @@ function callFailureDetail(stage: string, model: string, error: unknown): CallFa
  */
 export function callDeadline(
   timeoutMs: number,
-  abandon?: AbortSignal,
+  ...abandon: (AbortSignal | undefined)[]
 ): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(new DOMException('The model call timed out', 'TimeoutError')),
     timeoutMs,
   );
-  const onAbandon = () => controller.abort(abandon?.reason);
-  if (abandon?.aborted) onAbandon();
-  else abandon?.addEventListener('abort', onAbandon, { once: true });
+  const sources = abandon.filter((signal): signal is AbortSignal => signal !== undefined);
+  const listeners = sources.map((source) => {
+    const onAbandon = () => controller.abort(source.reason);
+    if (source.aborted) onAbandon();
+    else source.addEventListener('abort', onAbandon, { once: true });
+    return () => source.removeEventListener('abort', onAbandon);
+  });
   return {
     signal: controller.signal,
     dispose: () => {
       clearTimeout(timer);
-      abandon?.removeEventListener('abort', onAbandon);
+      for (const remove of listeners) remove();
     },
   };
 }
@@ -191,6 +208,7 @@ export function callDeadline(
  */
 export class StageRunner {
   private readonly now: () => number;
+  private readonly live: LiveCalls;
 
   constructor(
     /** The modes it can run, handed in: the engine knows no mode itself. */
@@ -202,6 +220,7 @@ export class StageRunner {
     private readonly options: StageRunnerOptions,
   ) {
     this.now = options.now ?? Date.now;
+    this.live = options.live ?? new LiveCalls(null);
   }
 
   /** Runs one stage; resolves with the mode when it ran model calls, null when there was nothing to run. */
@@ -222,9 +241,7 @@ export class StageRunner {
       ? this.options.deliberationCapMs - (this.now() - loaded.createdAt.getTime())
       : Number.POSITIVE_INFINITY;
     if (remainingMs <= 0) {
-      const seconds = Math.round(this.options.deliberationCapMs / 1000);
-      const message = `The deliberation ran past its ${seconds} s limit and was stopped.`;
-      await this.commit(loaded, stage, failure(message));
+      await this.endAtCap(loaded);
       return null;
     }
 
@@ -266,6 +283,9 @@ export class StageRunner {
       .writeStage(messageId, { stage, guard: true, markRunning: true, events: opening })
       .then((written) => {
         if (written.kind === 'written') this.publish(written.events);
+        // Ended (stopped) or moved on since it was loaded: a stop that came before these calls
+        // were registered could not abort them, so they are abandoned here.
+        else abandon.abort(new DeliberationStopped(STOPPED_CALL_ERROR.failed));
       });
     opened.catch((error: unknown) => abandon.abort(error));
 
@@ -283,21 +303,65 @@ export class StageRunner {
       const mine = group.map((g) => g.outcome);
       return this.commit(loaded, stage, reduceWith(mine), { last: group, eventsOf, reduceWith });
     });
-    const timeoutMs = Math.min(mode.timeoutMs(ctx.config), remainingMs);
-    // allSettled semantics: callOne never rejects, one failure never cancels the others.
-    await Promise.all(
-      toCall.map(async (call) =>
-        settle.submit({
-          call,
-          outcome: await this.callOne(messageId, stage, call, {
-            timeoutMs,
-            after: opened,
-            abandon: abandon.signal,
+    const timeoutMs = mode.timeoutMs(ctx.config);
+    // The cap stops the deliberation the way a user's stop does: calls in flight are aborted at
+    // once, their outcomes stored, and the stage's commit finds the message ended.
+    const cap = Number.isFinite(remainingMs)
+      ? setTimeout(() => void this.endAtCap(loaded), remainingMs)
+      : null;
+    try {
+      // allSettled semantics: callOne never rejects, one failure never cancels the others.
+      await Promise.all(
+        toCall.map(async (call) =>
+          settle.submit({
+            call,
+            outcome: await this.callOne(messageId, stage, call, {
+              timeoutMs,
+              after: opened,
+              abandon: abandon.signal,
+            }),
           }),
-        }),
-      ),
-    );
+        ),
+      );
+    } finally {
+      if (cap) clearTimeout(cap);
+    }
     return { mode: loaded.mode };
+  }
+
+  /**
+   * Ends a deliberation from outside its stages (a user's stop, the time cap): writes the ending,
+   * publishes it, aborts the calls of it that run in this process and lets the batch move on.
+   * Resolves with how the store answered: `skipped` when it had already ended.
+   */
+  async end(
+    messageId: string,
+    stage: string | null,
+    batchId: string | null,
+    end: DeliberationEnd,
+  ): Promise<StageWriteResult> {
+    const written = await this.store.writeStage(messageId, endingWrite(stage, end));
+    if (written.kind !== 'written') return written;
+    this.publish(written.events);
+    this.stopCalls(messageId, end.kind);
+    if (written.events.length > 0) await this.finished(messageId, batchId);
+    return written;
+  }
+
+  /** Aborts the calls of a deliberation that run in this process (it was ended elsewhere). */
+  stopCalls(messageId: string, kind: DeliberationEnd['kind']): number {
+    return this.live.stop(messageId, STOPPED_CALL_ERROR[kind]);
+  }
+
+  private async endAtCap(loaded: LoadedDeliberation): Promise<void> {
+    const seconds = Math.round(this.options.deliberationCapMs / 1000);
+    const message = `The deliberation ran past its ${seconds} s limit and was stopped.`;
+    try {
+      await this.end(loaded.messageId, loaded.stage, loaded.batchId, { kind: 'failed', message });
+    } catch (error) {
+      // The calls still end at their own timeout, and the reconciler finds a stalled message.
+      this.options.log?.(`could not stop ${loaded.messageId} at its time limit: ${String(error)}`);
+    }
   }
 
   /** Runs beside the first stage; whichever of title and pipeline finishes last does not wait. */
@@ -350,14 +414,7 @@ export class StageRunner {
     const loaded = await this.store.load(messageId, 0);
     if (!loaded || isTerminalStatus(loaded.status)) return;
     // The same write as every stage's: it does nothing once the message has ended meanwhile.
-    const written = await this.store.writeStage(messageId, {
-      stage: loaded.stage ?? 'failure',
-      events: [{ key: 'error', type: 'error', payload: { message: reason } }],
-      update: { status: 'failed', stage: null, error: reason, completed: true },
-    });
-    if (written.kind !== 'written') return;
-    this.publish(written.events);
-    if (written.events.length > 0) await this.finished(messageId, loaded.batchId);
+    await this.end(messageId, loaded.stage, loaded.batchId, { kind: 'failed', message: reason });
   }
 
   /**
@@ -445,12 +502,14 @@ export class StageRunner {
     // must not end while one is still on its way (it would then be dropped).
     let notices: Promise<void> = (options.after ?? Promise.resolve()).catch(() => undefined);
     let outcome: CallOutcome;
-    const deadline = callDeadline(options.timeoutMs, options.abandon);
+    const live = options.silent ? null : this.live.begin(messageId, stage, call);
+    const deadline = callDeadline(options.timeoutMs, options.abandon, live?.signal);
     try {
       const completion = await this.provider.complete({
         model: call.model,
         messages: call.messages,
         signal: deadline.signal,
+        ...(live ? { onDelta: (text: string) => live.onDelta(text) } : {}),
         onRetry: (notice) => {
           this.options.logCallError?.({
             stage,
@@ -488,18 +547,23 @@ export class StageRunner {
         completionTokens: completion.usage?.completionTokens ?? null,
         costUsd: completion.usage?.costUsd ?? null,
         simulated: completion.simulated,
+        finishReason: completion.finishReason ?? null,
       };
     } catch (error) {
-      this.options.logCallError?.(callFailureDetail(stage, call.model, error));
+      const stopped: unknown = deadline.signal.aborted ? deadline.signal.reason : null;
+      if (!(stopped instanceof DeliberationStopped)) {
+        this.options.logCallError?.(callFailureDetail(stage, call.model, error));
+      }
       outcome = {
         ok: false,
         key: call.key,
         model: call.model,
-        error: describeCallError(error),
+        error: stopped instanceof DeliberationStopped ? stopped.reason : describeCallError(error),
         responseTimeMs: this.now() - started,
       };
     } finally {
       deadline.dispose();
+      live?.end();
     }
     await notices;
     return outcome;

@@ -1,4 +1,10 @@
-import type { DeliveredEvent, ModeDefaults, ModeDescription, ModeName } from '@conclave/contracts';
+import type {
+  DeliveredEvent,
+  FinishReason,
+  ModeDefaults,
+  ModeDescription,
+  ModeName,
+} from '@conclave/contracts';
 
 export type { ModeDefaults } from '@conclave/contracts';
 import type { ChatMessage } from '@conclave/llm';
@@ -26,6 +32,8 @@ export interface SuccessfulCall extends OutcomeBase {
   completionTokens: number | null;
   costUsd: number | null;
   simulated: boolean;
+  /** Why the model stopped; `length`: the answer was cut at the token limit. */
+  finishReason?: FinishReason | null;
 }
 
 export interface FailedCall extends OutcomeBase {

@@ -105,22 +105,61 @@ export interface RecordedChatRequest {
   settled: Promise<RequestOutcome>;
 }
 
+/** An entry of the `GET /v1/models` list: `id` and `owned_by`, plus anything a test adds. */
+export interface ListedModel {
+  id: string;
+  owned_by?: string;
+  [field: string]: unknown;
+}
+
+/**
+ * What `GET /v1/models` does for one request: the list (`{ object: 'list', data }`, each entry
+ * with `object: 'model'` and `created` added), an HTTP error, no answer at all, or anything else.
+ */
+export type ModelsBehaviour =
+  | { kind: 'list'; models: ListedModel[]; delayMs?: number }
+  | { kind: 'http-error'; status: number; message?: string }
+  | { kind: 'hang' }
+  | { kind: 'raw'; status: number; headers?: Record<string, string>; body: string };
+
+export interface RecordedModelsRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  receivedAt: number;
+}
+
+export const DEFAULT_LISTED_MODELS: readonly ListedModel[] = [
+  { id: 'llama3.2', owned_by: 'library' },
+  { id: 'qwen2.5:7b', owned_by: 'library' },
+];
+
 export interface ChatCompletionsServer {
   /** Ends in `/v1`, ready for an OpenAI-compatible client. */
   baseURL: string;
   /** Every request to the chat-completions route, in arrival order. */
   requests: RecordedChatRequest[];
+  /** Every request to `GET /v1/models`, in arrival order. */
+  modelsRequests: RecordedModelsRequest[];
   setScript(script: ChatScript | ScriptFn): void;
+  /** What `GET /v1/models` answers from now on (default: DEFAULT_LISTED_MODELS); a function gets the request's 0-based index. */
+  setModels(behaviour: ModelsBehaviour | ((index: number) => ModelsBehaviour)): void;
   close(): Promise<void>;
 }
 
 const CHAT_PATH = '/v1/chat/completions';
+const MODELS_PATH = '/v1/models';
 
 export async function startChatCompletionsServer(
   initialScript: ChatScript | ScriptFn = {},
 ): Promise<ChatCompletionsServer> {
   let script = initialScript;
   const requests: RecordedChatRequest[] = [];
+  const modelsRequests: RecordedModelsRequest[] = [];
+  let models: ModelsBehaviour | ((index: number) => ModelsBehaviour) = {
+    kind: 'list',
+    models: [...DEFAULT_LISTED_MODELS],
+  };
   const perModelCount = new Map<string, number>();
   const timers = new Set<NodeJS.Timeout>();
   const sockets = new Set<Socket>();
@@ -138,6 +177,12 @@ export async function startChatCompletionsServer(
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0];
     const text = await readBody(req);
+    if (req.method === 'GET' && path === MODELS_PATH) {
+      const index = modelsRequests.length;
+      modelsRequests.push({ method: req.method, path, headers: req.headers, receivedAt: Date.now() });
+      answerModels(res, typeof models === 'function' ? models(index) : models);
+      return;
+    }
     if (req.method !== 'POST' || path !== CHAT_PATH) {
       sendJson(res, 404, { error: { message: `no route for ${req.method} ${path}` } });
       return;
@@ -328,6 +373,41 @@ export async function startChatCompletionsServer(
     }
   }
 
+  function answerModels(res: ServerResponse, behaviour: ModelsBehaviour): void {
+    switch (behaviour.kind) {
+      case 'list': {
+        const send = (): void =>
+          sendJson(res, 200, {
+            object: 'list',
+            data: behaviour.models.map((m) => ({ object: 'model', created: nowSeconds(), ...m })),
+          });
+        if (!behaviour.delayMs) {
+          send();
+          return;
+        }
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          send();
+        }, behaviour.delayMs);
+        timers.add(timer);
+        return;
+      }
+      case 'http-error':
+        sendJson(
+          res,
+          behaviour.status,
+          errorBody(behaviour.status, behaviour.message ?? `Scripted HTTP ${behaviour.status}`),
+        );
+        return;
+      case 'hang':
+        return;
+      case 'raw':
+        res.writeHead(behaviour.status, behaviour.headers);
+        res.end(behaviour.body);
+        return;
+    }
+  }
+
   /** Writes `lines` one by one, `gapMs` apart, then calls `done` (unless the client went away). */
   function writeAll(res: ServerResponse, lines: string[], gapMs: number, done: () => void): void {
     let index = 0;
@@ -423,8 +503,12 @@ export async function startChatCompletionsServer(
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
     requests,
+    modelsRequests,
     setScript(next) {
       script = next;
+    },
+    setModels(next) {
+      models = next;
     },
     close() {
       for (const timer of timers) clearTimeout(timer);

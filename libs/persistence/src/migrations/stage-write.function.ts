@@ -19,9 +19,11 @@
  * p: { stage, guard?, markRunning?, outcomes?, rows?, events, update?: { status?, stage?, error?,
  *      content?, completed? }, title?, conversationTitle? }
  *
- * Both migrations that define it run this text (1763820000000 created it, 1763830000000 brings
- * databases that ran the first version up to this one). It stays compatible with the engine before
- * 1763830000000, which ignored the outcomes of 'replaced' and never sent conversationTitle.
+ * Every migration that defines it runs this text (1763820000000 created it, 1763830000000 and
+ * 1763840000000 bring databases that ran an older version up to this one). PL/pgSQL plans a
+ * statement when it first runs, so the earlier migrations can create it before 1763840000000 adds
+ * the model_calls.finish_reason column it writes. It stays compatible with older engines, which
+ * ignored the outcomes of 'replaced', never sent conversationTitle and send no finish_reason.
  */
 export const STAGE_WRITE_FUNCTION = `
 CREATE OR REPLACE FUNCTION conclave_stage_write(p_message uuid, p jsonb) RETURNS jsonb
@@ -47,12 +49,12 @@ BEGIN
   IF jsonb_array_length(v_outcomes) > 0 THEN
     WITH stored AS (
       INSERT INTO model_calls (message_id, stage, call_key, model, served_model, ok, content, error,
-        response_time_ms, prompt_tokens, completion_tokens, cost_usd, simulated)
+        response_time_ms, prompt_tokens, completion_tokens, cost_usd, simulated, finish_reason)
       SELECT p_message, p->>'stage', o.call_key, o.model, o.served_model, o.ok, o.content, o.error,
-        o.response_time_ms, o.prompt_tokens, o.completion_tokens, o.cost_usd, o.simulated
+        o.response_time_ms, o.prompt_tokens, o.completion_tokens, o.cost_usd, o.simulated, o.finish_reason
       FROM jsonb_to_recordset(v_outcomes) AS o(call_key text, model text, served_model text, ok boolean,
         content text, error text, response_time_ms int, prompt_tokens int, completion_tokens int,
-        cost_usd numeric, simulated boolean)
+        cost_usd numeric, simulated boolean, finish_reason text)
       ON CONFLICT DO NOTHING RETURNING 1)
     SELECT count(*) INTO v_inserted FROM stored;
     IF v_inserted < jsonb_array_length(v_outcomes) THEN
@@ -60,7 +62,8 @@ BEGIN
         SELECT jsonb_agg(jsonb_build_object('call_key', c.call_key, 'model', c.model,
             'served_model', c.served_model, 'ok', c.ok, 'content', c.content, 'error', c.error,
             'response_time_ms', c.response_time_ms, 'prompt_tokens', c.prompt_tokens,
-            'completion_tokens', c.completion_tokens, 'cost_usd', c.cost_usd, 'simulated', c.simulated)
+            'completion_tokens', c.completion_tokens, 'cost_usd', c.cost_usd, 'simulated', c.simulated,
+            'finish_reason', c.finish_reason)
           ORDER BY o.ord)
         FROM jsonb_array_elements(v_outcomes) WITH ORDINALITY AS o(v, ord)
         JOIN model_calls c ON c.message_id = p_message AND c.stage = p->>'stage' AND c.call_key = o.v->>'call_key'));

@@ -13,6 +13,8 @@ export interface Batch {
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /** The batch's budget in US dollars; null when it has none. */
+  maxCostUsd: number | null;
 }
 
 /** One item of a new batch: a first turn of its own conversation. */
@@ -20,8 +22,14 @@ export interface NewBatchItem {
   mode: ModeName;
   /** What the user's message stores (the question, or the mode's rendering of it). */
   userContent: string;
+  /** The item's question, when the user's message stores the mode's rendering instead (jury: the content). */
+  question?: string;
   config: unknown;
   firstStage: string;
+  /** For reports (issue 21): the expected verdict, value, answer or winner; kept in the user message's config. */
+  reference?: string | number;
+  /** For comparisons (issue 21): the item's name across batches; kept in the user message's config. */
+  key?: string;
 }
 
 export interface NewBatch {
@@ -31,6 +39,8 @@ export interface NewBatch {
   generateTitles: boolean;
   defaults: unknown;
   items: NewBatchItem[];
+  /** No new item starts once the batch's recorded cost reaches this; null for no budget. */
+  maxCostUsd?: number | null;
 }
 
 /** A batch item as its results line needs it. */
@@ -42,7 +52,10 @@ export interface BatchItem {
   status: MessageStatus;
   error: string | null;
   config: unknown;
+  /** The item's question as submitted (for jury, not the content under evaluation). */
   question: string;
+  /** Its latest attempt's number (1 unless retried). */
+  attempt: number;
 }
 
 /** What one dispatch took: items to enqueue (may be none), and whether they owe titles. */
@@ -60,9 +73,11 @@ interface BatchRecord {
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
+  max_cost_usd: string | null;
 }
 
-const BATCH_COLUMNS = 'id, name, status, total, concurrency, created_at, started_at, finished_at';
+const BATCH_COLUMNS =
+  'id, name, status, total, concurrency, created_at, started_at, finished_at, max_cost_usd';
 
 const toBatch = (r: BatchRecord): Batch => ({
   id: r.id,
@@ -73,7 +88,12 @@ const toBatch = (r: BatchRecord): Batch => ({
   createdAt: r.created_at,
   startedAt: r.started_at,
   finishedAt: r.finished_at,
+  maxCostUsd: r.max_cost_usd === null ? null : Number(r.max_cost_usd),
 });
+
+/** Why an item the batch had not started was cancelled when its budget ran out. */
+export const budgetCancelReason = (maxCostUsd: number, spentUsd: number): string =>
+  `The batch's budget of $${maxCostUsd} (maxCostUsd) was reached ($${spentUsd.toFixed(4)} recorded); this item was not started.`;
 
 /** Batches and their items: what the gateway submits and reads, and what BatchDispatcher moves. Ids given are UUIDs. */
 export class BatchesRepository {
@@ -98,8 +118,8 @@ export class BatchesRepository {
     const { items } = batch;
     await this.dataSource.transaction(async (manager) => {
       await manager.query(
-        `INSERT INTO batches (id, user_id, name, status, total, concurrency, generate_titles, defaults)
-         VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7)`,
+        `INSERT INTO batches (id, user_id, name, status, total, concurrency, generate_titles, defaults, max_cost_usd)
+         VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7, $8)`,
         [
           batchId,
           batch.userId,
@@ -108,6 +128,7 @@ export class BatchesRepository {
           batch.concurrency,
           batch.generateTitles,
           batch.defaults,
+          batch.maxCostUsd ?? null,
         ],
       );
       const conversationIds = items.map(() => randomUUID());
@@ -117,10 +138,26 @@ export class BatchesRepository {
         `INSERT INTO conversations (id, user_id, mode) SELECT c, $2, m FROM unnest($1::uuid[], $3::text[]) AS t(c, m)`,
         [conversationIds, batch.userId, items.map((i) => i.mode)],
       );
+      // A question the user's message does not hold (it holds the mode's rendering) is kept in its config,
+      // and so are the item's report fields.
       await manager.query(
-        `INSERT INTO messages (conversation_id, role, content, status, turn, mode)
-         SELECT c, 'user', q, 'complete', 1, m FROM unnest($1::uuid[], $2::text[], $3::text[]) AS t(c, q, m)`,
-        [conversationIds, items.map((i) => i.userContent), items.map((i) => i.mode)],
+        `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config)
+         SELECT c, 'user', q, 'complete', 1, m, cfg
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[]) AS t(c, q, m, cfg)`,
+        [
+          conversationIds,
+          items.map((i) => i.userContent),
+          items.map((i) => i.mode),
+          items.map((i) => {
+            // What the user message does not hold, and reports read: question, reference, key.
+            const extra = {
+              ...(i.question === undefined ? {} : { question: i.question }),
+              ...(i.reference === undefined ? {} : { reference: i.reference }),
+              ...(i.key === undefined ? {} : { key: i.key }),
+            };
+            return Object.keys(extra).length === 0 ? null : JSON.stringify(extra);
+          }),
+        ],
       );
       await manager.query(
         `INSERT INTO messages (id, conversation_id, role, content, status, turn, mode, config, stage, needs_title, batch_id, batch_index)
@@ -170,13 +207,27 @@ export class BatchesRepository {
     return rows.map(toBatch);
   }
 
-  /** How many of the batch's items are in each status (statuses without items are absent). */
+  /**
+   * How many of the batch's items are in each status (statuses without items are absent), by each
+   * item's latest attempt (an attempt a retry replaced is `superseded_at`).
+   */
   async itemCounts(batchId: string): Promise<Partial<Record<MessageStatus, number>>> {
     const rows: { status: MessageStatus; n: number }[] = await this.dataSource.query(
-      `SELECT status, COUNT(*)::int AS n FROM messages WHERE batch_id = $1 AND role = 'assistant' GROUP BY status`,
+      `SELECT status, COUNT(*)::int AS n FROM messages
+       WHERE batch_id = $1 AND role = 'assistant' AND superseded_at IS NULL GROUP BY status`,
       [batchId],
     );
     return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+  }
+
+  /** How many of the batch's items were retried (their latest attempt is not their first). */
+  async retriedCount(batchId: string): Promise<number> {
+    const [{ n }]: { n: number }[] = await this.dataSource.query(
+      `SELECT COUNT(*)::int AS n FROM messages
+       WHERE batch_id = $1 AND role = 'assistant' AND superseded_at IS NULL AND attempt > 1`,
+      [batchId],
+    );
+    return n;
   }
 
   /** Marks the batch cancelled, under the lock dispatchers take (so no dispatch is half-way through it). */
@@ -207,6 +258,19 @@ export class BatchesRepository {
     return cancelled.length;
   }
 
+  /**
+   * The batch's items that have not ended (running, or queued and held by a worker when the queued
+   * ones were cancelled), with the stage each is at: a cancel stops them one by one.
+   */
+  async unfinishedItems(batchId: string): Promise<{ messageId: string; stage: string | null }[]> {
+    const rows: { id: string; stage: string | null }[] = await this.dataSource.query(
+      `SELECT id, stage FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status IN ('queued', 'running')
+       ORDER BY batch_index`,
+      [batchId],
+    );
+    return rows.map((r) => ({ messageId: r.id, stage: r.stage }));
+  }
+
   async queuedItemCount(batchId: string): Promise<number> {
     const [{ queued }]: { queued: number }[] = await this.dataSource.query(
       `SELECT COUNT(*)::int AS queued FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued'`,
@@ -215,7 +279,7 @@ export class BatchesRepository {
     return queued;
   }
 
-  /** Up to `limit` items after the item `afterIndex`, in submission order, with their questions. */
+  /** Up to `limit` items (their latest attempts) after the item `afterIndex`, in submission order, with their questions. */
   async itemsPage(batchId: string, afterIndex: number, limit: number): Promise<BatchItem[]> {
     const rows: {
       id: string;
@@ -226,10 +290,12 @@ export class BatchesRepository {
       config: unknown;
       batch_index: number;
       question: string;
+      attempt: number;
     }[] = await this.dataSource.query(
-      `SELECT a.id, a.conversation_id, a.mode, a.status, a.error, a.config, a.batch_index, u.content AS question
+      `SELECT a.id, a.conversation_id, a.mode, a.status, a.error, a.config, a.batch_index, a.attempt,
+         COALESCE(u.config->>'question', u.content) AS question
        FROM messages a JOIN messages u ON u.conversation_id = a.conversation_id AND u.role = 'user' AND u.turn = 1
-       WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.batch_index > $2
+       WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.batch_index > $2 AND a.superseded_at IS NULL
        ORDER BY a.batch_index LIMIT $3`,
       [batchId, afterIndex, limit],
     );
@@ -242,24 +308,55 @@ export class BatchesRepository {
       error: r.error,
       config: r.config,
       question: r.question,
+      attempt: r.attempt,
     }));
   }
 
   /**
    * Under the batch row lock: marks as dispatched the next queued items that fit in the batch's
    * free slots (its concurrency less the dispatched items still queued or running), in submission
-   * order, and the batch running if it was queued. Null when the batch is gone, complete or cancelled.
+   * order, and the batch running if it was queued. Null when the batch is gone, complete, cancelled
+   * or out of budget. A batch with a budget whose recorded cost (every model call of its items, all
+   * attempts) has reached it starts nothing more: its items not yet dispatched are cancelled and it
+   * becomes `budget_exhausted` (items already dispatched finish).
    */
   pickItems(batchId: string): Promise<DispatchPick | null> {
     return this.dataSource.transaction(async (manager) => {
-      const [batch]: { status: BatchStatus; concurrency: number; generate_titles: boolean }[] =
-        await manager.query(
-          // NO KEY UPDATE: dispatchers exclude each other, but the foreign-key checks of the batch's
-          // messages (KEY SHARE) do not wait for them.
-          'SELECT status, concurrency, generate_titles FROM batches WHERE id = $1 FOR NO KEY UPDATE',
-          [batchId],
+      const [batch]: {
+        status: BatchStatus;
+        concurrency: number;
+        generate_titles: boolean;
+        max_cost_usd: string | null;
+      }[] = await manager.query(
+        // NO KEY UPDATE: dispatchers exclude each other, but the foreign-key checks of the batch's
+        // messages (KEY SHARE) do not wait for them.
+        'SELECT status, concurrency, generate_titles, max_cost_usd FROM batches WHERE id = $1 FOR NO KEY UPDATE',
+        [batchId],
+      );
+      if (
+        !batch ||
+        batch.status === 'complete' ||
+        batch.status === 'cancelled' ||
+        batch.status === 'budget_exhausted'
+      )
+        return null;
+      if (batch.max_cost_usd !== null) {
+        // Only batches with a budget pay for this sum (model_calls by message, messages by batch).
+        const [{ spent, reached }]: { spent: string; reached: boolean }[] = await manager.query(
+          `SELECT COALESCE(SUM(mc.cost_usd), 0)::text AS spent, COALESCE(SUM(mc.cost_usd), 0) >= $2::numeric AS reached
+           FROM model_calls mc JOIN messages m ON m.id = mc.message_id WHERE m.batch_id = $1`,
+          [batchId, batch.max_cost_usd],
         );
-      if (!batch || batch.status === 'complete' || batch.status === 'cancelled') return null;
+        if (reached) {
+          await manager.query(
+            `UPDATE messages SET status = 'cancelled', error = $2, stage = NULL, completed_at = now(), updated_at = now()
+             WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued' AND dispatched_at IS NULL`,
+            [batchId, budgetCancelReason(Number(batch.max_cost_usd), Number(spent))],
+          );
+          await manager.query(`UPDATE batches SET status = 'budget_exhausted' WHERE id = $1`, [batchId]);
+          return null;
+        }
+      }
       const [{ inflight }]: { inflight: number }[] = await manager.query(
         `SELECT COUNT(*)::int AS inflight FROM messages WHERE batch_id = $1 AND role = 'assistant'
            AND dispatched_at IS NOT NULL AND status IN ('queued', 'running')`,
@@ -289,10 +386,10 @@ export class BatchesRepository {
     });
   }
 
-  /** Ends the batch (complete, or cancelled if it was) once none of its items is queued or running. */
+  /** Ends the batch (complete, or cancelled / budget_exhausted if it was) once none of its items is queued or running. */
   async closeIfDone(batchId: string): Promise<void> {
     await this.dataSource.query(
-      `UPDATE batches SET status = CASE WHEN status = 'cancelled' THEN status ELSE 'complete' END,
+      `UPDATE batches SET status = CASE WHEN status IN ('cancelled', 'budget_exhausted') THEN status ELSE 'complete' END,
          finished_at = now()
        WHERE id = $1 AND finished_at IS NULL AND NOT EXISTS (
          SELECT 1 FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status IN ('queued', 'running'))`,
@@ -300,10 +397,11 @@ export class BatchesRepository {
     );
   }
 
-  /** The oldest 200 batches still queued or running. */
+  /** The oldest 200 batches still queued or running (or out of budget with items still running). */
   async openBatchIds(): Promise<string[]> {
     const rows: { id: string }[] = await this.dataSource.query(
-      `SELECT id FROM batches WHERE status IN ('queued', 'running') ORDER BY created_at LIMIT 200`,
+      `SELECT id FROM batches WHERE status IN ('queued', 'running') OR (status = 'budget_exhausted' AND finished_at IS NULL)
+       ORDER BY created_at LIMIT 200`,
     );
     return rows.map((r) => r.id);
   }

@@ -1,6 +1,7 @@
 import type { MessageStatus, ModeName } from '@conclave/contracts';
 import type { DataSource } from 'typeorm';
 import { returnedRows } from '../deliberation.store';
+import { keepRemovedSpend } from './budgets.repository';
 import {
   STORED_MESSAGE_COLUMNS,
   toStoredMessage,
@@ -20,7 +21,15 @@ export interface Conversation {
 export interface ConversationSummary extends Conversation {
   turns: number;
   lastStatus: MessageStatus | null;
+  /** The batch it is an item of (and that batch's name), if any. */
+  batchId: string | null;
+  batchName: string | null;
+  /** The start of its first question (for jury, of the content), for a conversation without a title. */
+  question: string | null;
 }
+
+/** How much of the first question the list carries. */
+export const LIST_QUESTION_LENGTH = 160;
 
 /** A running deliberation of a deleted conversation: its subscribers get one last event after `lastSeq`. */
 export interface DeletedDeliberation {
@@ -50,16 +59,35 @@ export class ConversationsRepository {
 
   /** The user's 500 most recently updated conversations, most recent first. */
   async list(userId: string): Promise<ConversationSummary[]> {
-    const rows: (ConversationRecord & { turns: number; last_status: MessageStatus | null })[] =
-      await this.dataSource.query(
-        `SELECT c.id, c.title, c.mode, c.created_at, c.updated_at,
-           (SELECT COUNT(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.role = 'assistant') AS turns,
-           (SELECT m.status FROM messages m WHERE m.conversation_id = c.id AND m.role = 'assistant'
-              ORDER BY m.turn DESC LIMIT 1) AS last_status
-         FROM conversations c WHERE c.user_id = $1 ORDER BY c.updated_at DESC LIMIT 500`,
-        [userId],
-      );
-    return rows.map((r) => ({ ...toConversation(r), turns: r.turns, lastStatus: r.last_status }));
+    const rows: (ConversationRecord & {
+      turns: number;
+      last_status: MessageStatus | null;
+      batch_id: string | null;
+      batch_name: string | null;
+      question: string | null;
+    })[] = await this.dataSource.query(
+      `SELECT c.id, c.title, c.mode, c.created_at, c.updated_at,
+         (SELECT COUNT(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.role = 'assistant') AS turns,
+         (SELECT m.status FROM messages m WHERE m.conversation_id = c.id AND m.role = 'assistant'
+            ORDER BY m.turn DESC LIMIT 1) AS last_status,
+         (SELECT left(m.content, $2) FROM messages m WHERE m.conversation_id = c.id AND m.role = 'user'
+            ORDER BY m.turn LIMIT 1) AS question,
+         b.batch_id, b.batch_name
+       FROM conversations c
+       LEFT JOIN LATERAL (
+         SELECT m.batch_id, bt.name AS batch_name FROM messages m JOIN batches bt ON bt.id = m.batch_id
+         WHERE m.conversation_id = c.id AND m.batch_id IS NOT NULL LIMIT 1) b ON true
+       WHERE c.user_id = $1 ORDER BY c.updated_at DESC LIMIT 500`,
+      [userId, LIST_QUESTION_LENGTH],
+    );
+    return rows.map((r) => ({
+      ...toConversation(r),
+      turns: r.turns,
+      lastStatus: r.last_status,
+      batchId: r.batch_id,
+      batchName: r.batch_name,
+      question: r.question,
+    }));
   }
 
   /** The conversation, if it is the user's. */
@@ -92,6 +120,8 @@ export class ConversationsRepository {
          WHERE c.id = $1 AND c.user_id = $2 AND m.role = 'assistant' AND m.status IN ('queued', 'running')`,
         [conversationId, userId],
       );
+      // What its calls cost stays in the user's monthly spend (budgets).
+      await keepRemovedSpend(manager, userId, conversationId);
       const deleted = returnedRows<{ id: string }>(
         await manager.query('DELETE FROM conversations WHERE id = $1 AND user_id = $2 RETURNING id', [
           conversationId,

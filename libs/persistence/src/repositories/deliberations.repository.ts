@@ -1,4 +1,11 @@
-import type { DeliberationAccepted, MessageRole, MessageStatus, ModeName } from '@conclave/contracts';
+import type {
+  CallSummary,
+  DeliberationAccepted,
+  FinishReason,
+  MessageRole,
+  MessageStatus,
+  ModeName,
+} from '@conclave/contracts';
 import type { StageRow } from '@conclave/deliberation';
 import type { DataSource } from 'typeorm';
 import { loadStageRows, toStageRow, type StageRowRecord } from '../deliberation.store';
@@ -20,6 +27,10 @@ export interface StoredMessage {
   createdAt: Date;
   completedAt: Date | null;
   title: string | null;
+  /** The stage it is at (null once it has ended). */
+  stage: string | null;
+  /** The batch it is an item of, if any. */
+  batchId: string | null;
 }
 
 /** A StoredMessage as PostgreSQL returns it (STORED_MESSAGE_COLUMNS). */
@@ -38,11 +49,13 @@ export interface StoredMessageRecord {
   created_at: Date;
   completed_at: Date | null;
   title: string | null;
+  stage: string | null;
+  batch_id: string | null;
 }
 
 /** The columns of StoredMessageRecord, from `messages m JOIN conversations c`. */
 export const STORED_MESSAGE_COLUMNS = `m.id, m.conversation_id, m.role, m.content, m.status, m.error, m.turn,
-  m.mode, m.config, m.needs_title, m.last_seq, m.created_at, m.completed_at, c.title`;
+  m.mode, m.config, m.needs_title, m.last_seq, m.created_at, m.completed_at, c.title, m.stage, m.batch_id`;
 
 export function toStoredMessage(r: StoredMessageRecord): StoredMessage {
   return {
@@ -60,6 +73,8 @@ export function toStoredMessage(r: StoredMessageRecord): StoredMessage {
     createdAt: r.created_at,
     completedAt: r.completed_at,
     title: r.title,
+    stage: r.stage,
+    batchId: r.batch_id,
   };
 }
 
@@ -194,6 +209,37 @@ export class DeliberationsRepository {
       else byMessage.set(record.message_id, [toStageRow(record)]);
     }
     return byMessage;
+  }
+
+  /** A message's model calls (the title's excepted), in the order they were stored. */
+  async calls(messageId: string): Promise<CallSummary[]> {
+    const rows: {
+      stage: string;
+      model: string;
+      ok: boolean;
+      error: string | null;
+      finish_reason: FinishReason | null;
+      response_time_ms: number;
+      prompt_tokens: number | null;
+      completion_tokens: number | null;
+      cost_usd: string | null;
+    }[] = await this.dataSource.query(
+      `SELECT stage, model, ok, error, finish_reason, response_time_ms, prompt_tokens, completion_tokens, cost_usd
+       FROM model_calls WHERE message_id = $1 AND stage <> 'title' ORDER BY created_at, stage, call_key`,
+      [messageId],
+    );
+    return rows.map((r) => ({
+      stage: r.stage,
+      model: r.model,
+      ok: r.ok,
+      error: r.error,
+      finishReason: r.finish_reason,
+      truncated: r.finish_reason === 'length',
+      responseTimeMs: r.response_time_ms,
+      promptTokens: r.prompt_tokens,
+      completionTokens: r.completion_tokens,
+      costUsd: r.cost_usd === null ? null : Number(r.cost_usd),
+    }));
   }
 
   /** A message's status; null when it does not exist (any more). */

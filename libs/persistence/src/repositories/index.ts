@@ -1,13 +1,19 @@
 import { ApiKeysRepository } from './api-keys.repository';
 import { BatchesRepository } from './batches.repository';
+import { BatchRetriesRepository } from './batch-retries.repository';
+import { BudgetsRepository } from './budgets.repository';
 import { ConversationsRepository } from './conversations.repository';
 import { DeliberationsRepository } from './deliberations.repository';
 import { IdempotencyRepository } from './idempotency.repository';
+import { ReportsRepository } from './reports.repository';
 import { UsageRepository } from './usage.repository';
 
 export { ApiKeysRepository, type ApiKeyOwner, type RevokeTarget, type UserRole } from './api-keys.repository';
+export { BatchRetriesRepository, type RetryOutcome } from './batch-retries.repository';
+export { BudgetsRepository, keepRemovedSpend, type UserBudget } from './budgets.repository';
 export {
   BatchesRepository,
+  budgetCancelReason,
   type Batch,
   type BatchItem,
   type DispatchPick,
@@ -34,6 +40,16 @@ export {
   type StoredResponse,
 } from './idempotency.repository';
 export { UsageRepository } from './usage.repository';
+export {
+  ReportsRepository,
+  type ReportBatchShape,
+  type ReportBatchUsage,
+  type ReportFailureGroup,
+  type ReportItemRecord,
+  type ReportModelCalls,
+  type ReportStageCallCounts,
+  type ReportStageRecord,
+} from './reports.repository';
 
 /** Every repository: each is built from the DataSource alone (how PersistenceModule provides them). */
 export const REPOSITORIES = [
@@ -43,4 +59,7 @@ export const REPOSITORIES = [
   ApiKeysRepository,
   UsageRepository,
   IdempotencyRepository,
+  ReportsRepository,
+  BudgetsRepository,
+  BatchRetriesRepository,
 ] as const;

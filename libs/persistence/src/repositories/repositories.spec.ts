@@ -163,11 +163,9 @@ describe('DeliberationsRepository', () => {
       createdAt: expect.any(Date),
       completedAt: null,
       title: null,
+      stage: 'stage1',
+      batchId: null,
     });
-    const [{ stage }]: { stage: string }[] = await db.query('SELECT stage FROM messages WHERE id = $1', [
-      started!.messageId,
-    ]);
-    expect(stage).toBe('stage1');
     expect(await deliberations.status(started!.messageId)).toBe('queued');
   });
 
@@ -365,6 +363,9 @@ describe('ConversationsRepository', () => {
         updatedAt: expect.any(Date),
         turns: 2,
         lastStatus: 'queued',
+        batchId: null,
+        batchName: null,
+        question: 'What is the best sorting algorithm?',
       },
       {
         id: b.conversationId,
@@ -374,6 +375,9 @@ describe('ConversationsRepository', () => {
         updatedAt: expect.any(Date),
         turns: 1,
         lastStatus: 'failed',
+        batchId: null,
+        batchName: null,
+        question: 'What is the best sorting algorithm?',
       },
     ]);
     expect(await conversations.list(await newUser())).toEqual([]);
@@ -452,11 +456,17 @@ describe('BatchesRepository', () => {
       createdAt: expect.any(Date),
       startedAt: null,
       finishedAt: null,
+      maxCostUsd: null,
     });
     expect(await batches.find(batchId)).toEqual(batch);
     expect(await batches.owned(await newUser(), batchId)).toBeNull();
     expect(await batches.find(randomUUID())).toBeNull();
     expect(await batches.itemCounts(batchId)).toEqual({ queued: 3 });
+    expect((await batches.unfinishedItems(batchId)).map((i) => i.stage)).toEqual([
+      'stage1',
+      'stage1',
+      'stage1',
+    ]);
     expect(await batches.activeCount(userId)).toBe(1);
     expect((await conversations.list(userId)).length).toBe(3);
 
@@ -471,10 +481,15 @@ describe('BatchesRepository', () => {
         error: null,
         config: { q: 'one' },
         question: 'one',
+        attempt: 1,
       },
       expect.objectContaining({ index: 1, mode: 'vote', question: 'two', config: { q: 'two' } }),
     ]);
     expect((await batches.itemsPage(batchId, 1, 2)).map((i) => i.question)).toEqual(['three']);
+    expect(await deliberations.ownedMessage(userId, page[0].messageId)).toMatchObject({
+      batchId,
+      stage: 'stage1',
+    });
     expect(await batches.itemsPage(batchId, 2, 2)).toEqual([]);
   });
 
@@ -559,6 +574,11 @@ describe('BatchesRepository', () => {
     expect(await batches.cancelQueuedItems(batchId)).toBe(0);
     const cancelled = (await batches.itemsPage(batchId, -1, 10)).filter((i) => i.status === 'cancelled');
     expect(cancelled.map((i) => i.error)).toEqual(['The batch was cancelled.', 'The batch was cancelled.']);
+    // The running item is left to the cancel's ending write, with the stage it is at.
+    expect(await batches.unfinishedItems(batchId)).toEqual([
+      { messageId: picked.messageId, stage: 'stage1' },
+    ]);
+    expect(await batches.unfinishedItems(randomUUID())).toEqual([]);
 
     await batches.closeIfDone(batchId);
     expect((await batches.find(batchId))?.finishedAt).toBeNull();

@@ -87,6 +87,12 @@ export const classifyResponder: SimulatedResponder = {
   },
 };
 
+/** `option<K>`: the 1-based option a panelist always answers (`Position K` when none are offered). */
+const fixedOption = (ctx: SimulationContext): number | null => {
+  const flag = ctx.flags.find((f) => /^option\d+$/.test(f));
+  return flag ? Number(flag.slice('option'.length)) : null;
+};
+
 const fixedValue = (ctx: SimulationContext): number | null => {
   const flag = ctx.flags.find((f) => /^value-?\d+(\.\d+)?$/.test(f));
   return flag ? Number(flag.slice('value'.length)) : null;
@@ -96,7 +102,7 @@ const fixedValue = (ctx: SimulationContext): number | null => {
  * A panelist. Round 1: spread around a shared baseline. Later rounds: moves most of the way to the
  * panel's mean (or the most common answer), so a panel converges in two or three rounds. Flags:
  * `stubborn` (a far-off answer it never moves from), `fixed` (everyone with it answers the same),
- * `value<N>` (always answers N),
+ * `value<N>` (always answers N), `option<K>` (always answers option K of a qualitative question),
  * `nonnumeric`, `noline` (no ESTIMATE: line), `noconfidence`, `scale` ("42.0 million"),
  * `byname` (answers an option by name instead of number).
  */
@@ -130,6 +136,13 @@ function respondAsPanelist(ctx: SimulationContext): string {
   const options = [...(blockText(ctx.prompt, 'OPTIONS') ?? '').matchAll(/^(\d+)\. (.+)$/gm)].map((m) => m[2]);
   const answer = (index: number) =>
     ctx.flags.includes('byname') ? (options[index] ?? 'No preference') : String(index + 1);
+  const option = fixedOption(ctx);
+  if (option !== null) {
+    const shown = options.length > 0 ? answer((option - 1) % options.length) : `Position ${option}`;
+    return [`ANSWER: ${shown}`, ...confidenceLine(ctx), 'REASONING: This follows from my own view.'].join(
+      '\n',
+    );
+  }
   if (ctx.prompt.startsWith(QUALITATIVE_ROUND1_MARKER)) {
     const index = ctx.flags.includes('fixed')
       ? 0

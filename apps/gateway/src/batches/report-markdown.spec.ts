@@ -1,0 +1,257 @@
+import { BatchReportBuilder, ComparisonSide, compareSides, type ReportAggregates } from '@conclave/analysis';
+import { checkAnnotations, itemsFromCsv, parseBatch, splitAnnotations } from './batch-input';
+import { comparisonMarkdown, escapeMarkdown, reportMarkdown } from './report-markdown';
+
+const EVIL =
+  'sim/x|y\n# Heading [click](https://evil.example) <img src=x> ![i](x) `code` **b** www.evil.example';
+
+const AGGREGATES: ReportAggregates = {
+  calls: [
+    {
+      model: EVIL,
+      calls: 4,
+      failed: 1,
+      promptTokens: 10,
+      completionTokens: 20,
+      costUsd: 0,
+      okCalls: 3,
+      latencyP50: 12,
+      latencyP95: 30,
+    },
+  ],
+  stageCalls: [],
+  usage: {
+    items: 2,
+    promptTokens: 10,
+    completionTokens: 20,
+    costUsd: 0,
+    costMean: 0,
+    costP50: 0,
+    costP95: 0,
+    durationItems: 2,
+    durationP50: 100,
+    durationP95: 150,
+    okCalls: 3,
+    latencyP50: 12,
+    latencyP95: 30,
+  },
+  failures: [
+    { error: `provider said: ${EVIL}`, count: 1, examples: [{ index: 1, messageId: 'm-1', key: 'k|1' }] },
+  ],
+};
+
+const rows = (verdict: string) => [
+  {
+    stageType: 'deliberation',
+    model: EVIL,
+    participant: 1,
+    data: { scores: { accuracy: 8 }, verdict, parseSuccess: true },
+  },
+  {
+    stageType: 'deliberation',
+    model: 'sim/j2',
+    participant: 2,
+    data: { scores: { accuracy: 4 }, verdict: 'REJECT', parseSuccess: true },
+  },
+  { stageType: 'verdict', model: 'sim/f', participant: null, data: { finalVerdict: verdict } },
+];
+
+function report() {
+  const builder = new BatchReportBuilder({ seed: 'b' });
+  builder.addItem(
+    { index: 0, messageId: 'm-0', mode: 'jury', status: 'complete', reference: 'APPROVE', key: 'k[0]' },
+    rows('APPROVE'),
+  );
+  builder.addItem(
+    { index: 1, messageId: 'm-1', mode: 'jury', status: 'failed', reference: null, key: 'k|1' },
+    [],
+  );
+  return builder.result(
+    {
+      batchId: 'b',
+      name: `name | with\nnewline`,
+      status: 'complete',
+      generatedAt: '2026-01-01T00:00:00.000Z',
+    },
+    AGGREGATES,
+  );
+}
+
+/** Every table row must have as many unescaped pipes as its header. */
+function checkTables(markdown: string): void {
+  const lines = markdown.split('\n');
+  const pipes = (line: string) => (line.replace(/\\\\/g, '').match(/(?<!\\)\|/g) ?? []).length;
+  for (let i = 0; i < lines.length; i++) {
+    if (!lines[i].startsWith('| ') || !lines[i + 1]?.startsWith('| ---')) continue;
+    const expected = pipes(lines[i]);
+    for (let j = i + 1; j < lines.length && lines[j].startsWith('|'); j++)
+      expect(pipes(lines[j])).toBe(expected);
+  }
+}
+
+describe('report Markdown', () => {
+  it('escapes model and user text: no cell, line, link, image or HTML can be injected', () => {
+    const escaped = escapeMarkdown(EVIL);
+    expect(escaped).not.toMatch(/\n/);
+    expect(escaped).not.toMatch(/(?<!\\)[|[\]<>`*]/);
+    expect(escaped).not.toContain('https://');
+    expect(escaped).not.toMatch(/www\.evil/);
+    expect(escapeMarkdown('a\r\nb\u2028c\u0000d')).toBe('a b cd');
+  });
+
+  it('has the sections of a jury report, with links and escaped text', () => {
+    const markdown = reportMarkdown(report());
+    for (const heading of [
+      '# Batch report: ',
+      '## Jury',
+      '### Dimensions',
+      '### Jurors',
+      '### Most disagreement',
+      '### Agreement with the reference',
+      '## Models',
+      '## Usage',
+      '## Failures',
+      '## Notes',
+    ]) {
+      expect(markdown).toContain(heading);
+    }
+    expect(markdown).toContain('name \\| with newline');
+    expect(markdown).toContain('[item 0 (key k\\[0\\])](#/m/m-0)');
+    expect(markdown).toContain('[item 1 (key k\\|1)](#/m/m-1)');
+    expect(markdown).not.toContain('https://evil');
+    expect(markdown).not.toMatch(/(?<!\\)<img/);
+    expect(markdown).not.toMatch(/^# Heading/m);
+    checkTables(markdown);
+  });
+
+  it('renders a comparison with its flips and usage side by side', () => {
+    const side = (verdict: string) => {
+      const s = new ComparisonSide('jury', 1);
+      s.add(
+        0,
+        { index: 0, messageId: `m-${verdict}`, mode: 'jury', status: 'complete', reference: null, key: EVIL },
+        rows(verdict),
+      );
+      return s;
+    };
+    const batch = {
+      batchId: 'a',
+      name: EVIL,
+      status: 'complete' as const,
+      partial: false,
+      items: { total: 1, complete: 1, failed: 0, cancelled: 0, unfinished: 0 },
+    };
+    const comparison = compareSides(
+      side('APPROVE'),
+      side('REJECT'),
+      {
+        a: batch,
+        b: { ...batch, batchId: 'b' },
+        matchedBy: 'key',
+        unmatched: { onlyInA: [EVIL], onlyInB: [], onlyInACount: 1, onlyInBCount: 0 },
+      },
+      { a: AGGREGATES, b: AGGREGATES },
+      { seed: 'a:b' },
+    );
+    const markdown = comparisonMarkdown(comparison);
+    for (const heading of [
+      '# Batch comparison (jury)',
+      '## Differences',
+      '## Flipped outcomes',
+      '## Usage',
+      '### Per model',
+    ]) {
+      expect(markdown).toContain(heading);
+    }
+    expect(markdown).toContain('| APPROVE | REJECT |');
+    expect(markdown).not.toContain('https://evil');
+    checkTables(markdown);
+  });
+});
+
+describe('reference and key of batch items', () => {
+  const jury = { mode: 'jury', config: {} };
+  const vote = { mode: 'vote', config: { models: ['sim/a', 'sim/b'] } };
+  const delphi = { mode: 'delphi', config: { questionType: null } };
+
+  it('come off the item before it is validated as a request', () => {
+    expect(splitAnnotations({ question: 'q', reference: 'APPROVE', key: 'k', mode: 'jury' })).toEqual({
+      request: { question: 'q', mode: 'jury' },
+      annotations: { reference: 'APPROVE', key: 'k' },
+    });
+    expect(splitAnnotations({ question: 'q', reference: null })).toEqual({
+      request: { question: 'q' },
+      annotations: {},
+    });
+  });
+
+  it('are read from CSV columns, and refused in defaults', () => {
+    expect(itemsFromCsv('question,content,reference,key\nq,c,approve,item-1\nr,d,,\n')).toEqual({
+      items: [
+        { question: 'q', modeConfig: { content: 'c' }, reference: 'approve', key: 'item-1' },
+        { question: 'r', modeConfig: { content: 'd' } },
+      ],
+    });
+    const parsed = parseBatch({ items: [{ question: 'q' }], defaults: { reference: 'APPROVE', key: 'k' } });
+    expect(parsed).toEqual({
+      ok: false,
+      fields: {
+        'defaults.reference': 'each item has its own reference',
+        'defaults.key': 'each item has its own key',
+      },
+    });
+  });
+
+  it('check the reference against the mode', () => {
+    const keys = new Map<string, number>();
+    expect(checkAnnotations({ reference: ' revise ' }, jury, keys, 0)).toEqual({
+      ok: true,
+      annotations: { reference: 'REVISE' },
+    });
+    expect(checkAnnotations({ reference: 'maybe' }, jury, keys, 0)).toMatchObject({
+      ok: false,
+      fields: { reference: expect.stringMatching(/APPROVE, REVISE or REJECT/) },
+    });
+    expect(checkAnnotations({ reference: 'sim/b' }, vote, keys, 0)).toEqual({
+      ok: true,
+      annotations: { reference: 'sim/b' },
+    });
+    expect(checkAnnotations({ reference: 'sim/z' }, vote, keys, 0)).toMatchObject({
+      ok: false,
+      fields: { reference: expect.stringMatching(/sim\/a, sim\/b/) },
+    });
+    expect(checkAnnotations({ reference: '42.5' }, delphi, keys, 0)).toEqual({
+      ok: true,
+      annotations: { reference: 42.5 },
+    });
+    expect(checkAnnotations({ reference: 7 }, delphi, keys, 0)).toEqual({
+      ok: true,
+      annotations: { reference: 7 },
+    });
+    expect(checkAnnotations({ reference: 'Yes' }, delphi, keys, 0)).toEqual({
+      ok: true,
+      annotations: { reference: 'Yes' },
+    });
+    expect(checkAnnotations({ reference: 'x'.repeat(501) }, delphi, keys, 0)).toMatchObject({
+      ok: false,
+      fields: { reference: expect.stringMatching(/at most 500/) },
+    });
+    expect(checkAnnotations({ reference: { v: 1 } }, delphi, keys, 0)).toMatchObject({ ok: false });
+  });
+
+  it('keep keys unique within a batch', () => {
+    const keys = new Map<string, number>();
+    expect(checkAnnotations({ key: 'a' }, jury, keys, 0)).toEqual({ ok: true, annotations: { key: 'a' } });
+    expect(checkAnnotations({ key: 3 }, jury, keys, 1)).toEqual({ ok: true, annotations: { key: '3' } });
+    expect(checkAnnotations({ key: ' a ' }, jury, keys, 2)).toEqual({
+      ok: false,
+      fields: { key: `key "a" is already item 0's: keys must be unique in a batch` },
+    });
+    expect(checkAnnotations({ key: '' }, jury, keys, 3)).toMatchObject({
+      ok: false,
+      fields: { key: 'key must not be empty' },
+    });
+    expect(checkAnnotations({ key: 'a\u0000' }, jury, keys, 3)).toMatchObject({ ok: false });
+    expect(checkAnnotations({ key: ['x'] }, jury, keys, 3)).toMatchObject({ ok: false });
+  });
+});

@@ -1,0 +1,3 @@
+export { ModelsController } from './models.controller';
+export { ModelsModule } from './models.module';
+export { ModelsService } from './models.service';

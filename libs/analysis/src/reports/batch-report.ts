@@ -1,0 +1,231 @@
+import {
+  MODE_NAMES,
+  type BatchReport,
+  type BatchReportItems,
+  type BatchStatus,
+  type BatchUsageSummary,
+  type ModeName,
+  type ReportFailures,
+  type ReportModelUsage,
+} from '@conclave/contracts';
+import { DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_CONFIDENCE, type BootstrapOptions } from '../bootstrap';
+import { ContestReportBuilder } from './contest';
+import { CouncilReportBuilder } from './council';
+import { DelphiReportBuilder } from './delphi';
+import { JuryReportBuilder } from './jury';
+import { rate } from './figures';
+import {
+  asObject,
+  asString,
+  itemLink,
+  type ReportAggregates,
+  type ReportItem,
+  type ReportStageRow,
+  type ReportUsageAggregate,
+} from './rows';
+
+const ROUND = /^round_\d+$/;
+
+/**
+ * The answers of one row a parser had to read, and whether it could: rankings (council), votes
+ * (vote, debate), revision decisions (debate), juror assessments (jury), estimates (Delphi).
+ */
+export function parsedAnswer(mode: ModeName, row: ReportStageRow): boolean | null {
+  const data = asObject(row.data);
+  switch (mode) {
+    case 'council':
+      return row.stageType === 'stage2'
+        ? Array.isArray(data?.parsedRanking) && data.parsedRanking.length > 0
+        : null;
+    case 'vote':
+      return row.stageType === 'vote' ? asString(data?.votedFor) !== null : null;
+    case 'debate':
+      if (row.stageType === 'revision') return data?.parseSuccess === true;
+      return row.stageType === 'debate_vote' ? asString(data?.votedFor) !== null : null;
+    case 'jury':
+      return row.stageType === 'deliberation' ? data?.parseSuccess === true : null;
+    case 'delphi':
+      if (!ROUND.test(row.stageType) || data?.carriedForward === true) return null;
+      return data?.type === 'numeric' ? typeof data.estimate === 'number' : asString(data?.answer) !== null;
+  }
+}
+
+export interface BatchReportMeta {
+  batchId: string;
+  name: string | null;
+  status: BatchStatus;
+  generatedAt: string;
+}
+
+export interface BatchReportOptions {
+  /** The bootstrap seed: the batch id, so the same rows always give the same intervals. */
+  seed: string;
+  resamples?: number;
+}
+
+export function usageSummary(usage: ReportUsageAggregate): BatchUsageSummary {
+  return {
+    items: usage.items,
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    costUsd: usage.costUsd,
+    costPerItemUsd: { n: usage.items, p50: usage.costP50, p95: usage.costP95, mean: usage.costMean },
+    itemDurationMs: { n: usage.durationItems, p50: usage.durationP50, p95: usage.durationP95 },
+    callLatencyMs: { n: usage.okCalls, p50: usage.latencyP50, p95: usage.latencyP95 },
+  };
+}
+
+/** Per model usage from the call aggregates, with parse failures counted from the stage rows. */
+export function modelUsage(
+  aggregates: ReportAggregates,
+  parses: ReadonlyMap<string, { parsed: number; failed: number }>,
+): ReportModelUsage[] {
+  const models = new Set([...aggregates.calls.map((c) => c.model), ...parses.keys()]);
+  return [...models]
+    .map((model): ReportModelUsage => {
+      const c = aggregates.calls.find((x) => x.model === model);
+      const p = parses.get(model) ?? { parsed: 0, failed: 0 };
+      return {
+        model,
+        calls: c?.calls ?? 0,
+        failedCalls: rate(c?.failed ?? 0, c?.calls ?? 0),
+        parseFailures: rate(p.failed, p.parsed + p.failed),
+        promptTokens: c?.promptTokens ?? 0,
+        completionTokens: c?.completionTokens ?? 0,
+        costUsd: c?.costUsd ?? 0,
+        latencyMs: { n: c?.okCalls ?? 0, p50: c?.latencyP50 ?? null, p95: c?.latencyP95 ?? null },
+      };
+    })
+    .sort((a, b) => b.costUsd - a.costUsd || (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
+}
+
+/**
+ * A batch report built in one streaming pass: the caller feeds every item of the batch in
+ * submission order with its stage rows (a page at a time), then asks for the result together with
+ * what SQL aggregated. Only complete items feed the mode statistics; finished items' rows feed the
+ * parse-failure rates; failed items are reported under failures.
+ */
+export class BatchReportBuilder {
+  private readonly council = new CouncilReportBuilder();
+  private readonly vote = new ContestReportBuilder('vote');
+  private readonly debate = new ContestReportBuilder('debate');
+  private readonly jury = new JuryReportBuilder();
+  private readonly delphi = new DelphiReportBuilder();
+  private readonly modes = new Set<ModeName>();
+  private readonly completeByMode = new Map<ModeName, number>();
+  private readonly finishedByMode = new Map<ModeName, number>();
+  private readonly parses = new Map<string, { parsed: number; failed: number }>();
+  private readonly counts: BatchReportItems = {
+    total: 0,
+    complete: 0,
+    failed: 0,
+    cancelled: 0,
+    unfinished: 0,
+  };
+  private readonly bootstrap: BootstrapOptions;
+
+  constructor(private readonly options: BatchReportOptions) {
+    this.bootstrap = {
+      seed: options.seed,
+      resamples: options.resamples ?? DEFAULT_BOOTSTRAP_RESAMPLES,
+      confidence: DEFAULT_CONFIDENCE,
+    };
+  }
+
+  addItem(item: ReportItem, rows: readonly ReportStageRow[]): void {
+    this.counts.total++;
+    this.modes.add(item.mode);
+    if (item.status === 'queued' || item.status === 'running') {
+      this.counts.unfinished++;
+      return;
+    }
+    if (item.status === 'cancelled') this.counts.cancelled++;
+    if (item.status === 'failed') this.counts.failed++;
+    this.finishedByMode.set(item.mode, (this.finishedByMode.get(item.mode) ?? 0) + 1);
+    for (const row of rows) {
+      const parsed = parsedAnswer(item.mode, row);
+      if (parsed === null || row.model === null) continue;
+      const p = this.parses.get(row.model) ?? { parsed: 0, failed: 0 };
+      if (parsed) p.parsed++;
+      else p.failed++;
+      this.parses.set(row.model, p);
+    }
+    if (item.status !== 'complete') return;
+    this.counts.complete++;
+    this.completeByMode.set(item.mode, (this.completeByMode.get(item.mode) ?? 0) + 1);
+    switch (item.mode) {
+      case 'council':
+        this.council.addItem(item, rows);
+        break;
+      case 'vote':
+        this.vote.addItem(item, rows);
+        break;
+      case 'debate':
+        this.debate.addItem(item, rows);
+        break;
+      case 'jury':
+        this.jury.addItem(item, rows);
+        break;
+      case 'delphi':
+        this.delphi.addItem(item, rows);
+        break;
+    }
+  }
+
+  result(meta: BatchReportMeta, aggregates: ReportAggregates): BatchReport {
+    // A mode's section is there once one of its items finished (a council whose chairman failed on
+    // every item still shows those failures).
+    const has = (mode: ModeName) => (this.finishedByMode.get(mode) ?? 0) > 0;
+    const finished = this.counts.complete + this.counts.failed + this.counts.cancelled;
+    const shown = aggregates.failures.slice(0, 20);
+    const failures: ReportFailures = {
+      failedItems: rate(this.counts.failed, finished),
+      cancelledItems: this.counts.cancelled,
+      groups: shown.map((g) => ({
+        error: g.error.length > 500 ? `${g.error.slice(0, 500)}…` : g.error,
+        count: g.count,
+        examples: g.examples.slice(0, 5).map(itemLink),
+      })),
+      otherFailedItems: Math.max(0, this.counts.failed - shown.reduce((sum, g) => sum + g.count, 0)),
+    };
+    const notes: string[] = [];
+    const partial = this.counts.unfinished > 0 || meta.status === 'queued' || meta.status === 'running';
+    if (partial) {
+      notes.push(
+        `Partial report: ${this.counts.unfinished} of ${this.counts.total} items are still queued or running and are not counted.`,
+      );
+    }
+    notes.push(
+      'Mode statistics are over complete items only; failed items are counted under failures, and their ' +
+        'calls under per-model usage.',
+    );
+    const modes = MODE_NAMES.filter((m) => this.modes.has(m));
+    for (const mode of modes) {
+      if ((this.completeByMode.get(mode) ?? 0) === 0)
+        notes.push(`No ${mode} item is complete yet, so there are no ${mode} statistics.`);
+    }
+    return {
+      batchId: meta.batchId,
+      name: meta.name,
+      status: meta.status,
+      partial,
+      generatedAt: meta.generatedAt,
+      modes,
+      items: { ...this.counts },
+      method: {
+        confidence: DEFAULT_CONFIDENCE,
+        resamples: this.bootstrap.resamples ?? DEFAULT_BOOTSTRAP_RESAMPLES,
+        seed: this.options.seed,
+      },
+      council: has('council') ? this.council.result(this.bootstrap, aggregates.stageCalls) : null,
+      vote: has('vote') ? this.vote.result() : null,
+      debate: has('debate') ? this.debate.debateResult() : null,
+      jury: has('jury') ? this.jury.result(this.bootstrap) : null,
+      delphi: has('delphi') ? this.delphi.result(this.bootstrap) : null,
+      models: modelUsage(aggregates, this.parses),
+      usage: usageSummary(aggregates.usage),
+      failures,
+      notes,
+    };
+  }
+}

@@ -1,0 +1,176 @@
+import type { ReportContestModel, ReportDebate, ReportRevisionModel, ReportVote } from '@conclave/contracts';
+import { CategoryCounts } from '../descriptive';
+import { contestFacts, labelPosition, type ContestFacts } from './extract';
+import { distribution, rate } from './figures';
+import { PositionTracker } from './position';
+import { ReferenceTracker } from './reference';
+import type { ReportItem, ReportStageRow } from './rows';
+
+export const VOTE_POSITION_EXPLANATION =
+  'Vote shuffles the label order on every item (seeded by the item’s id), so each model is shown at ' +
+  'each position equally often and votes by position measure the position effect alone.';
+export const DEBATE_POSITION_EXPLANATION =
+  'Debate shuffles the labels of the revised answers on every item before the vote (seeded by the ' +
+  'item’s id), so votes by position measure the position effect alone. (Round 1 labels follow the ' +
+  'roster, but nobody votes on them.)';
+
+interface ModelTally {
+  contests: number;
+  wins: number;
+  tiedFirst: number;
+  winsByTiebreak: number;
+  votesReceived: number;
+  votesOnItems: number;
+}
+
+interface RevisionTally {
+  revisions: number;
+  revise: number;
+  stand: number;
+  merge: number;
+  unparsed: number;
+}
+
+/** Vote and debate items: wins, ties, votes by position, debate's revisions. */
+export class ContestReportBuilder {
+  private readonly models = new Map<string, ModelTally>();
+  private readonly revisions = new Map<string, RevisionTally>();
+  private readonly positions = new PositionTracker();
+  private readonly reference = new ReferenceTracker('the winner model');
+  private readonly brokenBy: CategoryCounts<string>;
+  private readonly winnerDecision = new CategoryCounts<string>(['REVISE', 'STAND', 'MERGE', 'unparsed']);
+  private items = 0;
+  private decided = 0;
+  private tied = 0;
+  private validVotes = 0;
+  private invalidVotes = 0;
+  private winnerRevised = 0;
+
+  constructor(private readonly mode: 'vote' | 'debate') {
+    // Vote's chairman breaks ties (alphabetical when it cannot); debate's ties go alphabetically.
+    this.brokenBy = new CategoryCounts<string>(
+      mode === 'vote' ? ['chairman', 'alphabetical'] : ['alphabetical'],
+    );
+  }
+
+  private tally(model: string): ModelTally {
+    let tally = this.models.get(model);
+    if (tally === undefined) {
+      tally = { contests: 0, wins: 0, tiedFirst: 0, winsByTiebreak: 0, votesReceived: 0, votesOnItems: 0 };
+      this.models.set(model, tally);
+    }
+    return tally;
+  }
+
+  addItem(item: ReportItem, rows: readonly ReportStageRow[]): ContestFacts {
+    const facts = contestFacts(this.mode, rows);
+    this.items++;
+    this.validVotes += facts.validVotes;
+    this.invalidVotes += facts.invalidVotes;
+    const tiedModels = new Set(facts.tiedLabels.map((l) => facts.labelToModel[l]).filter(Boolean));
+    const received = new Map<string, number>();
+    const positions: number[] = [];
+    for (const vote of facts.votes) {
+      if (vote.votedFor === null) continue;
+      const model = facts.labelToModel[vote.votedFor];
+      if (model === undefined) continue;
+      received.set(model, (received.get(model) ?? 0) + 1);
+      const position = labelPosition(vote.votedFor);
+      if (position !== null) positions.push(position);
+    }
+    for (const model of facts.contestants) {
+      const t = this.tally(model);
+      t.contests++;
+      if (facts.winner === model) {
+        t.wins++;
+        if (facts.tiebroken) t.winsByTiebreak++;
+      }
+      if (tiedModels.has(model)) t.tiedFirst++;
+      t.votesReceived += received.get(model) ?? 0;
+      t.votesOnItems += facts.validVotes;
+    }
+    if (facts.winner !== null) {
+      this.decided++;
+      if (facts.isTie) this.tied++;
+      if (facts.tiebroken) this.brokenBy.add(facts.tiebreakMethod ?? 'unknown');
+    }
+    this.positions.add(Object.keys(facts.labelToModel).length, positions);
+    this.reference.add(item, typeof item.reference === 'string' ? item.reference : null, facts.winner);
+    if (this.mode === 'debate') {
+      for (const revision of facts.revisions) {
+        let r = this.revisions.get(revision.model);
+        if (r === undefined) {
+          r = { revisions: 0, revise: 0, stand: 0, merge: 0, unparsed: 0 };
+          this.revisions.set(revision.model, r);
+        }
+        r.revisions++;
+        if (revision.decision === 'REVISE') r.revise++;
+        else if (revision.decision === 'STAND') r.stand++;
+        else if (revision.decision === 'MERGE') r.merge++;
+        else r.unparsed++;
+      }
+      if (facts.winner !== null) {
+        const decision = facts.winnerDecision;
+        this.winnerDecision.add(
+          decision === 'REVISE' || decision === 'STAND' || decision === 'MERGE' ? decision : 'unparsed',
+        );
+        if (decision === 'REVISE' || decision === 'MERGE') this.winnerRevised++;
+      }
+    }
+    return facts;
+  }
+
+  private voteResult(): ReportVote {
+    const models = [...this.models]
+      .map(([model, t]): ReportContestModel => ({
+        model,
+        contests: t.contests,
+        wins: t.wins,
+        winRate: rate(t.wins, t.contests),
+        tiedFirst: t.tiedFirst,
+        winsByTiebreak: t.winsByTiebreak,
+        voteShare: rate(t.votesReceived, t.votesOnItems),
+      }))
+      .sort(
+        (a, b) =>
+          (b.winRate.value ?? -1) - (a.winRate.value ?? -1) ||
+          (a.model < b.model ? -1 : a.model > b.model ? 1 : 0),
+      );
+    return {
+      items: this.items,
+      invalidVotes: rate(this.invalidVotes, this.validVotes + this.invalidVotes),
+      models,
+      ties: {
+        tied: rate(this.tied, this.decided),
+        brokenBy: distribution(this.brokenBy.result()).categories,
+      },
+      positionBias: this.positions.result(
+        this.mode === 'vote' ? VOTE_POSITION_EXPLANATION : DEBATE_POSITION_EXPLANATION,
+      ),
+      reference: this.reference.result(),
+    };
+  }
+
+  result(): ReportVote {
+    return this.voteResult();
+  }
+
+  debateResult(): ReportDebate {
+    const revisions = [...this.revisions]
+      .map(([model, r]): ReportRevisionModel => ({
+        model,
+        revisions: r.revisions,
+        revise: rate(r.revise, r.revisions),
+        stand: rate(r.stand, r.revisions),
+        merge: rate(r.merge, r.revisions),
+        unparsed: rate(r.unparsed, r.revisions),
+      }))
+      .sort((a, b) => (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
+    return {
+      ...this.voteResult(),
+      revisions,
+      winnerDecision: distribution(this.winnerDecision.result()),
+      winnerWasRevised: rate(this.winnerRevised, this.decided),
+    };
+  }
+}

@@ -1,0 +1,68 @@
+import type { ReportCouncil } from '@conclave/contracts';
+import type { BootstrapOptions } from '../bootstrap';
+import { CouncilRankingAccumulator } from '../ranking';
+import { councilFacts } from './extract';
+import { bootstrapFigure, rate } from './figures';
+import { notComputablePositionBias } from './position';
+import { ReferenceTracker } from './reference';
+import type { ReportItem, ReportStageCalls, ReportStageRow } from './rows';
+
+export const COUNCIL_POSITION_EXPLANATION =
+  'Council labels the answers Response A, B, C… in the order of the council roster on every item ' +
+  '(libs/deliberation council.mode.ts, createLabelMap), so a position is always the same model: a ' +
+  'position effect cannot be told apart from that model’s quality, and position bias cannot be computed.';
+
+/** Council items: rankings, Borda, self-preference, chairman failures, agreement with a reference. */
+export class CouncilReportBuilder {
+  private readonly rankings = new CouncilRankingAccumulator();
+  private readonly reference = new ReferenceTracker(
+    'the best-ranked model (the aggregate ranking’s first place)',
+  );
+  private items = 0;
+  private rankingsReturned = 0;
+  private rankingsUnparsed = 0;
+
+  addItem(item: ReportItem, rows: readonly ReportStageRow[]): void {
+    const facts = councilFacts(rows);
+    this.items++;
+    this.rankings.addItem(facts.ballots, facts.candidates);
+    this.rankingsReturned += facts.rankings.length;
+    this.rankingsUnparsed += facts.rankings.filter((r) => !r.parsed).length;
+    this.reference.add(item, typeof item.reference === 'string' ? item.reference : null, facts.winner);
+  }
+
+  result(options: BootstrapOptions, stageCalls: readonly ReportStageCalls[]): ReportCouncil {
+    const ranking = this.rankings.result(options);
+    const chairmen = stageCalls.filter((c) => c.mode === 'council' && c.stage === 'stage3');
+    const reached = chairmen.reduce((sum, c) => sum + c.calls, 0);
+    const failed = chairmen.reduce((sum, c) => sum + c.failed, 0);
+    return {
+      items: this.items,
+      ballots: ranking.ballots,
+      unparsedRankings: rate(this.rankingsUnparsed, this.rankingsReturned),
+      models: ranking.models.map((m) => ({
+        model: m.model,
+        itemsRanked: m.itemsRanked,
+        ballots: m.ballots,
+        averageRank: bootstrapFigure(m.averageRank),
+        firstPlaceShare: bootstrapFigure(m.firstPlaceShare),
+        bordaPoints: m.bordaPoints,
+        selfPreference: {
+          n: m.selfPreference.items,
+          meanSelfRank: m.selfPreference.meanSelfRank,
+          meanOthersRank: m.selfPreference.meanOthersRank,
+          difference: bootstrapFigure(m.selfPreference.difference),
+        },
+      })),
+      chairman: {
+        itemsReached: reached,
+        failures: rate(failed, reached),
+        byModel: chairmen
+          .map((c) => ({ model: c.model, items: c.calls, failures: c.failed }))
+          .sort((a, b) => b.failures - a.failures || (a.model < b.model ? -1 : 1)),
+      },
+      positionBias: notComputablePositionBias(COUNCIL_POSITION_EXPLANATION),
+      reference: this.reference.result(),
+    };
+  }
+}

@@ -1,0 +1,154 @@
+import type {
+  ReportDistribution,
+  ReportFigure,
+  ReportInterval,
+  ReportQuantiles,
+  ReportRate,
+} from '@conclave/contracts';
+import type { BootstrapEstimate } from '../bootstrap';
+import type { CategoryDistribution } from '../descriptive';
+import { twoSidedZ } from '../normal';
+import { proportion } from '../proportion';
+import type { NumericSample } from '../quantile';
+import type { Interval } from '../result';
+
+/** The contract's interval from the library's (a plain copy: contracts are mutable JSON). */
+export function reportInterval(interval: Interval | null): ReportInterval | null {
+  return interval === null
+    ? null
+    : {
+        lower: interval.lower,
+        upper: interval.upper,
+        confidence: interval.confidence,
+        method: interval.method,
+      };
+}
+
+/** A bootstrap estimate as a report figure; n is the number of items it was computed over. */
+export function bootstrapFigure(estimate: BootstrapEstimate): ReportFigure {
+  return {
+    value: estimate.value,
+    n: estimate.items,
+    interval: reportInterval(estimate.interval),
+    note: estimate.reason ?? estimate.intervalReason,
+  };
+}
+
+/** count / n with a Wilson interval. */
+export function rate(count: number, n: number, confidence = 0.95): ReportRate {
+  const p = proportion(Math.min(count, n), n, confidence);
+  return {
+    value: p.value,
+    n,
+    count,
+    interval: reportInterval(p.interval),
+    note: p.value === null ? 'no cases to count' : null,
+  };
+}
+
+/** A mean with a normal interval from its standard error (mean ± z·SE). */
+export function standardErrorFigure(
+  value: number | null,
+  standardError: number | null,
+  n: number,
+  confidence = 0.95,
+): ReportFigure {
+  if (value === null) return { value: null, n, interval: null, note: 'no data' };
+  if (standardError === null) {
+    return { value, n, interval: null, note: 'a single item gives no interval' };
+  }
+  const z = twoSidedZ(confidence);
+  return {
+    value,
+    n,
+    interval: {
+      lower: value - z * standardError,
+      upper: value + z * standardError,
+      confidence,
+      method: 'asymptotic-standard-error',
+    },
+    note: null,
+  };
+}
+
+/** A plain value with no interval, and why there is none. */
+export const plainFigure = (value: number | null, n: number, note: string | null = null): ReportFigure => ({
+  value,
+  n,
+  interval: null,
+  note: value === null ? (note ?? 'no data') : note,
+});
+
+export function quantiles(sample: NumericSample): ReportQuantiles {
+  return { n: sample.count, p50: sample.quantile(0.5), p95: sample.quantile(0.95) };
+}
+
+export function distribution<K extends string | number>(counts: CategoryDistribution<K>): ReportDistribution {
+  return {
+    n: counts.total,
+    categories: counts.categories.map((c) => ({
+      category: String(c.category),
+      count: c.count,
+      share: c.share,
+    })),
+  };
+}
+
+/** Natural log of Γ(x), x > 0 (Lanczos, g = 7, n = 9; ~15 significant digits). */
+function logGamma(x: number): number {
+  const c = [
+    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+    12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+  ];
+  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
+  const z = x - 1;
+  let sum = c[0];
+  for (let i = 1; i < 9; i++) sum += c[i] / (z + i);
+  const t = z + 7.5;
+  return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(sum);
+}
+
+/**
+ * Q(a, x), the regularized upper incomplete gamma function: the series for x < a + 1, Lentz's
+ * continued fraction otherwise (Numerical Recipes §6.2).
+ */
+function upperGamma(a: number, x: number): number {
+  if (x <= 0) return 1;
+  const lead = Math.exp(-x + a * Math.log(x) - logGamma(a));
+  if (x < a + 1) {
+    let term = 1 / a;
+    let sum = term;
+    for (let n = 1; n < 1000; n++) {
+      term *= x / (a + n);
+      sum += term;
+      if (Math.abs(term) < Math.abs(sum) * 1e-15) break;
+    }
+    return Math.max(0, 1 - sum * lead);
+  }
+  const tiny = 1e-300;
+  let b = x + 1 - a;
+  let c = 1 / tiny;
+  let d = 1 / b;
+  let h = d;
+  for (let i = 1; i < 1000; i++) {
+    const an = -i * (i - a);
+    b += 2;
+    d = an * d + b;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = b + an / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    const delta = d * c;
+    h *= delta;
+    if (Math.abs(delta - 1) < 1e-15) break;
+  }
+  return Math.min(1, lead * h);
+}
+
+/** P(χ²_df ≥ statistic): the p-value of a chi-square test. */
+export function chiSquareUpperTail(statistic: number, degreesOfFreedom: number): number {
+  if (!(degreesOfFreedom > 0))
+    throw new RangeError(`degrees of freedom must be positive, got ${degreesOfFreedom}`);
+  if (!(statistic > 0)) return 1;
+  return upperGamma(degreesOfFreedom / 2, statistic / 2);
+}

@@ -1,0 +1,21 @@
+/** Why a model stopped writing; `length` means its answer was cut at the token limit. */
+export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls' | 'other';
+
+/**
+ * One model call of a deliberation as its result lists it: who was asked at which stage, how it
+ * went and what it cost. No content: the mode's result shows that, under the mode's anonymity.
+ */
+export interface CallSummary {
+  stage: string;
+  model: string;
+  ok: boolean;
+  /** Why it failed (`cancelled` when the deliberation was stopped while it ran). */
+  error: string | null;
+  finishReason: FinishReason | null;
+  /** The answer was cut at the provider's length limit. */
+  truncated: boolean;
+  responseTimeMs: number;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  costUsd: number | null;
+}

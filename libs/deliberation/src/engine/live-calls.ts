@@ -1,0 +1,169 @@
+import {
+  DELTA_INTERVAL_MS,
+  type LiveCallId,
+  type ModelDeltaPayload,
+  type ModelPartialPayload,
+} from '@conclave/contracts';
+import type { PlannedCall } from './types';
+
+/** Where a worker's live pieces go (a Redis channel per message in production). */
+export interface LiveChannel {
+  /** Sends coalesced deltas of one message; resolves false when nobody watches it any more. */
+  sendDeltas(messageId: string, deltas: (ModelDeltaPayload & LiveCallId)[]): Promise<boolean>;
+  /** Sends the answers so far of a message's running calls to the watcher `replyTo`. */
+  sendPartials(
+    messageId: string,
+    replyTo: string,
+    partials: (ModelPartialPayload & LiveCallId)[],
+  ): Promise<void>;
+}
+
+/** The reason a stopped deliberation's calls are aborted with; callOne recognises it. */
+export class DeliberationStopped extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'DeliberationStopped';
+  }
+}
+
+/** One call in flight, as the engine drives it. */
+export interface LiveCall {
+  /** Aborted when the deliberation is stopped (with a DeliberationStopped reason). */
+  readonly signal: AbortSignal;
+  /** The provider's onDelta: appends text to the answer so far. */
+  onDelta(text: string): void;
+  /** The call has settled: sends what is still pending and forgets it. */
+  end(): void;
+}
+
+interface Running {
+  id: string;
+  stage: string;
+  participant: string | number;
+  model: string | null;
+  text: string;
+  /** How much of `text` has been sent as deltas. */
+  sent: number;
+  controller: AbortController;
+}
+
+/**
+ * The calls a worker has in flight, by deliberation: their answers so far, and the switch that
+ * stops them. Deltas cost nothing until someone watches a deliberation (a `watch` from a gateway);
+ * then what each call wrote is sent at most every DELTA_INTERVAL_MS, one message per deliberation
+ * per tick, until the channel says nobody listens any more.
+ */
+export class LiveCalls {
+  private readonly byMessage = new Map<string, Set<Running>>();
+  /** Watched deliberations, with a count of the watches each received (see send). */
+  private readonly watched = new Map<string, number>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly channel: LiveChannel | null,
+    private readonly log: (message: string) => void = () => undefined,
+    private readonly intervalMs = DELTA_INTERVAL_MS,
+  ) {}
+
+  begin(messageId: string, stage: string, call: PlannedCall): LiveCall {
+    const running: Running = {
+      id: `${stage}:${call.key}`,
+      stage,
+      participant: call.participant,
+      // Anonymous modes number their participants: the model would name the author.
+      model: typeof call.participant === 'number' ? null : call.model,
+      text: '',
+      sent: 0,
+      controller: new AbortController(),
+    };
+    const set = this.byMessage.get(messageId) ?? new Set<Running>();
+    set.add(running);
+    this.byMessage.set(messageId, set);
+    return {
+      signal: running.controller.signal,
+      onDelta: (text) => {
+        running.text += text;
+        if (this.watched.has(messageId)) this.schedule();
+      },
+      end: () => {
+        if (this.watched.has(messageId) && running.sent < running.text.length) {
+          void this.send(messageId, [running]);
+        }
+        set.delete(running);
+        if (set.size === 0) {
+          this.byMessage.delete(messageId);
+          this.watched.delete(messageId);
+        }
+      },
+    };
+  }
+
+  /** Aborts every call of the deliberation running here; returns how many. */
+  stop(messageId: string, reason: string): number {
+    const set = this.byMessage.get(messageId);
+    if (!set) return 0;
+    for (const running of set) running.controller.abort(new DeliberationStopped(reason));
+    return set.size;
+  }
+
+  /** A gateway has a watcher for the deliberation: send it the answers so far, then deltas. */
+  watch(messageId: string, replyTo: string): void {
+    const set = this.byMessage.get(messageId);
+    if (!set || !this.channel) return;
+    // Watchers already there get the text still pending as deltas first (published before the
+    // partials, on the same connection): the partials then start where those end.
+    if (this.watched.has(messageId)) void this.send(messageId, [...set]);
+    this.watched.set(messageId, (this.watched.get(messageId) ?? 0) + 1);
+    const partials = [...set].map((r) => {
+      r.sent = r.text.length;
+      return { call: r.id, stage: r.stage, participant: r.participant, model: r.model, text: r.text };
+    });
+    this.channel.sendPartials(messageId, replyTo, partials).catch((error: unknown) => {
+      this.log(`could not send the answers so far of ${messageId}: ${String(error)}`);
+    });
+  }
+
+  /** How many calls are in flight here. */
+  get size(): number {
+    let n = 0;
+    for (const set of this.byMessage.values()) n += set.size;
+    return n;
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      for (const messageId of this.watched.keys()) {
+        const set = this.byMessage.get(messageId);
+        if (set) void this.send(messageId, [...set]);
+      }
+    }, this.intervalMs);
+  }
+
+  private async send(messageId: string, calls: Running[]): Promise<void> {
+    const deltas: (ModelDeltaPayload & LiveCallId)[] = [];
+    for (const r of calls) {
+      if (r.sent >= r.text.length) continue;
+      deltas.push({
+        call: r.id,
+        stage: r.stage,
+        participant: r.participant,
+        model: r.model,
+        text: r.text.slice(r.sent),
+        offset: r.sent,
+      });
+      r.sent = r.text.length;
+    }
+    if (deltas.length === 0 || !this.channel) return;
+    const watches = this.watched.get(messageId);
+    try {
+      const heard = await this.channel.sendDeltas(messageId, deltas);
+      // Nobody heard it: stop, unless a watch came in meanwhile (its watcher subscribed after this left).
+      if (!heard && this.watched.get(messageId) === watches) this.watched.delete(messageId);
+    } catch (error) {
+      // Deltas are a courtesy: the stored answer still arrives with the call's `succeeded` event.
+      this.log(`could not send deltas of ${messageId}: ${String(error)}`);
+    }
+  }
+}

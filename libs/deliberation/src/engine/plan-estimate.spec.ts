@@ -1,0 +1,165 @@
+import type { ModeName } from '@conclave/contracts';
+import { modeDefinition } from '../modes';
+import { OPERATOR_DEFAULTS } from '../modes/fixtures/described-modes';
+import {
+  CHARS_PER_TOKEN,
+  COMPLETION_TOKENS_PER_CALL,
+  addFigures,
+  figuresOfPlan,
+  planDeliberation,
+  ShapePlanner,
+  variableStages,
+  type ModelPrice,
+} from './plan-estimate';
+
+function plan(
+  mode: ModeName,
+  modeConfig: Record<string, unknown>,
+  question = 'How many piano tuners are there in Chicago?',
+  title = false,
+) {
+  const definition = modeDefinition(mode)!;
+  const resolved = definition.resolveConfig({ question, modeConfig }, OPERATOR_DEFAULTS);
+  if (!resolved.ok) throw new Error(JSON.stringify(resolved.fields));
+  return planDeliberation(definition, { question, config: resolved.config, title });
+}
+
+const free = (): ModelPrice => ({
+  known: true,
+  pricing: { promptPerMillionUsd: 0, completionPerMillionUsd: 0, source: 'simulated' },
+  note: 'simulated',
+});
+
+describe('the dry-run planner', () => {
+  it('counts council: N answers, N rankings, one synthesis, plus the title when counted', () => {
+    const figures = figuresOfPlan(
+      plan('council', { councilModels: ['sim/a', 'sim/b', 'sim/c'], chairmanModel: 'sim/chair' }, 'Q?', true),
+      free,
+    );
+    expect(figures.calls).toEqual({ min: 8, max: 8 });
+    expect(figures.stages).toEqual({
+      stage1: { min: 3, max: 3 },
+      stage2: { min: 3, max: 3 },
+      stage3: { min: 1, max: 1 },
+      title: { min: 1, max: 1 },
+    });
+    const chair = figures.models.find((m) => m.model === 'sim/chair');
+    expect(chair?.stages).toEqual({ stage3: { min: 1, max: 1 }, title: { min: 1, max: 1 } });
+    expect(variableStages(figures)).toEqual([]);
+  });
+
+  it('counts jury and debate exactly', () => {
+    const jury = figuresOfPlan(plan('jury', { content: 'Some text to judge.' }), free);
+    expect(jury.calls).toEqual({ min: 4, max: 4 }); // three jurors and the foreman
+    const debate = figuresOfPlan(plan('debate', { models: ['sim/a', 'sim/b', 'sim/c'] }), free);
+    expect(debate.calls).toEqual({ min: 9, max: 9 }); // answers, revisions, votes
+  });
+
+  it('gives a vote its tiebreak as a range (0–1 chairman call)', () => {
+    const figures = figuresOfPlan(plan('vote', { models: ['sim/a', 'sim/b', 'sim/c'] }), free);
+    expect(figures.calls).toEqual({ min: 6, max: 7 });
+    expect(figures.stages.tiebreak).toEqual({ min: 0, max: 1 });
+    expect(variableStages(figures)).toHaveLength(1);
+  });
+
+  it.each([
+    ['numeric', { questionType: 'numeric' }],
+    ['unclassified', {}],
+    ['qualitative with options', { questionType: 'qualitative', options: ['Yes', 'No', 'Maybe'] }],
+    ['qualitative without options', { questionType: 'qualitative' }],
+  ])('gives Delphi (%s) a range over rounds: 1 to maxRounds', (_name, extra) => {
+    const panel = ['sim/a', 'sim/b', 'sim/c', 'sim/d'];
+    const figures = figuresOfPlan(
+      plan('delphi', { panelistModels: panel, facilitatorModel: 'sim/f', maxRounds: 4, ...extra }),
+      free,
+    );
+    const classify =
+      'questionType' in extra && (extra.questionType === 'numeric' || 'options' in extra) ? 0 : 1;
+    expect(figures.calls).toEqual({ min: classify + 4 + 1, max: classify + 4 * 4 + 1 });
+    expect(figures.stages.round_1).toEqual({ min: 4, max: 4 });
+    expect(figures.stages.round_4).toEqual({ min: 0, max: 4 });
+  });
+
+  it('knows that two options among three panelists always reach a 50 % agreement', () => {
+    const figures = figuresOfPlan(
+      plan('delphi', {
+        panelistModels: ['sim/a', 'sim/b', 'sim/c'],
+        facilitatorModel: 'sim/f',
+        questionType: 'qualitative',
+        options: ['Yes', 'No'],
+        qualitativeConvergenceThreshold: 60,
+      }),
+      free,
+    );
+    expect(figures.calls).toEqual({ min: 4, max: 4 });
+  });
+
+  it('estimates tokens from the prompt text and prices per million tokens; unknown prices are null', () => {
+    const p = plan('council', { councilModels: ['x/priced', 'x/unpriced'], chairmanModel: 'x/priced' }, 'Q?');
+    const figures = figuresOfPlan(p, (model) =>
+      model === 'x/priced'
+        ? {
+            known: true,
+            pricing: { promptPerMillionUsd: 1, completionPerMillionUsd: 2, source: 'openrouter' },
+            note: null,
+          }
+        : { known: false, note: 'not in the catalogue' },
+    );
+    const stage1 = p.walks[0].calls.filter((c) => c.stage === 'stage1');
+    const stage1Prompt = Math.ceil(stage1[0].promptChars / CHARS_PER_TOKEN);
+    const priced = figures.models.find((m) => m.model === 'x/priced')!;
+    expect(priced.calls).toEqual({ min: 3, max: 3 });
+    expect(priced.promptTokens.min).toBeGreaterThanOrEqual(stage1Prompt);
+    // The ranking and synthesis prompts quote the answers: the high end counts them at the high completion.
+    expect(priced.promptTokens.max - priced.promptTokens.min).toBeGreaterThanOrEqual(
+      2 * (COMPLETION_TOKENS_PER_CALL.max - COMPLETION_TOKENS_PER_CALL.min),
+    );
+    expect(priced.costUsd!.min).toBeCloseTo(
+      (priced.promptTokens.min * 1 + priced.completionTokens.min * 2) / 1e6,
+      6,
+    );
+    const unpriced = figures.models.find((m) => m.model === 'x/unpriced')!;
+    expect(unpriced).toMatchObject({ pricing: null, costUsd: null, pricingNote: 'not in the catalogue' });
+    expect(figures.costUsd).toBeNull();
+    expect(figures.unpricedModels).toEqual(['x/unpriced']);
+    expect(figures.knownCostUsd).toEqual(priced.costUsd);
+  });
+
+  it('adds items up for a batch', () => {
+    const one = figuresOfPlan(plan('vote', { models: ['sim/a', 'sim/b'] }), free, (s) => `vote.${s}`);
+    const total = addFigures(addFigures(null, one), one);
+    expect(total.calls).toEqual({ min: 8, max: 10 });
+    expect(total.stages['vote.answer']).toEqual({ min: 4, max: 4 });
+    expect(one.calls).toEqual({ min: 4, max: 5 });
+  });
+});
+
+describe('the shape planner (batches)', () => {
+  it('walks each shape once and gives every item the prompt sizes its own texts make', () => {
+    const definition = modeDefinition('jury')!;
+    const planner = new ShapePlanner();
+    const input = (content: string) => {
+      const resolved = definition.resolveConfig(
+        { question: 'Is this right?', modeConfig: { content } },
+        OPERATOR_DEFAULTS,
+      );
+      if (!resolved.ok) throw new Error('invalid');
+      return { question: 'Is this right?', config: resolved.config, title: true };
+    };
+    for (const content of ['short', 'a much longer piece of content '.repeat(20)]) {
+      const exact = planDeliberation(definition, input(content));
+      const fast = planner.plan(definition, input(content));
+      // The same calls; prompts as long, but for the simulated answers they quote (which differ a little).
+      expect(fast.walks.map((w) => w.calls.map((c) => [c.stage, c.model]))).toEqual(
+        exact.walks.map((w) => w.calls.map((c) => [c.stage, c.model])),
+      );
+      fast.walks.forEach((walk, w) =>
+        walk.calls.forEach((call, i) => {
+          const expected = exact.walks[w].calls[i].promptChars;
+          expect(Math.abs(call.promptChars - expected)).toBeLessThanOrEqual(expected * 0.01);
+        }),
+      );
+    }
+    expect(planner.walked).toBe(1);
+  });
+});

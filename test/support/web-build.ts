@@ -1,0 +1,81 @@
+import { chromium, type Browser } from 'playwright-core';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+/** What the client bundle is built from. */
+const SOURCES = ['apps/web', 'libs/contracts/src', 'package-lock.json'];
+
+function* files(entry: string): Generator<string> {
+  const full = path.join(ROOT, entry);
+  if (!existsSync(full)) return;
+  if (statSync(full).isFile()) {
+    yield entry;
+    return;
+  }
+  for (const name of readdirSync(full).sort()) {
+    if (name === 'node_modules') continue;
+    yield* files(path.join(entry, name));
+  }
+}
+
+/**
+ * The web client built as `npm run build:web` builds it (production React), once per state of its
+ * sources: the suites that drive it in a browser share one build in the temp directory instead of
+ * each spending a vite build. Read-only for them; a suite that changes files builds its own.
+ */
+export function builtWebClient(): string {
+  const hash = createHash('sha256');
+  for (const file of SOURCES.flatMap((entry) => [...files(entry)])) {
+    hash
+      .update(file)
+      .update('\0')
+      .update(readFileSync(path.join(ROOT, file)))
+      .update('\0');
+  }
+  const dir = path.join(tmpdir(), `conclave-web-build-${hash.digest('hex').slice(0, 16)}`);
+  if (existsSync(path.join(dir, 'index.html'))) return dir;
+  const staging = `${dir}.${process.pid}.${Date.now()}`;
+  mkdirSync(staging, { recursive: true });
+  const build = spawnSync(
+    process.execPath,
+    [
+      path.join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'),
+      'build',
+      '--config',
+      'apps/web/vite.config.mts',
+      '--logLevel',
+      'warn',
+    ],
+    // jest's NODE_ENV=test would bundle React's development build.
+    { cwd: ROOT, env: { ...process.env, NODE_ENV: 'production', WEB_OUT_DIR: staging }, encoding: 'utf8' },
+  );
+  if (build.status !== 0) throw new Error(`web build failed: ${build.stderr}`);
+  try {
+    renameSync(staging, dir);
+  } catch {
+    // Another suite finished the same build first: use it.
+    rmSync(staging, { recursive: true, force: true });
+  }
+  return dir;
+}
+
+/** Debian's headless Chromium as every browser suite drives it (CHROMIUM_PATH to use another). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
