@@ -7,7 +7,7 @@ module.exports = {
   // configurations in one worker process share ts-jest's cached compiler settings.
   transform: { '^.+\\.tsx?$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }] },
   moduleNameMapper: {
-    '^@conclave/(contracts|deliberation|llm|persistence|config|observability|redis|platform|analysis)$':
+    '^@conclave/(contracts|deliberation|llm|persistence|config|observability|redis|platform|analysis|outcomes)$':
       '<rootDir>/libs/$1/src',
     // marked ships only ESM under its main entry; its UMD build is the same code for jest's CommonJS.
     '^marked$': '<rootDir>/node_modules/marked/lib/marked.umd.js',

@@ -1,18 +1,14 @@
 import type {
   CancelledPayload,
-  CouncilResult,
-  DebateResult,
   DeliberationAccepted,
   DeliberationRequest,
   DeliberationView,
   DeliveredEvent,
-  DelphiResult,
   ErrorPayload,
-  JuryResult,
   LiveEvent,
   ModeName,
-  VoteResult,
 } from '@conclave/contracts';
+import { finalTextOf, type AnyResult } from '@conclave/outcomes';
 import type { Socket } from 'socket.io-client';
 import { AnswerPrinter, type AnswerMode } from './answers';
 import { ApiClient } from './api';
@@ -77,26 +73,6 @@ async function optionsOf(flags: Flags): Promise<AskOptions> {
     originalQuestion: flags['original-question'],
     config: jsonObjectFlag('config', flags.config),
   };
-}
-
-type AnyResult = Partial<CouncilResult & VoteResult & DebateResult & JuryResult & DelphiResult>;
-
-/** The mode's primary answer: synthesis, winning answer, foreman's report or facilitator's report. */
-export function primaryAnswer(view: DeliberationView<AnyResult | null>): string | null {
-  const result = view.result ?? {};
-  switch (view.mode) {
-    case 'council':
-      return result.stage3?.response ?? null;
-    case 'vote':
-    case 'debate':
-      return result.winner?.winnerResponse ?? null;
-    case 'jury':
-      return result.foreman?.reportText ?? null;
-    case 'delphi':
-      return result.report?.report ?? null;
-    default:
-      return null;
-  }
 }
 
 /** Where the answers go while the deliberation runs: see `AnswerMode`. */
@@ -209,7 +185,7 @@ export async function askCommand(target: Target, args: string[], flags: Flags): 
     process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
     return 0;
   }
-  const answer = primaryAnswer(view);
+  const answer = finalTextOf(view);
   if (answer === null) throw new CliError(`deliberation ${messageId} completed without an answer`);
   process.stdout.write(`${answer}\n`);
   return 0;
