@@ -31,7 +31,10 @@ export async function createGateway(
   useBodyParsers(app, config);
   mountAdmin(app);
   serveWebClient(app, config.webDir);
-  app.setGlobalPrefix('api', { exclude: ['health/live', 'health/ready', 'metrics'] });
+  // MCP and the OpenAI-compatible endpoint live where their clients expect them, outside /api.
+  app.setGlobalPrefix('api', {
+    exclude: ['health/live', 'health/ready', 'metrics', 'mcp', 'v1/models', 'v1/chat/completions'],
+  });
   app.useGlobalFilters(new ErrorFilter(config.bodyLimit));
   // Cross-site callers only from the allow-list; the web client is served from the same origin.
   app.enableCors({ origin: config.corsOrigins.length > 0 ? config.corsOrigins : false });
