@@ -5,6 +5,7 @@
  *   npm run bench                         # full size, ~6 min on 2 cores (the issue allows 15)
  *   npm run bench -- --quick              # scaled down, ~2 min, writes to a temporary directory
  *   npm run bench -- --only overhead      # one scenario (or a comma-separated list)
+ *   npm run bench -- --only pgbouncer     # the council direct vs through PgBouncer (needs `pgbouncer`)
  *   npm run bench -- --out <dir>          # where BENCHMARKS.md and results.json go
  *   npm run bench -- --servers shared     # DATABASE_URL / REDIS_URL instead of private servers
  *   npm run bench -- --no-profile         # skip the worker CPU profile (full mode takes one)
@@ -26,10 +27,14 @@ import { stopActiveStacks, type BenchContext, type Servers } from './lib/stack';
 import { HarnessError, type Scenario, type ScenarioResult } from './lib/types';
 import { accept } from './scenarios/accept';
 import { concurrency } from './scenarios/concurrency';
+import { cpu } from './scenarios/cpu';
 import { fairness } from './scenarios/fairness';
 import { fanOut } from './scenarios/fan-out';
+import { lifecycle } from './scenarios/lifecycle';
 import { liveDeltas } from './scenarios/live-deltas';
+import { openaiCompatible } from './scenarios/openai-compatible';
 import { overhead } from './scenarios/overhead';
+import { pgbouncer } from './scenarios/pgbouncer';
 import { report } from './scenarios/report';
 import { scaleOut } from './scenarios/scale-out';
 import { throughput } from './scenarios/throughput';
@@ -37,6 +42,7 @@ import { throughput } from './scenarios/throughput';
 const ROOT = path.resolve(__dirname, '..');
 const SCENARIOS: Scenario[] = [
   overhead,
+  cpu,
   throughput,
   concurrency,
   scaleOut,
@@ -45,6 +51,9 @@ const SCENARIOS: Scenario[] = [
   liveDeltas,
   accept,
   report,
+  lifecycle,
+  openaiCompatible,
+  pgbouncer,
 ];
 
 interface Options {

@@ -250,7 +250,9 @@ function composeEnv(service: ComposeService, shell: Record<string, string> = {})
 
 function publishedPorts(service: ComposeService): { host: number; container: number }[] {
   return (service.ports ?? []).map((port) => {
-    const parts = String(port).split('/')[0].split(':');
+    // `${VAR:-default}` publishes the default when VAR is unset (npm start sets it to its URL's port).
+    const resolved = String(port).replace(/\$\{[A-Za-z0-9_]+:-([^}]*)\}/g, '$1');
+    const parts = resolved.split('/')[0].split(':');
     return { host: Number(parts[parts.length - 2] ?? parts[0]), container: Number(parts[parts.length - 1]) };
   });
 }

@@ -31,6 +31,28 @@ const SLOW_BATCH = {
   items: [{ question: 'Batch one?' }, { question: 'Batch two?' }, { question: 'Batch three?' }],
   concurrency: 1,
 };
+/** A batch that finishes at once: the one A deletes (the slow one stays for the other routes). */
+const FINISHED_BATCH = {
+  name: 'alice finished batch',
+  defaults: { mode: 'council', councilModels: COUNCIL, chairmanModel: 'sim/c' },
+  items: [{ question: 'Finished one?' }],
+};
+
+/** How an MCP client talks to /mcp (Streamable HTTP): JSON-RPC in, JSON or an SSE stream out. */
+const MCP_PROTOCOL = '2025-06-18';
+const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+const rpc = (method: string, params: Record<string, unknown>, id = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params,
+});
+const INITIALIZE = rpc('initialize', {
+  protocolVersion: MCP_PROTOCOL,
+  capabilities: {},
+  clientInfo: { name: 'isolation', version: '1.0.0' },
+});
+const transcriptUri = (id: string) => `conclave://deliberations/${id}`;
 
 interface Fixture {
   councilConversation: string;
@@ -42,6 +64,10 @@ interface Fixture {
   batchId: string;
   itemMessage: string;
   itemConversation: string;
+  /** A's preset's name: a UUID, so that every id route is probed with it too. */
+  presetName: string;
+  /** A's finished batch, deleted by A's own DELETE /api/batches/:id. */
+  finishedBatchId: string;
 }
 
 /** Every id A owns, of every kind: each id route is probed with all of them. */
@@ -60,6 +86,8 @@ interface Reply {
   status: number;
   type: string | null;
   body: unknown;
+  /** The WWW-Authenticate header (MCP clients look for `Bearer` on a 401). */
+  challenge: string | null;
 }
 
 interface HttpEntry {
@@ -120,6 +148,16 @@ function socketMessages(app: INestApplication): string[] {
   return [...new Set(found)];
 }
 
+/** The JSON-RPC messages of an /mcp reply: one JSON body, or the `data:` lines of an SSE stream. */
+function rpcMessages(reply: Reply): Record<string, unknown>[] {
+  if (typeof reply.body !== 'string') return reply.body ? [reply.body as Record<string, unknown>] : [];
+  if (!reply.type?.includes('text/event-stream')) return [JSON.parse(reply.body) as Record<string, unknown>];
+  return reply.body
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+}
+
 /** The id in a reply replaced by a placeholder: a 404 may echo the id it was asked about. */
 function normalize(reply: Reply | unknown, id: string): unknown {
   return JSON.parse(JSON.stringify(reply).split(id).join(':id')) as unknown;
@@ -143,6 +181,8 @@ describe('isolation: a user never reaches another user’s conversations, messag
   const bobReceived: string[] = [];
   let firstAccepted: unknown;
   let batchAccepted: unknown;
+  /** B's Mcp-Session-Id, from its initialize: sent back on every later request, as clients do. */
+  let bobSession = '';
 
   async function call(token: string | undefined, req: Req): Promise<Reply> {
     const headers: Record<string, string> = { ...(req.headers ?? {}) };
@@ -163,7 +203,59 @@ describe('isolation: a user never reaches another user’s conversations, messag
     } catch {
       // a stream or a CSV: compared as text
     }
-    return { status: response.status, type: response.headers.get('content-type'), body };
+    return {
+      status: response.status,
+      type: response.headers.get('content-type'),
+      body,
+      challenge: response.headers.get('www-authenticate'),
+    };
+  }
+
+  /** A JSON-RPC message POSTed to /mcp in a session (after its initialize), as an MCP client sends it. */
+  const mcpReq = (message: unknown, session: string): Req => ({
+    method: 'POST',
+    url: '/mcp',
+    body: message,
+    headers: { ...MCP_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': MCP_PROTOCOL },
+  });
+
+  /** The answer to one JSON-RPC request over /mcp (200, whatever the tool said). */
+  async function mcpAnswer(
+    token: string,
+    message: ReturnType<typeof rpc>,
+    session: string,
+  ): Promise<Record<string, unknown>> {
+    const reply = await call(token, mcpReq(message, session));
+    expect(reply.status).toBe(200);
+    const answer = rpcMessages(reply).find((m) => m.id === message.id);
+    expect(answer).toBeDefined();
+    return answer!;
+  }
+
+  /** An MCP client's first request: initialize; its answer names the server and hands out a session id. */
+  async function mcpInitialize(token: string): Promise<string> {
+    const response = await fetch(`${stack.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` },
+      body: JSON.stringify(INITIALIZE),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const reply: Reply = {
+      status: response.status,
+      type: response.headers.get('content-type'),
+      body: await response.text(),
+      challenge: null,
+    };
+    expect(reply.status).toBe(200);
+    expect(rpcMessages(reply)).toEqual([
+      expect.objectContaining({
+        id: 1,
+        result: expect.objectContaining({ serverInfo: expect.objectContaining({ name: 'conclave' }) }),
+      }),
+    ]);
+    const session = response.headers.get('mcp-session-id');
+    expect(session).toEqual(expect.any(String));
+    return session!;
   }
 
   const as = async <T>(token: string, req: Req) => (await call(token, req)) as Reply & { body: T };
@@ -506,6 +598,40 @@ describe('isolation: a user never reaches another user’s conversations, messag
       },
     },
     {
+      method: 'DELETE',
+      path: '/api/batches/:id',
+      access: 'user',
+      // B's delete of A's finished batch (or of its running one) deletes nothing: the snapshot, and below.
+      probes: [(id) => ({ method: 'DELETE', url: `/api/batches/${id}` })],
+      unknownStatus: 404,
+      foreign: async (a) => {
+        for (const id of [a.finishedBatchId, a.batchId]) {
+          const got = await as<BatchView>(alice, { method: 'GET', url: `/api/batches/${id}` });
+          expect(got).toMatchObject({ status: 200, body: { batchId: id, total: id === a.batchId ? 3 : 1 } });
+        }
+        // The finished batch's item is still there, answer and all (one JSONL line, parsed as JSON).
+        const items = await call(alice, { method: 'GET', url: `/api/batches/${a.finishedBatchId}/results` });
+        expect(items).toMatchObject({ status: 200, body: { status: 'complete', question: 'Finished one?' } });
+      },
+      sample: (a) => ({ method: 'DELETE', url: `/api/batches/${a.finishedBatchId}` }),
+      own: async (a) => {
+        // A's running batch is A's: refused with how to stop it (409), not hidden (404).
+        const refused = await as<{ message: string }>(alice, {
+          method: 'DELETE',
+          url: `/api/batches/${a.batchId}`,
+        });
+        expect(refused.status).toBe(409);
+        expect(refused.body.message).toMatch(/ is (queued|running): cancel it first/);
+        expect((await call(alice, { method: 'GET', url: `/api/batches/${a.batchId}` })).status).toBe(200);
+        const url = `/api/batches/${a.finishedBatchId}`;
+        expect((await call(alice, { method: 'DELETE', url })).status).toBe(204);
+        expect((await call(alice, { method: 'GET', url })).status).toBe(404);
+        expect((await call(alice, { method: 'DELETE', url })).status).toBe(404);
+        const list = await as<BatchView[]>(alice, { method: 'GET', url: '/api/batches' });
+        expect(list.body.map((b) => b.batchId)).toEqual([a.batchId]);
+      },
+    },
+    {
       method: 'POST',
       path: '/api/batches/:id/cancel',
       access: 'user',
@@ -577,6 +703,268 @@ describe('isolation: a user never reaches another user’s conversations, messag
         });
         expect(reply.status).toBe(403);
       },
+    })),
+    {
+      method: 'GET',
+      path: '/v1/models',
+      access: 'user',
+      foreign: async (a) => {
+        // B's models are the modes and B's own presets: nothing of A's.
+        const reply = await as<{ data: { id: string }[] }>(bob, { method: 'GET', url: '/v1/models' });
+        expect(reply.status).toBe(200);
+        expect(reply.body.data.map((m) => m.id)).toContain('conclave/council');
+        for (const id of idsOf(a)) expect(JSON.stringify(reply.body)).not.toContain(id);
+      },
+      sample: () => ({ method: 'GET', url: '/v1/models' }),
+      own: async (a) => {
+        const reply = await as<{ data: { id: string }[] }>(alice, { method: 'GET', url: '/v1/models' });
+        expect(reply.body.data.map((m) => m.id)).toContain(`conclave/preset/${a.presetName}`);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/chat/completions',
+      access: 'user',
+      // A's preset as B's model answers as a model nobody has.
+      probes: [
+        (id) => ({
+          method: 'POST',
+          url: '/v1/chat/completions',
+          body: { model: `conclave/preset/${id}`, messages: [{ role: 'user', content: 'Whose preset?' }] },
+        }),
+      ],
+      unknownStatus: 400,
+      sample: () => ({
+        method: 'POST',
+        url: '/v1/chat/completions',
+        body: { model: 'conclave/council', messages: [{ role: 'user', content: 'Sample?' }] },
+      }),
+      own: async (a) => {
+        const reply = await as<{ choices: { message: { content: string } }[]; conclave: { preset: string } }>(
+          alice,
+          {
+            method: 'POST',
+            url: '/v1/chat/completions',
+            body: {
+              model: `conclave/preset/${a.presetName}`,
+              messages: [{ role: 'user', content: 'Mine?' }],
+            },
+          },
+        );
+        expect(reply.status).toBe(200);
+        expect(reply.body.conclave.preset).toBe(a.presetName);
+        expect(reply.body.choices[0].message.content).toEqual(expect.any(String));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/presets',
+      access: 'user',
+      foreign: async () => {
+        expect(await as<unknown[]>(bob, { method: 'GET', url: '/api/presets' })).toMatchObject({
+          status: 200,
+          body: [],
+        });
+      },
+      sample: () => ({ method: 'GET', url: '/api/presets' }),
+      own: async (a) => {
+        const list = await as<{ name: string }[]>(alice, { method: 'GET', url: '/api/presets' });
+        expect(list.body.map((p) => p.name)).toEqual([a.presetName]);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/presets/:name',
+      access: 'user',
+      probes: [(id) => ({ method: 'GET', url: `/api/presets/${id}` })],
+      unknownStatus: 404,
+      sample: (a) => ({ method: 'GET', url: `/api/presets/${a.presetName}` }),
+      own: async (a) => {
+        const got = await as<{ mode: string }>(alice, { method: 'GET', url: `/api/presets/${a.presetName}` });
+        expect(got).toMatchObject({ status: 200, body: { mode: 'council', councilModels: COUNCIL } });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/presets',
+      access: 'user',
+      probes: [(id) => ({ method: 'POST', url: '/api/presets', body: { name: id, mode: 'parliament' } })],
+      unknownStatus: 400,
+      foreign: async (a) => {
+        // B cannot start from A's preset: its name answers as a name nobody has.
+        const use = (preset: string) =>
+          call(bob, { method: 'POST', url: '/api/deliberations', body: { question: 'Mine?', preset } });
+        const random = randomUUID();
+        const unknown = normalize(await use(random), random) as Reply;
+        expect(unknown.status).toBe(400);
+        expect(normalize(await use(a.presetName), a.presetName)).toEqual(unknown);
+        // B's save under A's name is B's own new preset (201, not a replacement); A's stays as it was.
+        const saved = await call(bob, {
+          method: 'POST',
+          url: '/api/presets',
+          body: { name: a.presetName, mode: 'vote' },
+        });
+        expect(saved.status).toBe(201);
+        const [row]: { mode: string }[] = await stack.db.query(
+          `SELECT p.mode FROM presets p JOIN users u ON u.id = p.user_id WHERE u.name = 'alice' AND p.name = $1`,
+          [a.presetName],
+        );
+        expect(row).toEqual({ mode: 'council' });
+        expect((await call(bob, { method: 'DELETE', url: `/api/presets/${a.presetName}` })).status).toBe(204);
+      },
+      sample: () => ({ method: 'POST', url: '/api/presets', body: { name: 'sample' } }),
+      own: async (a) => {
+        const replaced = await call(alice, {
+          method: 'POST',
+          url: '/api/presets',
+          body: { name: a.presetName, councilModels: COUNCIL },
+        });
+        expect(replaced.status).toBe(200);
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/presets/:name',
+      access: 'user',
+      probes: [(id) => ({ method: 'DELETE', url: `/api/presets/${id}` })],
+      unknownStatus: 404,
+      sample: (a) => ({ method: 'DELETE', url: `/api/presets/${a.presetName}` }),
+      own: async (a) => {
+        const url = `/api/presets/${a.presetName}`;
+        expect((await call(alice, { method: 'DELETE', url })).status).toBe(204);
+        expect((await call(alice, { method: 'GET', url })).status).toBe(404);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/mcp',
+      access: 'user',
+      // B's MCP tools and resource reads on A's ids, in B's own session, answer as for an id nobody has.
+      probes: [
+        ...(['get_deliberation', 'cancel_deliberation'] as const).map(
+          (name) => (id: string) =>
+            mcpReq(rpc('tools/call', { name, arguments: { messageId: id } }), bobSession),
+        ),
+        (id) => mcpReq(rpc('resources/read', { uri: transcriptUri(id) }), bobSession),
+        // A council follow-up to anything of A's, or a jury one (mode mismatch): an unknown conversation.
+        ...(['start_deliberation', 'deliberate'] as const).map(
+          (name) => (id: string) =>
+            mcpReq(rpc('tools/call', { name, arguments: council('Let me in', id) }), bobSession),
+        ),
+        (id) =>
+          mcpReq(
+            rpc('tools/call', {
+              name: 'start_deliberation',
+              arguments: { question: 'Let me in', mode: 'jury', modeConfig: JURY, conversationId: id },
+            }),
+            bobSession,
+          ),
+      ],
+      unknownStatus: 200,
+      foreign: async (a) => {
+        // What B gets is "no deliberation" (a tool error) and "resource not found" (-32002), nothing of A's.
+        for (const id of [randomUUID(), a.councilMessage, a.juryMessage, a.itemMessage]) {
+          for (const name of ['get_deliberation', 'cancel_deliberation']) {
+            const answer = await mcpAnswer(
+              bob,
+              rpc('tools/call', { name, arguments: { messageId: id } }),
+              bobSession,
+            );
+            expect({ name, answer }).toEqual({
+              name,
+              answer: {
+                jsonrpc: '2.0',
+                id: 1,
+                result: {
+                  isError: true,
+                  content: [{ type: 'text', text: expect.stringMatching(`^no deliberation ${id}:`) }],
+                },
+              },
+            });
+          }
+          const read = await mcpAnswer(bob, rpc('resources/read', { uri: transcriptUri(id) }), bobSession);
+          expect(read).toMatchObject({ error: { code: -32002 } });
+          expect(read.result).toBeUndefined();
+        }
+        const started = await mcpAnswer(
+          bob,
+          rpc('tools/call', {
+            name: 'start_deliberation',
+            arguments: council('Let me in', a.councilConversation),
+          }),
+          bobSession,
+        );
+        expect(started).toMatchObject({
+          result: {
+            isError: true,
+            content: [{ type: 'text', text: expect.stringMatching(/^conversation .* not found/) }],
+          },
+        });
+      },
+      sample: () => ({ method: 'POST', url: '/mcp', body: INITIALIZE, headers: MCP_HEADERS }),
+      own: async (a) => {
+        // A new session (initialize), then A's tools and transcripts on A's own ids.
+        const session = await mcpInitialize(alice);
+        for (const id of [a.councilMessage, a.juryMessage, a.itemMessage]) {
+          const got = await mcpAnswer(
+            alice,
+            rpc('tools/call', { name: 'get_deliberation', arguments: { messageId: id } }),
+            session,
+          );
+          expect(got).toMatchObject({ result: { structuredContent: { messageId: id } } });
+          expect((got.result as { isError?: boolean }).isError).toBeFalsy();
+        }
+        const cancelled = await mcpAnswer(
+          alice,
+          rpc('tools/call', { name: 'cancel_deliberation', arguments: { messageId: a.councilMessage } }),
+          session,
+        );
+        expect(cancelled).toMatchObject({
+          result: { structuredContent: { messageId: a.councilMessage, status: 'complete' } },
+        });
+        expect((cancelled.result as { isError?: boolean }).isError).toBeFalsy();
+        const read = await mcpAnswer(
+          alice,
+          rpc('resources/read', { uri: transcriptUri(a.councilMessage) }),
+          session,
+        );
+        expect(read).toMatchObject({
+          result: {
+            contents: [
+              { uri: transcriptUri(a.councilMessage), text: expect.stringContaining('Private question') },
+            ],
+          },
+        });
+        const started = await mcpAnswer(
+          alice,
+          rpc('tools/call', {
+            name: 'start_deliberation',
+            arguments: council('Over MCP', a.councilConversation),
+          }),
+          session,
+        );
+        const { structuredContent } = started.result as {
+          structuredContent: { conversationId: string; messageId: string };
+        };
+        expect(structuredContent.conversationId).toBe(a.councilConversation);
+        await completeOver(aliceSocket, structuredContent.messageId);
+      },
+    },
+    // Stateless: no stream to GET, no session to DELETE (405 whoever asks, with nothing in it).
+    ...(['GET', 'DELETE'] as const).map((method): HttpEntry => ({
+      method,
+      path: '/mcp',
+      access: 'public',
+      foreign: async (a) => {
+        for (const token of [undefined, bob]) {
+          const reply = await call(token, { method, url: '/mcp', headers: MCP_HEADERS });
+          expect(reply.status).toBe(405);
+          for (const id of idsOf(a)) expect(JSON.stringify(reply.body)).not.toContain(id);
+        }
+      },
+      sample: () => ({ method, url: '/mcp' }),
+      own: async () =>
+        expect((await call(alice, { method, url: '/mcp', headers: MCP_HEADERS })).status).toBe(405),
     })),
     {
       method: 'DELETE',
@@ -708,6 +1096,13 @@ describe('isolation: a user never reaches another user’s conversations, messag
     batchAccepted = batch.body;
     fx.batchId = batch.body.batchId;
     expect(await watcher.emitWithAck('subscribe', { batchId: fx.batchId })).toEqual({ ok: true });
+    const finished = await as<{ batchId: string }>(alice, {
+      method: 'POST',
+      url: '/api/batches',
+      body: FINISHED_BATCH,
+    });
+    expect(finished.status).toBe(202);
+    fx.finishedBatchId = finished.body.batchId;
 
     const first = await as<{ conversationId: string; messageId: string }>(alice, {
       method: 'POST',
@@ -743,6 +1138,23 @@ describe('isolation: a user never reaches another user’s conversations, messag
     fx.itemMessage = item.id;
     fx.itemConversation = item.conversation_id;
     expect(await watcher.emitWithAck('subscribe', { messageId: fx.itemMessage })).toEqual({ ok: true });
+    fx.presetName = randomUUID();
+    const preset = await call(alice, {
+      method: 'POST',
+      url: '/api/presets',
+      body: { name: fx.presetName, councilModels: COUNCIL },
+    });
+    expect(preset.status).toBe(201);
+    for (let i = 0; ; i++) {
+      const view = await as<BatchView>(alice, { method: 'GET', url: `/api/batches/${fx.finishedBatchId}` });
+      if (view.body.finishedAt !== null) {
+        expect(view.body).toMatchObject({ status: 'complete', failed: 0 });
+        break;
+      }
+      if (i >= 600) throw new Error(`batch ${fx.finishedBatchId} never finished`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    bobSession = await mcpInitialize(bob);
   }, 40_000);
   afterAll(() => stack.stop());
 
@@ -848,8 +1260,12 @@ describe('isolation: a user never reaches another user’s conversations, messag
     ];
     const protectedRoutes = HTTP.filter((e) => e.access === 'user');
     expect(protectedRoutes.length).toBeGreaterThanOrEqual(11);
-    let first: unknown;
+    // One 401 answer per surface: the API's own shape, OpenAI's under /v1, MCP's (with its Bearer challenge).
+    const first = new Map<string, unknown>();
+    const surfaceOf = (path: string) => (path.startsWith('/v1/') ? '/v1' : path === '/mcp' ? 'mcp' : 'api');
+    expect(new Set(protectedRoutes.map((e) => surfaceOf(e.path)))).toEqual(new Set(['api', '/v1', 'mcp']));
     for (const entry of protectedRoutes) {
+      const surface = surfaceOf(entry.path);
       const sample = entry.sample(fx);
       for (const via of ['header', 'query'] as const) {
         for (const key of keys) {
@@ -869,8 +1285,15 @@ describe('isolation: a user never reaches another user’s conversations, messag
             key: key.label,
             status: 401,
           });
-          first ??= reply.body;
-          expect(reply.body).toEqual(first);
+          const answer = { body: reply.body, challenge: reply.challenge };
+          if (surface === 'mcp') expect(answer.challenge).toMatch(/^Bearer\b/);
+          if (!first.has(surface)) first.set(surface, answer);
+          expect({ route: `${entry.method} ${entry.path}`, via, key: key.label, answer }).toEqual({
+            route: `${entry.method} ${entry.path}`,
+            via,
+            key: key.label,
+            answer: first.get(surface),
+          });
         }
       }
       // A valid key as ?access_token= is for the SSE stream only.

@@ -227,9 +227,11 @@ describe('scale-out: two gateway processes, workers that come and go', () => {
     const socket = await connect(gateways[0]);
     const alive = () => workers.filter((w) => w.exitCode === null && w.signalCode === null);
     if (alive().length < 2) workers.push(await stack.spawnWorker());
+    const slowMs = SHUTDOWN_TIMEOUT_MS + 4000;
+    const postedAt = Date.now();
     const { messageId } = await post<{ messageId: string }>(gateways[0], '/api/deliberations', {
       question: 'Slow one?',
-      councilModels: ['sim/quick', `sim/slow:delay${SHUTDOWN_TIMEOUT_MS + 2000}@answer`],
+      councilModels: ['sim/quick', `sim/slow:delay${slowMs}@answer`],
     });
     const events = collect(socket, messageId);
     // Find the process that holds the stage (BullMQ records the worker's name, host:pid).
@@ -269,7 +271,10 @@ describe('scale-out: two gateway processes, workers that come and go', () => {
     holder.kill('SIGTERM');
     expect(await exit).toBe(0);
     const tookMs = Date.now() - stoppedAt;
-    expect(tookMs).toBeGreaterThanOrEqual(SHUTDOWN_TIMEOUT_MS - 500);
+    // The worker waits for the stage until the timeout; on a loaded machine finding the holder can
+    // take long enough that the slow call ends first, which ends the wait legitimately earlier.
+    const leftOfSlowCall = slowMs - (stoppedAt - postedAt);
+    expect(tookMs).toBeGreaterThanOrEqual(Math.min(SHUTDOWN_TIMEOUT_MS, leftOfSlowCall) - 500);
     expect(tookMs).toBeLessThan(SHUTDOWN_TIMEOUT_MS + 5000);
     // The other worker takes the stage over once the lock lapses, and the deliberation completes.
     const received = await events;
@@ -280,7 +285,7 @@ describe('scale-out: two gateway processes, workers that come and go', () => {
       [messageId],
     );
     expect(n).toBe(2);
-  }, 60_000);
+  }, 90_000);
 
   it('logs JSON lines that carry the messageId and job id, without question text', async () => {
     const marker = 'zebra-quartz-marker';

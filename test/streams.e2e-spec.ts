@@ -374,8 +374,9 @@ describe('caps, rate limits and slow consumers on live connections', () => {
       // A publish that was lost: the event is stored, nobody heard of it. The next re-sync fetches it
       // for that message's three subscribers only.
       await stack.db.query(
-        `WITH e AS (INSERT INTO deliberation_events (message_id, seq, event_key, type, payload)
-           VALUES ($1, 1, 'lost', 'model_progress', '{"stage":"stage1","participant":"sim/a","state":"started"}')
+        `WITH e AS (INSERT INTO deliberation_events (message_id, message_created_at, seq, event_key, type, payload)
+           SELECT $1, created_at, 1, 'lost', 'model_progress', '{"stage":"stage1","participant":"sim/a","state":"started"}'
+           FROM messages WHERE id = $1
            RETURNING 1)
          UPDATE messages SET last_seq = 1 WHERE id = $1`,
         [ids[7]],
@@ -408,10 +409,10 @@ describe('caps, rate limits and slow consumers on live connections', () => {
       // About 4 MB of stored events to replay.
       await stack.db.query(
         `WITH e AS (
-           INSERT INTO deliberation_events (message_id, seq, event_key, type, payload)
-           SELECT $1, g, 'bulk-' || g, 'model_progress',
+           INSERT INTO deliberation_events (message_id, message_created_at, seq, event_key, type, payload)
+           SELECT $1, m.created_at, g, 'bulk-' || g, 'model_progress',
              jsonb_build_object('stage', 'stage1', 'participant', 'sim/a', 'state', 'started', 'padding', repeat('x', 2000))
-           FROM generate_series(1, $2::int) g RETURNING 1)
+           FROM messages m CROSS JOIN generate_series(1, $2::int) g WHERE m.id = $1 RETURNING 1)
          UPDATE messages SET last_seq = $2 WHERE id = $1`,
         [messageId, EVENTS],
       );

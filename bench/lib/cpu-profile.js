@@ -1,7 +1,7 @@
 'use strict';
 /**
  * Preloaded into a process by the benchmark (NODE_OPTIONS=--require …/cpu-profile.js, because
- * --cpu-prof is not allowed in NODE_OPTIONS): the first SIGUSR2 starts V8's sampling CPU profiler,
+ * --cpu-prof is not allowed in NODE_OPTIONS): the first SIGWINCH starts V8's sampling CPU profiler,
  * the second writes the profile (.cpuprofile JSON) to BENCH_CPU_PROFILE. Only the window between
  * the two signals is profiled, so start-up (ts-node compiling the sources) stays out of it.
  */
@@ -13,7 +13,7 @@ if (target) {
   const session = new inspector.Session();
   session.connect();
   let running = false;
-  process.on('SIGUSR2', () => {
+  process.on('SIGWINCH', () => {
     if (!running) {
       running = true;
       session.post('Profiler.enable', () =>

@@ -4,7 +4,11 @@ import type { ChildProcess } from 'node:child_process';
 import { sleep } from './stats';
 import type { Table } from './types';
 
-/** The preload that profiles between two SIGUSR2 (see cpu-profile.js). */
+/**
+ * The preload that profiles between two SIGWINCH (see cpu-profile.js): a signal whose default is
+ * to be ignored and that Nest's shutdown hooks do not listen to (the gateway's enableShutdownHooks()
+ * shuts it down on SIGUSR2).
+ */
 export const PROFILE_PRELOAD = path.join(__dirname, 'cpu-profile.js');
 
 export function profilerEnv(file: string): Record<string, string> {
@@ -13,12 +17,12 @@ export function profilerEnv(file: string): Record<string, string> {
 }
 
 export function startProfile(child: ChildProcess): void {
-  child.kill('SIGUSR2');
+  child.kill('SIGWINCH');
 }
 
 /** Stops the profiler and waits for the file. */
 export async function stopProfile(child: ChildProcess, file: string, timeoutMs = 30_000): Promise<void> {
-  child.kill('SIGUSR2');
+  child.kill('SIGWINCH');
   const deadline = Date.now() + timeoutMs;
   while (!existsSync(file)) {
     if (existsSync(`${file}.error`)) throw new Error(readFileSync(`${file}.error`, 'utf8'));
@@ -116,10 +120,14 @@ export function summarizeProfile(file: string): ProfileSummary {
 }
 
 /** The two tables of a profile for a report: self time by part of the code, then by function. */
-export function profileTables(profile: ProfileSummary, what: string): { caption?: string; table: Table }[] {
+export function profileTables(
+  profile: ProfileSummary,
+  what: string,
+  process = 'Worker',
+): { caption?: string; table: Table }[] {
   return [
     {
-      caption: `Worker CPU profile ${what} (${profile.seconds} s, busy ${profile.busyPct}% of the window), self time by part of the code:`,
+      caption: `${process} CPU profile ${what} (${profile.seconds} s, busy ${profile.busyPct}% of the window), self time by part of the code:`,
       table: {
         columns: ['part', '% of busy time'],
         rows: profile.byCategory.map((c) => [c.category, c.pct]),

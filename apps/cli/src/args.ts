@@ -13,6 +13,7 @@ Commands:
   batch cancel ID       cancel a batch: queued items stop, running ones finish
   batch report ID       a batch's report: per-mode statistics, agreement, usage, failures
   batch compare A B     compare two batches of the same mode on the same items (B − A)
+  mcp                   an MCP server on stdin/stdout for desktop clients (Claude Desktop, Cursor, …)
 
 Global options:
   --url URL             Conclave's address (env CONCLAVE_URL, default http://localhost:3000)
@@ -46,6 +47,12 @@ batch submit:
 batch status | list | cancel:  --json   print the raw JSON
 batch results:  --format jsonl|csv (default jsonl)  --out FILE (default stdout)
 batch report | compare:  --format md|json (default md)  --out FILE (default stdout)
+
+mcp:
+  Speaks the Model Context Protocol on stdin/stdout (its own lines go to stderr); its tools and
+  resources are those of the gateway's /mcp at --url, called with --key. Progress and
+  cancellation pass through. It exits with 1 and says why on stderr when the gateway cannot be
+  reached or refuses the key; with 0 when the client closes its stdin.
 
 Exit codes: 0 done, 1 failed, 2 misused, 3 the deliberation was cancelled,
 130 stopped by Ctrl-C (what it followed goes on on the server).
@@ -81,7 +88,8 @@ export type CommandName =
   | 'batch results'
   | 'batch cancel'
   | 'batch report'
-  | 'batch compare';
+  | 'batch compare'
+  | 'mcp';
 
 type OptionName = keyof typeof OPTIONS;
 
@@ -131,6 +139,7 @@ const COMMANDS: Record<CommandName, CommandShape> = {
     positionals: 2,
     synopsis: 'batch compare A B [--format md|json] [--out FILE]',
   },
+  mcp: { options: [], positionals: 0, synopsis: 'mcp' },
 };
 
 const GLOBAL_OPTIONS: readonly OptionName[] = ['url', 'key', 'help'];
@@ -165,6 +174,7 @@ function commandOf(positionals: string[]): { command: CommandName; args: string[
   const [first, second] = positionals;
   if (first === undefined) throw new UsageError('missing command');
   if (first === 'ask') return { command: 'ask', args: positionals.slice(1) };
+  if (first === 'mcp') return { command: 'mcp', args: positionals.slice(1) };
   if (first === 'batch') {
     const command = `batch ${second ?? ''}`;
     if (second === undefined) throw new UsageError('missing batch command');

@@ -15,6 +15,8 @@ const COMMANDS: Record<CommandName, Command> = {
   'batch cancel': batchCommands.cancel,
   'batch report': reportCommands.report,
   'batch compare': reportCommands.compare,
+  // Loaded when used: the MCP SDK is not needed by the other commands.
+  mcp: async (target) => (await import('./mcp')).mcpCommand(target),
 };
 
 /** A reader that went away (`conclave batch results … | head`) is not an error. */

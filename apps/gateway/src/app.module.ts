@@ -23,6 +23,9 @@ import { StreamRegistry } from './events/stream-registry';
 import { HealthController } from './health/health.controller';
 import { ModesController } from './modes/modes.controller';
 import { ModelsController, ModelsModule } from './models';
+import { MCP_CONTROLLERS, MCP_PROVIDERS } from './mcp';
+import { OPENAI_CONTROLLERS, OPENAI_PROVIDERS } from './openai';
+import { PresetsController, PresetsModule } from './presets';
 import type { Metrics } from '@conclave/observability';
 import { DeliberationsRepository } from '@conclave/persistence';
 import { ProbesController } from './ops/probes.controller';
@@ -48,6 +51,7 @@ export class AppModule {
         QueueModule.forRoot(config),
         TerminusModule,
         ModelsModule,
+        PresetsModule,
       ],
       controllers: [
         DeliberationsController,
@@ -56,8 +60,11 @@ export class AppModule {
         BudgetsController,
         ModesController,
         ModelsController,
+        PresetsController,
         HealthController,
         ProbesController,
+        ...MCP_CONTROLLERS,
+        ...OPENAI_CONTROLLERS,
       ],
       providers: [
         {
@@ -94,6 +101,8 @@ export class AppModule {
         DeliberationsGateway,
         BudgetsService,
         DryRunService,
+        ...MCP_PROVIDERS,
+        ...OPENAI_PROVIDERS,
       ],
     };
   }

@@ -1,9 +1,10 @@
-import type { DeliberationAccepted, ModeDescription, ModeName } from '@conclave/contracts';
+import type { DeliberationAccepted, ModeDescription, ModeName, Preset } from '@conclave/contracts';
 import { useEffect, useId, useRef, useState } from 'react';
 import { ApiFailure, getModes, startDeliberation } from './api';
 import { noteStarted, optionsFromConfig, rosterFromConfig, SEPARATE_OPTIONS } from './conversations';
 import { isSendKey, radioGroupEnds } from './keys';
 import { useModelCatalogue } from './model-picker';
+import { listPresets, presetConfig, presetNameProblem, presetRequest, savePreset } from './presets';
 import { modelsIn, RosterField } from './roster-input';
 
 export const DESCRIPTIONS: Record<ModeName, string> = {
@@ -102,6 +103,12 @@ export function NewDeliberation({
   const [answerOptions, setAnswerOptions] = useState('');
   const [errors, setErrors] = useState<Fields>({});
   const [busy, setBusy] = useState(false);
+  const [presets, setPresets] = useState<Preset[]>([]);
+  const [chosenPreset, setChosenPreset] = useState('');
+  const [presetName, setPresetName] = useState('');
+  const [presetError, setPresetError] = useState<string | null>(null);
+  const [presetNote, setPresetNote] = useState<string | null>(null);
+  const [savingPreset, setSavingPreset] = useState(false);
   const formRef = useRef<HTMLFormElement>(null);
   const ids = useId();
   // A problem inside a folded section unfolds it, so that it is seen.
@@ -114,6 +121,10 @@ export function NewDeliberation({
     let live = true;
     getModes().then(
       (found) => live && setModes(found),
+      () => undefined,
+    );
+    listPresets().then(
+      (found) => live && setPresets(found),
       () => undefined,
     );
     return () => {
@@ -174,11 +185,8 @@ export function NewDeliberation({
     return found;
   };
 
-  const submit = async () => {
-    if (busy || waitReason) return;
-    const found = check();
-    setErrors(found);
-    if (Object.keys(found).length > 0) return;
+  /** The request the form stands for (what it sends; a preset keeps part of it). */
+  const buildRequest = (): Record<string, unknown> => {
     const request: Record<string, unknown> = {
       question: mode === 'jury' ? question.trim() || 'Evaluate this content' : question,
       mode,
@@ -203,6 +211,63 @@ export function NewDeliberation({
       const n = Number(value);
       setPath(request, `modeConfig.${field}`, Number.isNaN(n) ? value : n);
     }
+    return request;
+  };
+
+  /** Fills the mode, roster and options from a saved preset; they stay editable. */
+  const applyPreset = (name: string) => {
+    setChosenPreset(name);
+    const preset = presets.find((p) => p.name === name);
+    const target = preset && modes.find((m) => m.mode === preset.mode);
+    if (!preset || !target) return;
+    if (!fixedMode) setMode(preset.mode);
+    const config = presetConfig(preset);
+    setRoster(rosterFromConfig(target, config));
+    setOptions(optionsFromConfig(target, config));
+    const type = config.questionType;
+    setQuestionType(type === 'numeric' || type === 'qualitative' ? type : '');
+    setAnswerOptions(Array.isArray(config.options) ? config.options.map(String).join('\n') : '');
+    setErrors({});
+    setPresetName(preset.name);
+    setPresetError(null);
+    setPresetNote(null);
+  };
+
+  /** Saves the current mode, roster and options under the name given (replacing a preset of that name). */
+  const saveAsPreset = async () => {
+    if (savingPreset) return;
+    setPresetNote(null);
+    const problem = presetNameProblem(presetName);
+    setPresetError(problem);
+    if (problem) return;
+    setSavingPreset(true);
+    try {
+      const saved = await savePreset(presetRequest(presetName, buildRequest()));
+      const others = presets.filter((p) => p.name !== saved.name);
+      setPresets([...others, saved].sort((a, b) => (a.name < b.name ? -1 : 1)));
+      setChosenPreset(saved.name);
+      setPresetNote(`Saved as preset "${saved.name}".`);
+    } catch (e) {
+      if (e instanceof ApiFailure) {
+        // The panel's fields are marked where they are; the name's (or the reason) by the name.
+        const { name: nameError, ...fields } = e.body.fields ?? {};
+        const marked = Object.keys(fields).length > 0;
+        if (marked) setErrors(fields);
+        setPresetError(
+          nameError ?? (marked ? 'The preset was not saved: see the fields marked.' : e.body.message),
+        );
+      } else setPresetError('Could not reach the server. Please try again.');
+    } finally {
+      setSavingPreset(false);
+    }
+  };
+
+  const submit = async () => {
+    if (busy || waitReason) return;
+    const found = check();
+    setErrors(found);
+    if (Object.keys(found).length > 0) return;
+    const request = buildRequest();
     setBusy(true);
     try {
       const accepted = await startDeliberation(request);
@@ -287,6 +352,75 @@ export function NewDeliberation({
     </details>
   );
 
+  // A follow-up keeps its conversation's mode: only that mode's presets fit it.
+  const choosable = fixedMode ? presets.filter((p) => p.mode === fixedMode) : presets;
+  const presetFields = (
+    <div className="presets">
+      {choosable.length > 0 && (
+        <label>
+          Preset
+          <select
+            name="preset"
+            value={chosenPreset}
+            onChange={(e) => applyPreset(e.target.value)}
+            aria-describedby={`${ids}-preset-pick-hint`}
+          >
+            <option value="">None</option>
+            {choosable.map((p) => (
+              <option key={p.name} value={p.name}>
+                {fixedMode ? p.name : `${p.name} (${p.mode})`}
+              </option>
+            ))}
+          </select>
+          <small className="hint" id={`${ids}-preset-pick-hint`}>
+            Fills the {fixedMode ? '' : 'mode, '}panel and options; you can still change them.
+          </small>
+        </label>
+      )}
+      <details className="save-preset">
+        <summary>Save as preset</summary>
+        <label>
+          Preset name
+          <input
+            name="presetName"
+            value={presetName}
+            autoComplete="off"
+            spellCheck={false}
+            aria-describedby={`${ids}-preset-hint`}
+            aria-invalid={presetError ? true : undefined}
+            onChange={(e) => (setPresetName(e.target.value), setPresetError(null))}
+            onKeyDown={(e) => {
+              // Enter saves the preset here; it does not start a deliberation.
+              if (e.key !== 'Enter') return;
+              e.preventDefault();
+              void saveAsPreset();
+            }}
+          />
+          <small className="hint" id={`${ids}-preset-hint`}>
+            Saves the {fixedMode ? '' : 'mode, '}panel and options (not the question). Lowercase letters,
+            digits, “.”, “_” or “-”; an existing name is replaced.
+          </small>
+          {presetError && (
+            <span className="field-error" role="alert" data-field="presetName">
+              {presetError}
+            </span>
+          )}
+        </label>
+        <button
+          type="button"
+          className="secondary"
+          disabled={savingPreset}
+          onClick={() => void saveAsPreset()}
+        >
+          Save preset
+        </button>
+        <span className="muted preset-note" role="status">
+          {presetNote}
+        </span>
+      </details>
+    </div>
+  );
+
   return (
     <form
       ref={formRef}
@@ -308,7 +442,7 @@ export function NewDeliberation({
                   name="mode"
                   value={m.mode}
                   checked={m.mode === mode}
-                  onChange={() => (setMode(m.mode), setErrors({}))}
+                  onChange={() => (setMode(m.mode), setErrors({}), setChosenPreset(''))}
                 />
                 <strong>{m.mode}</strong> <span className="mode-description">{DESCRIPTIONS[m.mode]}</span>
               </label>
@@ -395,6 +529,7 @@ export function NewDeliberation({
             <span className="roster-summary">{rosterSummary(description, roster)}</span>{' '}
             <span className="muted">(change)</span>
           </summary>
+          {presetFields}
           {rosterFields}
           {optionFields}
         </details>
@@ -402,6 +537,7 @@ export function NewDeliberation({
         <fieldset className="panel">
           <legend>Panel</legend>
           <p className="hint">Leave a role empty for its default models.</p>
+          {presetFields}
           {rosterFields}
           {optionFields}
         </fieldset>

@@ -23,7 +23,7 @@ beforeEach(() => {
   global.fetch = jest.fn(async (url: string) => ({
     ok: true,
     status: 200,
-    text: async () => JSON.stringify(url === '/api/models' ? noModels : modes),
+    text: async () => JSON.stringify(url === '/api/models' ? noModels : url === '/api/presets' ? [] : modes),
   })) as unknown as typeof fetch;
   location.hash = '';
 });

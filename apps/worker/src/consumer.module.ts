@@ -2,8 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { connectionErrorLogger, type Logger } from '@conclave/observability';
 import { LOGGER } from '@conclave/platform';
-import { createRedis } from '@conclave/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conclave/redis';
 import { CONSUMER_ERRORS, REDIS_CONSUMER } from './tokens';
 
 /**
@@ -27,12 +26,12 @@ export class ConsumerModule {
         {
           provide: REDIS_CONSUMER,
           inject: [CONSUMER_ERRORS],
-          useFactory: (onError: (error: unknown) => void) => createRedis(config.redisUrl, 'worker', onError),
+          useFactory: (onError: (error: unknown) => void) => createRedis(config, 'worker', onError),
         },
         {
           provide: 'CONSUMER_SHUTDOWN',
           inject: [REDIS_CONSUMER],
-          useFactory: (redis: Redis) => ({
+          useFactory: (redis: RedisClient) => ({
             onApplicationShutdown() {
               redis.disconnect();
             },

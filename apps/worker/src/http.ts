@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { METRICS_CHALLENGE, checkReadiness, metricsAuthorized, type Metrics } from '@conclave/observability';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@conclave/redis';
 import type { DataSource } from 'typeorm';
 
 export interface WorkerHttp {
@@ -16,7 +16,7 @@ export interface WorkerHttp {
 export async function startWorkerHttp(
   port: number,
   dataSource: DataSource,
-  redis: Redis,
+  redis: RedisClient,
   metrics: Metrics,
   metricsToken: string | null = null,
 ): Promise<WorkerHttp> {

@@ -7,7 +7,7 @@ import {
 import type { ConclaveConfig } from '@conclave/config';
 import type { Logger, Metrics } from '@conclave/observability';
 import { CONFIG, LOGGER, METRICS, REDIS_PRODUCER } from '@conclave/platform';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@conclave/redis';
 import { DataSource } from 'typeorm';
 import { startWorkerHttp, type WorkerHttp } from './http';
 import { StageProcessor } from './jobs/stage.processor';
@@ -26,7 +26,7 @@ export class WorkerLifecycle implements OnApplicationBootstrap, BeforeApplicatio
     private readonly processor: StageProcessor,
     private readonly reconciler: Reconciler,
     private readonly dataSource: DataSource,
-    @Inject(REDIS_PRODUCER) private readonly producer: Redis,
+    @Inject(REDIS_PRODUCER) private readonly producer: RedisClient,
     @Inject(METRICS) private readonly metrics: Metrics,
     @Inject(CONFIG) private readonly config: ConclaveConfig,
     @Inject(LOGGER) private readonly logger: Logger,

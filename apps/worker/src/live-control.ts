@@ -4,8 +4,7 @@ import { controlChannel } from '@conclave/contracts';
 import { LiveCalls, StageRunner } from '@conclave/deliberation';
 import { connectionErrorLogger, type Logger } from '@conclave/observability';
 import { CONFIG, LOGGER } from '@conclave/platform';
-import { createRedis, parseControl } from '@conclave/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, parseControl, type RedisClient } from '@conclave/redis';
 
 /**
  * Hears what gateways tell every worker: a deliberation was cancelled (abort its calls running
@@ -14,7 +13,7 @@ import type { Redis } from 'ioredis';
  */
 @Injectable()
 export class LiveControl implements OnModuleInit, OnApplicationShutdown {
-  private subscriber: Redis | null = null;
+  private subscriber: RedisClient | null = null;
 
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
@@ -25,7 +24,7 @@ export class LiveControl implements OnModuleInit, OnApplicationShutdown {
 
   async onModuleInit(): Promise<void> {
     this.subscriber = createRedis(
-      this.config.redisUrl,
+      this.config,
       'subscriber',
       connectionErrorLogger((message) => this.log.warn(`redis control subscriber: ${message}`)),
     );

@@ -11,8 +11,7 @@ import {
   providerFromEnv,
   type ModelProvider,
 } from '@conclave/llm';
-import { RedisFleetLimiter } from '@conclave/redis';
-import type { Redis } from 'ioredis';
+import { RedisFleetLimiter, type RedisClient } from '@conclave/redis';
 
 export interface ProviderOverrides {
   /** Replaces the real provider (tests point it at a local chat-completions server). */
@@ -28,7 +27,7 @@ export interface ProviderOverrides {
 export function buildProvider(
   config: ConclaveConfig,
   overrides: ProviderOverrides = {},
-  redis?: Redis,
+  redis?: RedisClient,
 ): RoutingProvider {
   const limits = config.providerLimits;
   const limiter =

@@ -15,8 +15,7 @@ import {
   REDIS_PRODUCER,
   STAGE_QUEUE,
 } from '@conclave/platform';
-import { RedisEventPublisher, RedisLiveChannel, type StageQueue } from '@conclave/redis';
-import type { Redis } from 'ioredis';
+import { RedisEventPublisher, RedisLiveChannel, type RedisClient, type StageQueue } from '@conclave/redis';
 import { ConsumerModule } from './consumer.module';
 import { GenerateTitleHandler } from './jobs/generate-title.handler';
 import type { AnyJobHandler } from './jobs/job-handlers';
@@ -24,6 +23,7 @@ import { RunStageHandler } from './jobs/run-stage.handler';
 import { StageProcessor, stageProcessorClass } from './jobs/stage.processor';
 import { WorkerLifecycle } from './lifecycle';
 import { LiveControl } from './live-control';
+import { DataLifecycleJob } from './maintenance/data-lifecycle.job';
 import { buildProvider, type ProviderOverrides } from './provider';
 import { Reconciler } from './reconciler';
 import { REDIS_CONSUMER, STAGE_JOB_HANDLERS } from './tokens';
@@ -57,7 +57,7 @@ export class WorkerModule {
         ConsumerModule.forRoot(config),
         BullModule.forRootAsync({
           inject: [REDIS_CONSUMER],
-          useFactory: (connection: Redis) => ({ connection, prefix: config.redisPrefix }),
+          useFactory: (connection: RedisClient) => ({ connection, prefix: config.queuePrefix }),
         }),
         // Also what brings @nestjs/bullmq's explorer, which starts the worker of each @Processor.
         BullModule.registerQueue({ name: STAGE_QUEUE_DEFINITION.name }),
@@ -66,7 +66,7 @@ export class WorkerModule {
         {
           provide: LiveCalls,
           inject: [REDIS_PRODUCER, LOGGER],
-          useFactory: (redis: Redis, log: Logger) =>
+          useFactory: (redis: RedisClient, log: Logger) =>
             new LiveCalls(new RedisLiveChannel(redis, config.redisPrefix), (message) => log.warn(message)),
         },
         {
@@ -83,7 +83,7 @@ export class WorkerModule {
           useFactory: (
             store: TypeOrmDeliberationStore,
             scheduler: StageQueue,
-            redis: Redis,
+            redis: RedisClient,
             batches: BatchDispatcher,
             metrics: Metrics,
             log: Logger,
@@ -124,6 +124,8 @@ export class WorkerModule {
         Reconciler,
         LiveControl,
         WorkerLifecycle,
+        // The fleet-wide data-lifecycle job: event partitions ahead, and retention (RETENTION_DAYS).
+        DataLifecycleJob,
       ],
     };
   }

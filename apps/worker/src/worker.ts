@@ -42,7 +42,7 @@ export async function startWorker(
   const httpPort = app.get(WorkerLifecycle).httpPort;
   logger.info(
     { httpPort },
-    `consuming ${config.redisPrefix}:${STAGE_QUEUE_DEFINITION.name} with concurrency ${config.worker.concurrency}`,
+    `consuming ${config.queuePrefix}:${STAGE_QUEUE_DEFINITION.name} with concurrency ${config.worker.concurrency}`,
   );
   return { httpPort, close: () => app.close() };
 }

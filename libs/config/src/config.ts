@@ -1,7 +1,10 @@
 import { MODEL_ID_PATTERN, type ModeDefaults } from '@conclave/contracts';
 import { ConfigError } from './errors';
+import { parseDatabaseSettings, type DatabaseSettings } from './database-settings';
 import { parseMetricsToken } from './metrics-settings';
 import { parseProviderLimits, type ProviderLimits } from './provider-limits';
+import { parseRedisSettings, type RedisClusterSettings } from './redis-settings';
+import { parseLifecycleSettings, type LifecycleSettings } from './retention-settings';
 
 /**
  * Every setting Conclave reads, in one place. The README's configuration table mirrors this file.
@@ -12,9 +15,16 @@ export interface ConclaveConfig {
   nodeEnv: string;
   port: number;
   databaseUrl: string;
+  /** DATABASE_POOL_MODE and DATABASE_DIRECT_URL: a pooler in front of PostgreSQL (database-settings.ts). */
+  database: DatabaseSettings;
+  /** REDIS_URL: the one Redis, when not on a cluster (unused when `redisCluster` is set). */
   redisUrl: string;
+  /** REDIS_CLUSTER_NODES: set, every Redis connection is a Redis Cluster client (redis-settings.ts). */
+  redisCluster: RedisClusterSettings | null;
   /** Prefix of every Redis key and channel this deployment uses (BullMQ queues, event channel). */
   redisPrefix: string;
+  /** The BullMQ prefix: REDIS_PREFIX, or on a Redis Cluster that prefix as a hash tag (`{conclave}`). */
+  queuePrefix: string;
   authMode: AuthMode;
   /** Largest accepted request body; batches have their own, larger limit. */
   bodyLimit: string;
@@ -95,6 +105,17 @@ export interface ConclaveConfig {
    * loopback ones and the hosts of CORS_ORIGINS; any other Host header is refused (DNS rebinding).
    */
   allowedHosts: string[];
+  /**
+   * MCP_PROGRESS_INTERVAL_MS: while an MCP `deliberate` call runs and nothing else happened for
+   * this long, it sends a progress notification anyway (clients that reset their request timeout
+   * on progress then never cut a long run off).
+   */
+  mcp: { progressIntervalMs: number };
+  /**
+   * RETENTION_DAYS, LIFECYCLE_INTERVAL_MS, RETENTION_CHUNK_SIZE: the workers' fleet-wide
+   * data-lifecycle job (event partitions ahead of time; retention when RETENTION_DAYS is set).
+   */
+  lifecycle: LifecycleSettings;
 }
 
 export interface ModelCatalogueSettings {
@@ -282,8 +303,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     nodeEnv,
     port: int(env, 'PORT', 3000),
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/conclave',
-    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    redisPrefix: env.REDIS_PREFIX ?? 'conclave',
+    database: parseDatabaseSettings(env),
+    ...parseRedisSettings(env),
     authMode: authRaw,
     bodyLimit: env.BODY_LIMIT ?? '256kb',
     batchBodyLimit: env.BATCH_BODY_LIMIT ?? '64mb',
@@ -344,5 +365,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     },
     corsOrigins: origins(env.CORS_ORIGINS),
     allowedHosts: hostNames(env.ALLOWED_HOSTS),
+    mcp: { progressIntervalMs: int(env, 'MCP_PROGRESS_INTERVAL_MS', 5_000, 50) },
+    lifecycle: parseLifecycleSettings(env),
   };
 }

@@ -14,3 +14,4 @@ export * from './provider-limits';
 export * from './live';
 export * from './calls';
 export * from './reports';
+export * from './presets';

@@ -29,3 +29,7 @@ export * from './modes/delphi/delphi.prompts';
 export * from './shared/voting';
 export * from './modes/vote/vote.mode';
 export * from './modes/vote/vote.prompts';
+export * from './shared/json-schema';
+export * from './modes/vote/vote.config';
+export * from './modes/debate/debate.config';
+export * from './modes/delphi/delphi.config';

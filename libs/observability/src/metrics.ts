@@ -116,6 +116,35 @@ export class Metrics {
     help: 'Socket.IO clients connected to this gateway',
     registers: [this.registry],
   });
+  /** Data lifecycle (workers): the fleet-wide `data-lifecycle` job, run by one worker at a time. */
+  readonly retentionDeleted = new Counter({
+    name: 'conclave_retention_deleted_total',
+    help: 'Rows the data-lifecycle job deleted past RETENTION_DAYS, by kind (conversations, messages, stage_rows, model_calls, events, batches, event_partitions)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly lifecycleRuns = new Counter({
+    name: 'conclave_lifecycle_runs_total',
+    help: 'Runs of the data-lifecycle job in this worker, by outcome (ok, incomplete, error)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly lifecycleRunDuration = new Histogram({
+    name: 'conclave_lifecycle_run_duration_seconds',
+    help: 'Time one run of the data-lifecycle job took in this worker',
+    buckets: [0.01, 0.1, 1, 10, 60, 300, 900, 3600],
+    registers: [this.registry],
+  });
+  readonly lifecycleLastSuccess = new Gauge({
+    name: 'conclave_lifecycle_last_success_timestamp_seconds',
+    help: 'When this worker last finished a run of the data-lifecycle job (Unix time); alert on max() over workers',
+    registers: [this.registry],
+  });
+  readonly eventPartitionsCreated = new Counter({
+    name: 'conclave_event_partitions_created_total',
+    help: 'Weekly partitions of deliberation_events the data-lifecycle job created ahead of time',
+    registers: [this.registry],
+  });
 
   constructor(process: 'gateway' | 'worker', options: MetricsOptions = {}) {
     const models = new Set<string>();

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { redisAnswers, type RedisClient } from '@conclave/redis';
 import type { DataSource } from 'typeorm';
 
 export interface Readiness {
@@ -12,10 +12,13 @@ const within = <T>(ms: number, work: Promise<T>): Promise<T> =>
     new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref()),
   ]);
 
-/** Ready means both stores answer within `timeoutMs`; the answer names the one that did not. */
+/**
+ * Ready means both stores answer within `timeoutMs` (a Redis Cluster: with every slot served); the
+ * answer names the one that did not.
+ */
 export async function checkReadiness(
   dataSource: DataSource,
-  redis: Redis,
+  redis: RedisClient,
   timeoutMs = 2000,
 ): Promise<Readiness> {
   const [postgres, redisUp] = await Promise.all([
@@ -23,7 +26,7 @@ export async function checkReadiness(
       () => 'up' as const,
       () => 'down' as const,
     ),
-    within(timeoutMs, redis.ping()).then(
+    within(timeoutMs, redisAnswers(redis)).then(
       () => 'up' as const,
       () => 'down' as const,
     ),

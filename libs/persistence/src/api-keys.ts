@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import IORedis from 'ioredis';
+import { connectBriefly, type RedisTarget } from '@conclave/redis';
 
 export const API_KEY_PREFIX = 'ck_';
 
@@ -19,25 +19,16 @@ export const revokedKeysChannel = (redisPrefix: string): string => `${redisPrefi
  * PostgreSQL already, and the gateways' periodic recheck (STREAM_KEY_RECHECK_MS) finds it.
  */
 export async function announceRevokedKeys(
-  redisUrl: string,
+  redis: RedisTarget,
   redisPrefix: string,
   keyIds: string[],
   timeoutMs = 3000,
 ): Promise<void> {
   if (keyIds.length === 0) return;
-  const redis = new IORedis(redisUrl, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: timeoutMs,
-    commandTimeout: timeoutMs,
-    retryStrategy: () => null,
-  });
-  redis.on('error', () => undefined); // connect() and publish() reject with it
+  const connection = await connectBriefly(redis, timeoutMs);
   try {
-    await redis.connect();
-    await redis.publish(revokedKeysChannel(redisPrefix), JSON.stringify({ keyIds }));
+    await connection.publish(revokedKeysChannel(redisPrefix), JSON.stringify({ keyIds }));
   } finally {
-    redis.disconnect();
+    connection.disconnect();
   }
 }

@@ -1,7 +1,6 @@
 import { batchesChannel } from '@conclave/contracts';
-import type { Redis } from 'ioredis';
 import type { BatchesRepository } from './repositories/batches.repository';
-import type { StageQueue } from '@conclave/redis';
+import type { RedisClient, StageQueue } from '@conclave/redis';
 import { KeyedSingleFlight } from './single-flight';
 
 /**
@@ -23,7 +22,7 @@ export class BatchDispatcher {
   constructor(
     private readonly batches: BatchesRepository,
     private readonly queue: StageQueue,
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

@@ -7,6 +7,11 @@ import { StageWrite1763820000000 } from './migrations/1763820000000-stage-write'
 import { StageWriteOnly1763830000000 } from './migrations/1763830000000-stage-write-only';
 import { CallFinishReason1763840000000 } from './migrations/1763840000000-call-finish-reason';
 import { BudgetsAndRetries1763855210000 } from './migrations/1763855210000-budgets-and-retries';
+import { Presets1764000000000 } from './migrations/1764000000000-presets';
+import { EventPartitions1764100000000 } from './migrations/1764100000000-event-partitions';
+import { StageWriteCompact1764200000000 } from './migrations/1764200000000-stage-write-compact';
+import { ensureEventPartitions } from './lifecycle/event-partitions';
+import { partitionsAhead } from './lifecycle/plan';
 
 export const MIGRATIONS = [
   InitialSchema1763780000000,
@@ -17,6 +22,9 @@ export const MIGRATIONS = [
   StageWriteOnly1763830000000,
   CallFinishReason1763840000000,
   BudgetsAndRetries1763855210000,
+  Presets1764000000000,
+  EventPartitions1764100000000,
+  StageWriteCompact1764200000000,
 ];
 
 export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {
@@ -38,15 +46,35 @@ export function createDataSource(databaseUrl: string, poolSize?: number): DataSo
   return new DataSource(dataSourceOptions(databaseUrl, poolSize));
 }
 
-/** Creates the database when it does not exist, then applies pending migrations. */
+/** The key of the advisory lock `migrate` holds (any fixed bigint; advisory locks are per database). */
+export const MIGRATION_LOCK_KEY = '7423019583311000023';
+
+/**
+ * Creates the database when it does not exist, then applies pending migrations. Runs of it on one
+ * database take turns: each holds a session-level advisory lock on a connection of its own while it
+ * migrates, so a second run waits and then finds nothing left to do. That lock needs PostgreSQL
+ * itself (or a session pooler): through a transaction pooler it would stay behind on whichever
+ * server connection took it (see migrationDatabaseUrl in @conclave/config).
+ */
 export async function migrate(databaseUrl: string): Promise<string[]> {
   await ensureDatabase(databaseUrl);
   const dataSource = createDataSource(databaseUrl, 2);
   await dataSource.initialize();
+  const lock = dataSource.createQueryRunner();
   try {
-    const applied = await dataSource.runMigrations({ transaction: 'each' });
-    return applied.map((m) => m.name);
+    await lock.connect();
+    await lock.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+    try {
+      const applied = await dataSource.runMigrations({ transaction: 'each' });
+      // The event partitions of this week and the next ones, also when nothing was pending
+      // (the workers' data-lifecycle job keeps them ahead afterwards).
+      await dataSource.transaction((manager) => ensureEventPartitions(manager, partitionsAhead(new Date())));
+      return applied.map((m) => m.name);
+    } finally {
+      await lock.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    }
   } finally {
+    await lock.release();
     await dataSource.destroy();
   }
 }
@@ -62,7 +90,8 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
     const rows: unknown[] = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (rows.length === 0) {
       await admin.query(`CREATE DATABASE "${name}"`).catch((error: { code?: string }) => {
-        if (error.code !== '42P04') throw error; // created meanwhile by another process
+        // Created meanwhile by another process: 42P04, or 23505 when both inserted at once.
+        if (error.code !== '42P04' && error.code !== '23505') throw error;
       });
     }
   } finally {

@@ -209,17 +209,37 @@ SELECT m.id, m.conversation_id, m.mode, m.status, m.stage, m.needs_title, m.crea
    FROM model_calls c WHERE c.message_id = m.id) AS model_calls
 FROM messages m WHERE m.id = $1 AND m.role = 'assistant'`;
 
+export interface DeliberationStoreOptions {
+  /**
+   * Named prepared statements for the statements every stage runs (the default). False behind a
+   * transaction-pooling PgBouncer (DATABASE_POOL_MODE=transaction): there consecutive statements
+   * of one client connection may reach different server connections, and a statement prepared on
+   * one is unknown on the next ("prepared statement ... does not exist" / "already exists").
+   */
+  preparedStatements?: boolean;
+}
+
 export class TypeOrmDeliberationStore implements DeliberationStore {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly named: boolean;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    options: DeliberationStoreOptions = {},
+  ) {
+    this.named = options.preparedStatements ?? true;
+  }
 
   /**
    * The statements every stage (or every subscriber) runs, as named prepared statements: each pooled connection
    * parses and plans them once instead of on every call (pg's `name`; TypeORM's query() has no way
-   * to ask for it). PostgreSQL re-plans them itself after a schema change.
+   * to ask for it). PostgreSQL re-plans them itself after a schema change. Without them (a
+   * transaction pooler) the same text goes as an unnamed statement, parsed and planned per call.
    */
   private async prepared<T>(name: string, text: string, values: unknown[]): Promise<T[]> {
     const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
-    const result = await pool.query<T & QueryResultRow>({ name, text, values });
+    const result = await pool.query<T & QueryResultRow>(
+      this.named ? { name, text, values } : { text, values },
+    );
     return result.rows;
   }
 
@@ -303,8 +323,10 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
   async eventsAfter(messageId: string, afterSeq: number): Promise<DeliveredEvent[]> {
     const records = await this.prepared<EventRecord>(
       'conclave_events_after',
+      // Naming the partition key (the message's created_at) reads one partition of the events.
       `SELECT message_id, seq, type, payload, created_at FROM deliberation_events
-       WHERE message_id = $1 AND seq > $2 ORDER BY seq`,
+       WHERE message_id = $1 AND message_created_at = (SELECT created_at FROM messages WHERE id = $1)
+         AND seq > $2 ORDER BY seq`,
       [messageId, afterSeq],
     );
     return records.map(toDeliveredEvent);

@@ -1,6 +1,11 @@
 export * from './data-source';
-export { TypeOrmDeliberationStore, type StageRowRecord } from './deliberation.store';
+export {
+  TypeOrmDeliberationStore,
+  type DeliberationStoreOptions,
+  type StageRowRecord,
+} from './deliberation.store';
 export * from './api-keys';
 export * from './batches';
 export * from './repositories';
+export * from './lifecycle';
 export * from './unavailable';

@@ -22,11 +22,22 @@ export class PersistenceModule {
           retryDelay: 1000,
         }),
       ],
-      providers: [TypeOrmDeliberationStore, ...REPOSITORIES].map((statements): Provider => ({
-        provide: statements,
-        inject: [DataSource],
-        useFactory: (dataSource: DataSource) => new statements(dataSource),
-      })),
+      providers: [
+        {
+          provide: TypeOrmDeliberationStore,
+          inject: [DataSource],
+          // Behind a transaction-pooling PgBouncer: no named prepared statements (DATABASE_POOL_MODE).
+          useFactory: (dataSource: DataSource) =>
+            new TypeOrmDeliberationStore(dataSource, {
+              preparedStatements: config.database.poolMode !== 'transaction',
+            }),
+        },
+        ...REPOSITORIES.map((statements): Provider => ({
+          provide: statements,
+          inject: [DataSource],
+          useFactory: (dataSource: DataSource) => new statements(dataSource),
+        })),
+      ],
       exports: [TypeOrmDeliberationStore, ...REPOSITORIES],
     };
   }

@@ -2,8 +2,7 @@ import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { connectionErrorLogger } from '@conclave/observability';
 import { BatchDispatcher, BatchesRepository } from '@conclave/persistence';
-import { createRedis, StageQueue } from '@conclave/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, StageQueue, type RedisClient } from '@conclave/redis';
 import { REDIS_PRODUCER, STAGE_QUEUE } from './tokens';
 
 export interface QueueModuleOptions {
@@ -37,13 +36,13 @@ export class QueueModule {
       providers: [
         {
           provide: REDIS_PRODUCER,
-          useFactory: () => createRedis(config.redisUrl, options.connection ?? 'producer', producerErrors),
+          useFactory: () => createRedis(config, options.connection ?? 'producer', producerErrors),
         },
         {
           provide: STAGE_QUEUE,
           inject: [REDIS_PRODUCER],
-          useFactory: (redis: Redis) =>
-            new StageQueue(redis, config.redisPrefix, {
+          useFactory: (redis: RedisClient) =>
+            new StageQueue(redis, config.queuePrefix, {
               attempts: config.worker.attempts,
               onError: producerErrors,
             }),
@@ -51,7 +50,7 @@ export class QueueModule {
         {
           provide: 'QUEUE_SHUTDOWN',
           inject: [STAGE_QUEUE, REDIS_PRODUCER],
-          useFactory: (queue: StageQueue, redis: Redis) => ({
+          useFactory: (queue: StageQueue, redis: RedisClient) => ({
             async onApplicationShutdown() {
               await queue.close().catch(() => undefined);
               redis.disconnect();
@@ -62,7 +61,7 @@ export class QueueModule {
           // Starts a batch's next items on the stage queue (BatchesRepository: PersistenceModule).
           provide: BatchDispatcher,
           inject: [BatchesRepository, STAGE_QUEUE, REDIS_PRODUCER],
-          useFactory: (batches: BatchesRepository, queue: StageQueue, redis: Redis) =>
+          useFactory: (batches: BatchesRepository, queue: StageQueue, redis: RedisClient) =>
             new BatchDispatcher(batches, queue, redis, config.redisPrefix),
         },
       ],

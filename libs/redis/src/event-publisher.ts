@@ -1,12 +1,12 @@
 import { eventsChannel, type DeliveredEvent } from '@conclave/contracts';
 import type { EventPublisher } from '@conclave/deliberation';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 
 export class RedisEventPublisher implements EventPublisher {
   private readonly channel: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.channel = eventsChannel(prefix);

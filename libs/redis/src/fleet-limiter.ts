@@ -8,7 +8,7 @@ import {
   type ProviderLimits,
   type RateLimit,
 } from '@conclave/llm';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 
 export interface RedisFleetLimiterOptions {
   /**
@@ -156,10 +156,33 @@ class RedisLease implements FleetLease {
   ) {}
 }
 
-interface Plan {
+/** The keys (KEYS of the acquire script) and limits of one call's scope. */
+export interface Plan {
   keys: string[];
   limits: number[];
   concurrencyKeys: string[];
+}
+
+/**
+ * The keys of one provider's limits: the cool-down first, then (concurrency, rpm) of the provider
+ * and of the model where limits apply. All of them carry the hash tag `{<provider>}` (or the
+ * prefix's own, when it holds one), so the scripts that touch them together run on a Redis Cluster.
+ */
+export function fleetLimitPlan(prefix: string, limits: ProviderLimits, scope: LimitScope): Plan {
+  const base = `${prefix}:limits:{${scope.provider}}`;
+  const keys = [`${base}:cooldown`];
+  const values: number[] = [];
+  const concurrencyKeys: string[] = [];
+  const add = (keyBase: string, limit: RateLimit): void => {
+    keys.push(`${keyBase}:concurrent`, `${keyBase}:rpm`);
+    values.push(limit.maxConcurrent ?? 0, limit.rpm ?? 0);
+    if (limit.maxConcurrent) concurrencyKeys.push(`${keyBase}:concurrent`);
+  };
+  const providerLimit = ownEntry(limits.providers, scope.provider);
+  if (providerLimit) add(base, providerLimit);
+  const modelLimit = scope.model !== undefined ? ownEntry(limits.models, scope.model) : undefined;
+  if (modelLimit) add(`${base}:model:${scope.model}`, modelLimit);
+  return { keys, limits: values, concurrencyKeys };
 }
 
 /**
@@ -182,7 +205,7 @@ export class RedisFleetLimiter implements FleetLimiter {
   private readonly waiters = new Map<string, Set<() => void>>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly limits: ProviderLimits,
     options: RedisFleetLimiterOptions = {},
@@ -314,24 +337,11 @@ export class RedisFleetLimiter implements FleetLimiter {
   }
 
   private plan(scope: LimitScope): Plan {
-    const base = `${this.prefix}:limits:{${scope.provider}}`;
-    const keys = [`${base}:cooldown`];
-    const limits: number[] = [];
-    const concurrencyKeys: string[] = [];
-    const add = (keyBase: string, limit: RateLimit): void => {
-      keys.push(`${keyBase}:concurrent`, `${keyBase}:rpm`);
-      limits.push(limit.maxConcurrent ?? 0, limit.rpm ?? 0);
-      if (limit.maxConcurrent) concurrencyKeys.push(`${keyBase}:concurrent`);
-    };
-    const providerLimit = ownEntry(this.limits.providers, scope.provider);
-    if (providerLimit) add(base, providerLimit);
-    const modelLimit = scope.model !== undefined ? ownEntry(this.limits.models, scope.model) : undefined;
-    if (modelLimit) add(`${base}:model:${scope.model}`, modelLimit);
-    return { keys, limits, concurrencyKeys };
+    return fleetLimitPlan(this.prefix, this.limits, scope);
   }
 
   private cooldownKey(provider: string): string {
-    return `${this.prefix}:limits:{${provider}}:cooldown`;
+    return fleetLimitPlan(this.prefix, { providers: {}, models: {} }, { provider }).keys[0];
   }
 
   private hold(lease: RedisLease): RedisLease {

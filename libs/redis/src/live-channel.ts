@@ -8,7 +8,26 @@ import {
   type ModelPartialPayload,
 } from '@conclave/contracts';
 import type { LiveChannel } from '@conclave/deliberation';
-import type { Redis } from 'ioredis';
+import {
+  createRedis,
+  isCluster,
+  type ConnectionErrorListener,
+  type RedisClient,
+  type RedisTarget,
+} from './connection';
+
+/**
+ * Publishes on a deliberation's live channel; answers how many subscribers heard it. On one Redis
+ * a PUBLISH. On a cluster a sharded SPUBLISH, sent to the master of the channel's slot, where every
+ * subscriber of the channel is (SSUBSCRIBE): a plain PUBLISH there would reach them too, through
+ * the cluster bus, but would count only the subscribers of the node it was sent to.
+ */
+export async function publishLive(redis: RedisClient, channel: string, message: string): Promise<number> {
+  if (!isCluster(redis)) return redis.publish(channel, message);
+  // SPUBLISH answers an integer like PUBLISH (ioredis types it `unknown`).
+  const heard = await redis.spublish(channel, message);
+  return typeof heard === 'number' ? heard : 0;
+}
 
 /**
  * A worker's live pieces on Redis: one PUBLISH per deliberation per DELTA_INTERVAL_MS while a
@@ -16,14 +35,14 @@ import type { Redis } from 'ioredis';
  */
 export class RedisLiveChannel implements LiveChannel {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 
   async sendDeltas(messageId: string, deltas: (ModelDeltaPayload & LiveCallId)[]): Promise<boolean> {
     const message: LiveChannelMessage = { kind: 'deltas', deltas };
     // PUBLISH answers how many subscribers heard it: none means nobody watches any more.
-    return (await this.redis.publish(liveChannel(this.prefix, messageId), JSON.stringify(message))) > 0;
+    return (await publishLive(this.redis, liveChannel(this.prefix, messageId), JSON.stringify(message))) > 0;
   }
 
   async sendPartials(
@@ -32,12 +51,61 @@ export class RedisLiveChannel implements LiveChannel {
     partials: (ModelPartialPayload & LiveCallId)[],
   ): Promise<void> {
     const message: LiveChannelMessage = { kind: 'partials', replyTo, partials };
-    await this.redis.publish(liveChannel(this.prefix, messageId), JSON.stringify(message));
+    await publishLive(this.redis, liveChannel(this.prefix, messageId), JSON.stringify(message));
+  }
+}
+
+/**
+ * A gateway's subscriptions to live channels (one per watched deliberation), on a connection of
+ * their own: SUBSCRIBE on one Redis, sharded SSUBSCRIBE on a cluster (see publishLive). Commands
+ * keep their order per channel: an unsubscribe sent before a subscribe of the same channel is
+ * applied first.
+ */
+export class LiveSubscriber {
+  private readonly redis: RedisClient;
+  private readonly sharded: boolean;
+
+  constructor(target: RedisTarget, onError?: ConnectionErrorListener) {
+    this.redis = createRedis(target, 'subscriber', onError, { sharded: true });
+    this.sharded = isCluster(this.redis);
+  }
+
+  /** `listener` hears every message of every subscribed channel. */
+  onMessage(listener: (channel: string, message: string) => void): void {
+    this.redis.on(this.sharded ? 'smessage' : 'message', listener);
+  }
+
+  /** `listener` hears each time the connection is ready (again, after a reconnect). */
+  onReady(listener: () => void): void {
+    this.redis.on('ready', listener);
+  }
+
+  /** Subscribes to `channels` (again, after a reconnect: resolves once they are all in place). */
+  async subscribe(...channels: string[]): Promise<void> {
+    if (channels.length === 0) return;
+    if (!this.sharded) {
+      await this.redis.subscribe(...channels);
+      return;
+    }
+    // One SSUBSCRIBE's channels must share a slot: one each, to each channel's master.
+    await Promise.all(channels.map((channel) => this.redis.ssubscribe(channel)));
+  }
+
+  async unsubscribe(channel: string): Promise<void> {
+    await (this.sharded ? this.redis.sunsubscribe(channel) : this.redis.unsubscribe(channel));
+  }
+
+  disconnect(): void {
+    this.redis.disconnect();
   }
 }
 
 /** Tells every worker something about a deliberation (cancel it, someone watches it). */
-export async function publishControl(redis: Redis, prefix: string, message: ControlMessage): Promise<void> {
+export async function publishControl(
+  redis: RedisClient,
+  prefix: string,
+  message: ControlMessage,
+): Promise<void> {
   await redis.publish(controlChannel(prefix), JSON.stringify(message));
 }
 

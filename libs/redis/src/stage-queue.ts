@@ -8,8 +8,7 @@ import {
 } from '@conclave/contracts';
 import type { EnqueueOptions, StageJobState, StageScheduler } from '@conclave/deliberation';
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { ConnectionErrorListener } from './connection';
+import type { ConnectionErrorListener, RedisClient } from './connection';
 
 /** Lower than any interactive job (which has none). */
 export const BACKGROUND_PRIORITY = 10;
@@ -31,8 +30,12 @@ type StageQueueJob = {
 export class StageQueue implements StageScheduler {
   readonly queue: Queue;
 
+  /**
+   * `prefix` is BullMQ's (ConclaveConfig.queuePrefix): on a Redis Cluster it must be a hash tag,
+   * so that every key of the queue is in one slot.
+   */
   constructor(
-    connection: Redis,
+    connection: RedisClient,
     prefix: string,
     private readonly options: StageQueueOptions,
   ) {

@@ -2,8 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import type { ConclaveConfig } from '@conclave/config';
 import { batchesChannel, type BatchView } from '@conclave/contracts';
 import { connectionErrorLogger } from '@conclave/observability';
-import { createRedis } from '@conclave/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conclave/redis';
 import { CONFIG } from '@conclave/platform';
 import { BatchesService } from './batches.service';
 
@@ -20,7 +19,7 @@ export class BatchHub implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('batches');
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly pending = new Map<string, NodeJS.Timeout>();
-  private subscriber: Redis | null = null;
+  private subscriber: RedisClient | null = null;
 
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
@@ -29,7 +28,7 @@ export class BatchHub implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     this.subscriber = createRedis(
-      this.config.redisUrl,
+      this.config,
       'subscriber',
       connectionErrorLogger((message) => this.logger.warn(`redis subscriber: ${message}`)),
     );

@@ -1,6 +1,7 @@
 import {
   Body,
   Controller,
+  Delete,
   Get,
   Headers,
   HttpCode,
@@ -151,6 +152,21 @@ export class BatchesController {
   @ApiOperation({ summary: 'Cancel: queued items stop at once, running ones finish' })
   cancel(@CurrentUser() userId: string, @Param('id') id: string): Promise<BatchView> {
     return this.batches.cancel(userId, id);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({
+    summary:
+      'Delete a finished batch with its items and all their data (conversations, messages, stage rows, model calls, events); 409 while it runs',
+    description:
+      'One transaction: the batch, every attempt of every item, and everything stored for them. What their model calls ' +
+      "cost stays in the month's spend (budgets). 404 for a batch that is not the user's (or already deleted); 409 while " +
+      'it is queued or running (cancel it with POST /api/batches/:id/cancel, then delete it once it has finished), and ' +
+      "while a follow-up turn in one of its items' conversations runs.",
+  })
+  async remove(@CurrentUser() userId: string, @Param('id') id: string): Promise<void> {
+    await this.batches.remove(userId, id);
   }
 
   @Get(':id/report')

@@ -8,6 +8,7 @@ import {
   type BatchRetryAccepted,
   type BatchView,
   type ModeName,
+  type Preset,
 } from '@conclave/contracts';
 import { modeDefinition } from '@conclave/deliberation';
 import {
@@ -16,6 +17,7 @@ import {
   BatchesRepository,
   DeliberationsRepository,
   IdempotencyRepository,
+  LifecycleRepository,
   UsageRepository,
   type Batch,
 } from '@conclave/persistence';
@@ -27,6 +29,7 @@ import { CancelService } from '../deliberations/cancel.service';
 import { CONFIG } from '@conclave/platform';
 import { BudgetsService, usd } from '../budgets/budgets.service';
 import { DryRunService } from '../estimates/dry-run.service';
+import { PresetsService } from '../presets/presets.service';
 import { itemTexts } from './batch-export';
 import {
   checkAnnotations,
@@ -58,6 +61,8 @@ export class BatchesService {
     private readonly budgets: BudgetsService,
     private readonly dryRuns: DryRunService,
     private readonly retries: BatchRetriesRepository,
+    private readonly presets: PresetsService,
+    private readonly lifecycle: LifecycleRepository,
   ) {}
 
   async submit(
@@ -86,6 +91,8 @@ export class BatchesService {
     const keys = new Map<string, number>();
     const fields: Record<string, string> = {};
     const badItems: number[] = [];
+    // An item (or the batch's defaults) may name a preset: looked up once per name.
+    const presetCache = new Map<string, Preset | null>();
     for (let i = 0; i < batch.items.length; i++) {
       const { request: item, annotations: raw } = splitAnnotations(
         withDefaults(batch.defaults, batch.items[i]),
@@ -95,7 +102,8 @@ export class BatchesService {
         badItems.push(i);
         continue;
       }
-      const outcome = await this.validator.validate(item);
+      const merged = await this.presets.resolve(userId, item, presetCache);
+      const outcome = merged.ok ? await this.validator.validate(merged.body) : merged;
       // The reference is checked against the item's mode and roster, so only once its request is valid.
       const checked = outcome.ok ? checkAnnotations(raw, outcome.request, keys, i) : outcome;
       if (outcome.ok && checked.ok) {
@@ -245,6 +253,37 @@ export class BatchesService {
       await this.dispatcher.notify(batchId);
     }
     return this.view(userId, batchId);
+  }
+
+  /**
+   * DELETE /api/batches/:id: the finished batch, its items (every attempt) and all their data —
+   * conversations, messages, stage rows, model calls, events — in one transaction; what their
+   * calls cost stays in the month's spend. 404 when the user has no such batch; 409 while it has
+   * not finished (with how to stop it), or while a follow-up turn in one of its items runs.
+   */
+  async remove(userId: string, batchId: string): Promise<void> {
+    if (!isUuid(batchId)) throw ApiError.notFound(`batch ${batchId}`);
+    const outcome = await this.lifecycle.deleteBatch(userId, batchId);
+    if (outcome.kind === 'missing') throw ApiError.notFound(`batch ${batchId}`);
+    if (outcome.kind === 'unfinished') {
+      throw new ApiError(
+        409,
+        outcome.status === 'queued' || outcome.status === 'running'
+          ? `batch ${batchId} is ${outcome.status}: cancel it first (POST /api/batches/${batchId}/cancel), then delete it once it has finished`
+          : `batch ${batchId} is ${outcome.status}, but items it had started are still running: delete it once they have finished (GET /api/batches/${batchId} then shows finishedAt)`,
+      );
+    }
+    if (outcome.kind === 'follow-up-running') {
+      throw new ApiError(
+        409,
+        `a follow-up deliberation in one of batch ${batchId}'s conversations is still running: let it finish or cancel it, then delete the batch`,
+      );
+    }
+    const { removed } = outcome;
+    this.logger.log(
+      `batch ${batchId} deleted: ${removed.conversations} conversations, ${removed.messages} messages, ` +
+        `${removed.stage_rows} stage rows, ${removed.model_calls} model calls, ${removed.events} events`,
+    );
   }
 
   /**

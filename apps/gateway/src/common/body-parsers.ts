@@ -4,6 +4,8 @@ import type { ConclaveConfig } from '@conclave/config';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { json, text, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { bodyParserError, INVALID_UTF8 } from './error.filter';
+import { fromApiErrorBody } from '../openai/errors';
+import { isOpenAiPath, sendOpenAiError } from '../openai/openai-error.filter';
 
 /** Batch uploads besides JSON. */
 export const UPLOAD_TYPES = [
@@ -44,9 +46,11 @@ export function useBodyParsers(app: NestExpressApplication, config: ConclaveConf
   );
   app.use(limited(config.bodyLimit, json({ limit: config.bodyLimit, verify: verifyUtf8 })));
   // Body-parser errors happen before Nest's filters see the request.
-  app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
+  app.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     const body = bodyParserError(error, config.bodyLimit);
     if (!body) return next(error);
+    // The OpenAI-compatible surface answers in OpenAI's error shape.
+    if (isOpenAiPath(req.path)) return sendOpenAiError(res, fromApiErrorBody(body));
     res.status(body.statusCode).json(body);
   });
 }

@@ -5,6 +5,8 @@ import type { ApiErrorBody } from '@conclave/contracts';
 import type { NextFunction, Request, Response } from 'express';
 import type { IncomingMessage } from 'node:http';
 import type { Server, ServerOptions } from 'socket.io';
+import { fromApiErrorBody } from '../openai/errors';
+import { isOpenAiPath, sendOpenAiError } from '../openai/openai-error.filter';
 
 export type HostSettings = Pick<ConclaveConfig, 'authMode' | 'corsOrigins' | 'allowedHosts'>;
 
@@ -72,6 +74,8 @@ export function hostGuard(settings: HostSettings) {
       error: 'Forbidden',
       message: hostRefusal(req.headers.host),
     };
+    // The OpenAI-compatible surface answers in OpenAI's error shape.
+    if (isOpenAiPath(req.path)) return sendOpenAiError(res, fromApiErrorBody(body));
     res.status(403).json(body);
   };
 }

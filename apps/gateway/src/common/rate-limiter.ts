@@ -3,8 +3,8 @@ import type { IncomingMessage } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import type { Redis } from 'ioredis';
 import { CONFIG, REDIS_PRODUCER } from '@conclave/platform';
+import type { RedisClient } from '@conclave/redis';
 import { ApiError } from './api-error';
 
 export type RateBucket = 'requests' | 'deliberations' | 'batchItems';
@@ -118,6 +118,16 @@ return {0, used, window}
 `;
 const SLIDING_LOG_SHA = createHash('sha1').update(SLIDING_LOG).digest('hex');
 
+/**
+ * The two keys of one subject's sliding log (KEYS of SLIDING_LOG): both carry the hash tag
+ * `{<rule>:<subject>}` (or the prefix's own, when it holds one), so the script runs on a Redis
+ * Cluster, and subjects spread over its slots.
+ */
+export function rateLimitKeys(prefix: string, rule: string, subject: string): [log: string, total: string] {
+  const base = `${prefix}:ratelimit:{${rule}:${subject}}`;
+  return [`${base}:log`, `${base}:total`];
+}
+
 /** The same sliding log in this process's memory, for when Redis cannot count. */
 class MemoryLog {
   /** Per subject, least recently used first: its window and its admissions, oldest first. */
@@ -210,7 +220,7 @@ export class RateLimiter {
 
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
-    @Inject(REDIS_PRODUCER) private readonly redis: Redis,
+    @Inject(REDIS_PRODUCER) private readonly redis: RedisClient,
     @Optional() @Inject(RATE_LIMITER_OPTIONS) options: RateLimiterOptions = {},
   ) {
     this.now = options.now ?? null;
@@ -337,7 +347,7 @@ export class RateLimiter {
   }
 
   private async count(rule: Rule, subject: string, cost: number, force: boolean): Promise<Verdict> {
-    const base = `${this.config.redisPrefix}:ratelimit:{${rule.name}:${subject}}`;
+    const [logKey, totalKey] = rateLimitKeys(this.config.redisPrefix, rule.name, subject);
     const args = [
       rule.limit,
       rule.windowMs,
@@ -349,12 +359,10 @@ export class RateLimiter {
     let reply: unknown;
     try {
       reply = await this.withTimeout(
-        this.redis
-          .evalsha(SLIDING_LOG_SHA, 2, `${base}:log`, `${base}:total`, ...args)
-          .catch((error: unknown) => {
-            if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
-            return this.redis.eval(SLIDING_LOG, 2, `${base}:log`, `${base}:total`, ...args);
-          }),
+        this.redis.evalsha(SLIDING_LOG_SHA, 2, logKey, totalKey, ...args).catch((error: unknown) => {
+          if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
+          return this.redis.eval(SLIDING_LOG, 2, logKey, totalKey, ...args);
+        }),
       );
     } catch (error) {
       this.warn(rule, error);

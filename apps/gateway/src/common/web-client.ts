@@ -119,7 +119,7 @@ export function serveWebClient(app: NestExpressApplication, webDir: string): voi
   const dir = resolve(webDir);
   const index = join(dir, 'index.html');
   const built = existsSync(index);
-  const notClient = ['/api', '/socket.io', '/health/', '/metrics', ADMIN_PATH];
+  const notClient = ['/api', '/socket.io', '/health/', '/metrics', '/v1/', '/mcp', ADMIN_PATH];
   const isClient = (req: Request) => !notClient.some((prefix) => req.path.startsWith(prefix));
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (isClient(req)) res.setHeader('Content-Security-Policy', WEB_CSP);

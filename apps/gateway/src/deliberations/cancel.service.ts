@@ -4,8 +4,7 @@ import { isTerminalStatus, type MessageStatus } from '@conclave/contracts';
 import { endingWrite } from '@conclave/deliberation';
 import { BatchDispatcher, DeliberationsRepository, TypeOrmDeliberationStore } from '@conclave/persistence';
 import { CONFIG, REDIS_PRODUCER } from '@conclave/platform';
-import { publishControl, RedisEventPublisher } from '@conclave/redis';
-import type { Redis } from 'ioredis';
+import { publishControl, RedisEventPublisher, type RedisClient } from '@conclave/redis';
 import { ApiError } from '../common/api-error';
 import { DeliberationsService } from './deliberations.service';
 
@@ -43,7 +42,7 @@ export class CancelService {
     private readonly deliberations: DeliberationsService,
     private readonly repository: DeliberationsRepository,
     private readonly dispatcher: BatchDispatcher,
-    @Inject(REDIS_PRODUCER) private readonly redis: Redis,
+    @Inject(REDIS_PRODUCER) private readonly redis: RedisClient,
   ) {
     this.publisher = new RedisEventPublisher(redis, config.redisPrefix);
   }

@@ -30,6 +30,17 @@ export class CreateDeliberationDto {
   @ApiPropertyOptional({ description: 'council only: the model that synthesizes' })
   @Allow()
   chairmanModel?: string;
+
+  /**
+   * Applied (and removed) by PresetsService before the request is validated. No class-validator
+   * decorator on purpose: RequestValidator refuses `preset` wherever it was not applied first.
+   */
+  @ApiPropertyOptional({
+    example: 'fast-trio',
+    description:
+      "one of your presets (GET /api/presets): its mode, roster and options; this request's own fields win, modeConfig merged key by key",
+  })
+  preset?: string;
 }
 
 export class DeliberationAcceptedDto {

@@ -7,7 +7,7 @@ import {
   type DeliberationAccepted,
   type DeliberationView,
 } from '@conclave/contracts';
-import { modeDefinition } from '@conclave/deliberation';
+import { modeDefinition, type HistoryTurn } from '@conclave/deliberation';
 import {
   ConversationsRepository,
   DeliberationsRepository,
@@ -23,6 +23,7 @@ import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '@conclave/platform';
 import type { Redis } from 'ioredis';
 import { RateLimiter } from '../common/rate-limiter';
 import { BudgetsService } from '../budgets/budgets.service';
+import { PresetsService } from '../presets/presets.service';
 import { RequestValidator, type ValidatedRequest } from './request-validator';
 import {
   IdempotencyRace,
@@ -57,26 +58,40 @@ export class DeliberationsService {
     @Inject(REDIS_PRODUCER) private readonly redis: Redis,
     private readonly limiter: RateLimiter,
     private readonly budgets: BudgetsService,
+    private readonly presets: PresetsService,
   ) {
     this.publisher = new RedisEventPublisher(redis, config.redisPrefix);
   }
 
+  /**
+   * `options.history` (the OpenAI-compatible surface): earlier exchanges stored as completed turns
+   * of the new conversation before this one, so the worker loads them as a follow-up's history.
+   * Multi-turn modes only, and not with a conversationId.
+   */
   async start(
     userId: string,
     body: unknown,
     idempotencyKey?: string | string[],
+    options: { history?: HistoryTurn[] } = {},
   ): Promise<DeliberationAccepted> {
-    const idempotency = idempotencyContext(userId, 'deliberation', idempotencyKey, body);
+    const history = options.history ?? [];
+    const idempotency = idempotencyContext(
+      userId,
+      'deliberation',
+      idempotencyKey,
+      history.length > 0 ? { body, history } : body,
+    );
     if (idempotency) {
       const earlier = await previousResponse<DeliberationAccepted>(this.idempotencyKeys, idempotency);
       if (earlier) return earlier;
     }
-    const outcome = await this.validator.validate(body);
+    // The fingerprint above covers the request as sent (its preset's name), the checks below what it asks for.
+    const outcome = await this.validator.validate(await this.withPreset(userId, body));
     if (!outcome.ok) throw ApiError.invalid(outcome.fields);
     await this.budgets.assertWithinBudget(userId, 'the deliberation');
     await this.limiter.take(userId, 'deliberations');
     try {
-      return await this.create(userId, outcome.request, idempotency);
+      return await this.create(userId, outcome.request, idempotency, history);
     } catch (error) {
       // A twin request with the same key won the race: answer what it answered.
       if (error instanceof IdempotencyRace && idempotency) {
@@ -87,13 +102,22 @@ export class DeliberationsService {
     }
   }
 
+  /** The request with its `preset` applied (400 naming `preset` or `mode` if it cannot be). */
+  withPreset(userId: string, body: unknown): Promise<unknown> {
+    return this.presets.applyTo(userId, body);
+  }
+
   private async create(
     userId: string,
     request: ValidatedRequest,
     idempotency: IdempotencyContext | null,
+    history: HistoryTurn[] = [],
   ): Promise<DeliberationAccepted> {
     const { conversationId, definition } = request;
     if (conversationId && !isUuid(conversationId)) throw ApiError.notFound(`conversation ${conversationId}`);
+    if (history.length > 0 && (conversationId || !definition.multiTurn)) {
+      throw new Error('earlier turns are stored only with a new conversation of a multi-turn mode');
+    }
     // A follow-up is admitted under its conversation's row lock: one at a time, in the same mode.
     const admit = ({ mode, lastTurn, pending }: FollowUpState) => {
       if (mode !== request.mode) {
@@ -121,6 +145,7 @@ export class DeliberationsService {
         userContent: definition.userContent?.(request.question, request.config) ?? request.question,
         config: request.config,
         firstStage: definition.firstStage,
+        ...(history.length > 0 ? { history } : {}),
       },
       idempotency,
       admit,
@@ -146,12 +171,31 @@ export class DeliberationsService {
   }
 
   async view(userId: string, messageId: string): Promise<DeliberationView> {
-    return this.toView(await this.ownedMessage(userId, messageId));
+    // The message and its parts read side by side: one round trip's wait (a /v1 answer waits on it).
+    // The parts of a message that is not the user's are read for nothing, never shown.
+    const [message, parts] = await Promise.all([
+      this.ownedMessage(userId, messageId),
+      isUuid(messageId) ? this.partsOf(messageId) : null,
+    ]);
+    return this.toView(message, parts ?? undefined);
   }
 
-  async toView(message: StoredMessage): Promise<DeliberationView> {
+  /** A message's stage rows, usage and calls, read side by side. */
+  private async partsOf(messageId: string) {
+    const [rows, usage, calls] = await Promise.all([
+      this.deliberations.stageRows(messageId),
+      this.usage.ofMessage(messageId),
+      this.deliberations.calls(messageId),
+    ]);
+    return { rows, usage, calls };
+  }
+
+  async toView(
+    message: StoredMessage,
+    parts?: Awaited<ReturnType<DeliberationsService['partsOf']>>,
+  ): Promise<DeliberationView> {
     const definition = modeDefinition(message.mode);
-    const rows = await this.deliberations.stageRows(message.id);
+    const { rows, usage, calls } = parts ?? (await this.partsOf(message.id));
     const title = message.needsTitle ? message.title : null;
     const models = modelsIn(message.config);
     return {
@@ -165,8 +209,8 @@ export class DeliberationsService {
       simulated:
         !this.config.realProviderConfigured ||
         (models.length > 0 && models.every((m) => m.startsWith('sim/'))),
-      usage: await this.usage.ofMessage(message.id),
-      calls: await this.deliberations.calls(message.id),
+      usage,
+      calls,
       result: definition ? definition.load(rows, message.config, title) : null,
     };
   }

@@ -2,8 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import type { ConclaveConfig } from '@conclave/config';
 import { eventsChannel, type DeliveredEvent } from '@conclave/contracts';
 import { connectionErrorLogger } from '@conclave/observability';
-import { createRedis } from '@conclave/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conclave/redis';
 import { DeliberationsRepository } from '@conclave/persistence';
 import { CONFIG } from '@conclave/platform';
 import { DeliberationsService } from '../deliberations/deliberations.service';
@@ -25,7 +24,7 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
   private readonly listeners = new Map<string, Set<Listener>>();
   /** Every open delivery, with the message it delivers. */
   private readonly deliveries = new Map<OrderedDelivery, string>();
-  private subscriber: Redis | null = null;
+  private subscriber: RedisClient | null = null;
   private resyncTimer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -36,7 +35,7 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     this.subscriber = createRedis(
-      this.config.redisUrl,
+      this.config,
       'subscriber',
       connectionErrorLogger((message) => this.logger.warn(`redis subscriber: ${message}`)),
     );

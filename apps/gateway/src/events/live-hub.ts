@@ -12,8 +12,7 @@ import {
 } from '@conclave/contracts';
 import { connectionErrorLogger } from '@conclave/observability';
 import { CONFIG, REDIS_PRODUCER } from '@conclave/platform';
-import { createRedis, publishControl } from '@conclave/redis';
-import type { Redis } from 'ioredis';
+import { LiveSubscriber, publishControl, type RedisClient } from '@conclave/redis';
 import { LiveStitcher } from './live-stitcher';
 
 /** What a watcher needs of its delivery: when its replay is done, and whether it has ended. */
@@ -63,24 +62,24 @@ export class LiveHub implements WatcherHub, OnModuleInit, OnModuleDestroy {
   readonly instance = randomBytes(6).toString('hex');
   private readonly byMessage = new Map<string, Watched>();
   private readonly byChannel = new Map<string, Watched>();
-  private subscriber: Redis | null = null;
+  private subscriber: LiveSubscriber | null = null;
   private watcherCount = 0;
 
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
-    @Inject(REDIS_PRODUCER) private readonly redis: Redis,
+    @Inject(REDIS_PRODUCER) private readonly redis: RedisClient,
   ) {}
 
   onModuleInit(): void {
     let connected = false;
-    this.subscriber = createRedis(
-      this.config.redisUrl,
-      'subscriber',
+    // SUBSCRIBE on one Redis, sharded SSUBSCRIBE on a Redis Cluster (LiveSubscriber).
+    this.subscriber = new LiveSubscriber(
+      this.config,
       connectionErrorLogger((message) => this.logger.warn(`redis live subscriber: ${message}`)),
     );
-    this.subscriber.on('message', (channel: string, raw: string) => this.dispatch(channel, raw));
+    this.subscriber.onMessage((channel, raw) => this.dispatch(channel, raw));
     // Pieces published while we were away are gone: ask the workers again for the answers so far.
-    this.subscriber.on('ready', () => {
+    this.subscriber.onReady(() => {
       if (connected) void this.rewatchAll();
       connected = true;
     });

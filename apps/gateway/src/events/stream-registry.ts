@@ -2,8 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import type { ConclaveConfig } from '@conclave/config';
 import { connectionErrorLogger } from '@conclave/observability';
 import { ApiKeysRepository, revokedKeysChannel } from '@conclave/persistence';
-import { createRedis } from '@conclave/redis';
-import type { Redis } from 'ioredis';
+import { createRedis, type RedisClient } from '@conclave/redis';
 import { ApiError } from '../common/api-error';
 import { CONFIG } from '@conclave/platform';
 
@@ -87,7 +86,7 @@ export class StreamRegistry implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('streams');
   private readonly counts = new Map<string, Counts>();
   private readonly byKey = new Map<string, Set<LiveStream>>();
-  private subscriber: Redis | null = null;
+  private subscriber: RedisClient | null = null;
   private recheckTimer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -97,7 +96,7 @@ export class StreamRegistry implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     this.subscriber = createRedis(
-      this.config.redisUrl,
+      this.config,
       'subscriber',
       connectionErrorLogger((message) => this.logger.warn(`redis subscriber: ${message}`)),
     );

@@ -6,8 +6,8 @@ import {
   HealthIndicatorService,
   TypeOrmHealthIndicator,
 } from '@nestjs/terminus';
-import type { Redis } from 'ioredis';
 import { REDIS_PRODUCER } from '@conclave/platform';
+import { redisAnswers, type RedisClient } from '@conclave/redis';
 
 @ApiTags('health')
 @Controller('health')
@@ -16,7 +16,7 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly database: TypeOrmHealthIndicator,
     private readonly indicators: HealthIndicatorService,
-    @Inject(REDIS_PRODUCER) private readonly redis: Redis,
+    @Inject(REDIS_PRODUCER) private readonly redis: RedisClient,
   ) {}
 
   @Get()
@@ -27,7 +27,7 @@ export class HealthController {
       async () => {
         const indicator = this.indicators.check('redis');
         try {
-          await this.redis.ping();
+          await redisAnswers(this.redis);
           return indicator.up();
         } catch {
           return indicator.down({ message: 'redis did not answer' });

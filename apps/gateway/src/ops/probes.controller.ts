@@ -12,9 +12,9 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { ConclaveConfig } from '@conclave/config';
 import { METRICS_CHALLENGE, checkReadiness, metricsAuthorized, type Metrics } from '@conclave/observability';
 import type { Request, Response } from 'express';
-import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 import { CONFIG, METRICS, REDIS_PRODUCER } from '@conclave/platform';
+import type { RedisClient } from '@conclave/redis';
 
 /** Served at the root (outside /api) for load balancers, Kubernetes and Prometheus. */
 @ApiExcludeController()
@@ -22,7 +22,7 @@ import { CONFIG, METRICS, REDIS_PRODUCER } from '@conclave/platform';
 export class ProbesController implements OnApplicationBootstrap {
   constructor(
     private readonly dataSource: DataSource,
-    @Inject(REDIS_PRODUCER) private readonly redis: Redis,
+    @Inject(REDIS_PRODUCER) private readonly redis: RedisClient,
     @Inject(METRICS) private readonly metrics: Metrics,
     @Inject(CONFIG) private readonly config: ConclaveConfig,
   ) {}

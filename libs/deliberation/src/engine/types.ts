@@ -202,10 +202,29 @@ export interface StageWrite {
    */
   title?: string;
   /**
-   * The title job's title: set unless the conversation has one, whatever the message's state (a
-   * conversation keeps its title after a failed turn); stored together with the title call's outcome.
+   * The conversation's title from the title call: set unless the conversation has one, whatever the
+   * message's state (a conversation keeps its title after a failed turn); stored together with the
+   * title call's outcome.
    */
   conversationTitle?: string;
+  /**
+   * The title call's outcome (stage 'title'), stored with `conversationTitle` after the stage's own
+   * outcomes (not when they answer 'replaced'); one stored already is kept.
+   */
+  titleOutcome?: CallOutcome;
+}
+
+/** What a stage's commit wrote, for DeliberationStore.loadedAfterCommit. */
+export interface CommittedStage {
+  stage: string;
+  /** The stage's rows as the reduction made them. */
+  rows: StageRow[];
+  /** Every outcome of the stage's calls (stored earlier or with the commit). */
+  outcomes: CallOutcome[];
+  /** The title call's outcome, when it was stored by then. */
+  titleOutcome?: CallOutcome;
+  /** The stage the commit moved the message to. */
+  next: string;
 }
 
 export type StageWriteResult =
@@ -223,6 +242,12 @@ export type StageWriteResult =
 export interface DeliberationStore {
   writeStage(messageId: string, write: StageWrite): Promise<StageWriteResult>;
   load(messageId: string, historyTurns: number): Promise<LoadedDeliberation | null>;
+  /**
+   * What `load` would return once `committed` is stored after `loaded` (rows and outcomes as they
+   * read back from the store), or null when it cannot tell. Lets the engine run the next stage in
+   * the same process without loading the message again. Optional: without it every stage loads.
+   */
+  loadedAfterCommit?(loaded: LoadedDeliberation, committed: CommittedStage): LoadedDeliberation | null;
   loadOutcomes(messageId: string, stage: string): Promise<CallOutcome[]>;
   eventsAfter(messageId: string, afterSeq: number): Promise<DeliveredEvent[]>;
   /** Queued or running messages whose row has not changed for `idleMs`. */

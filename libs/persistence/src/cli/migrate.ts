@@ -1,9 +1,10 @@
-import { loadConfig } from '@conclave/config';
+import { loadConfig, migrationDatabaseUrl } from '@conclave/config';
 import { migrate } from '../data-source';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const applied = await migrate(config.databaseUrl);
+  // DATABASE_DIRECT_URL when set: behind a transaction-pooling PgBouncer, PostgreSQL itself.
+  const applied = await migrate(migrationDatabaseUrl(config));
   console.log(
     applied.length > 0 ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date',
   );

@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   // The revocation stands in PostgreSQL; this tells every gateway to close the keys' open sockets and
   // SSE streams now. Without Redis they find it themselves within STREAM_KEY_RECHECK_MS.
   try {
-    await announceRevokedKeys(config.redisUrl, config.redisPrefix, revoked);
+    await announceRevokedKeys(config, config.redisPrefix, revoked);
   } catch (error) {
     console.error(
       `warning: could not tell the gateways through Redis (${error instanceof Error ? error.message : String(error)}); ` +

@@ -5,25 +5,34 @@
  * - store the calls' outcomes; when an earlier run of the stage stored one of them first, answer
  *   'replaced' with the stored outcomes of every given call (in the order given) and write nothing
  *   else: the engine reduces from them and writes again without outcomes;
- * - set the title job's `conversationTitle` unless the conversation has a title (also after the
- *   message ended: a conversation keeps its title after a failed turn);
+ * - store the title call's outcome (`titleOutcome`, stage 'title'; kept when one is stored already)
+ *   and set `conversationTitle` unless the conversation has a title (also after the message ended:
+ *   a conversation keeps its title after a failed turn);
  * - stop with 'skipped' when the message has ended or, with a guard, is no longer at the stage;
  * - insert the stage rows (each once);
  * - fill the fallback `title` into a `title_complete` event (dropped when the conversation needs no
  *   title);
  * - append the events whose keys are new, numbered after `last_seq`;
- * - move the message.
+ * - move the message (and the conversation's updated_at when the message ends).
  * Each statement of a PL/pgSQL function sees what was committed before it, so the checks made after
  * the lock see every earlier writer.
  *
  * p: { stage, guard?, markRunning?, outcomes?, rows?, events, update?: { status?, stage?, error?,
- *      content?, completed? }, title?, conversationTitle? }
+ *      content?, completed? }, title?, conversationTitle?, titleOutcome?, compact? }
+ *
+ * 'written' answers with the events appended: whole (message_id, seq, type, payload, created_at),
+ * or with `compact` as [event_key, seq, created_at] and the title filled into `title_complete`
+ * (`title`): the writer has the payloads already, so they need not travel back (1764200000000).
  *
  * Every migration that defines it runs this text (1763820000000 created it, 1763830000000 and
  * 1763840000000 bring databases that ran an older version up to this one). PL/pgSQL plans a
  * statement when it first runs, so the earlier migrations can create it before 1763840000000 adds
  * the model_calls.finish_reason column it writes. It stays compatible with older engines, which
- * ignored the outcomes of 'replaced', never sent conversationTitle and send no finish_reason.
+ * ignored the outcomes of 'replaced', never sent conversationTitle and send no finish_reason, and
+ * with engines before 1764200000000, which send neither titleOutcome nor compact.
+ *
+ * Events are partitioned by their message's creation time (1764100000000): each event carries it
+ * as `message_created_at`, and the event-key check names it, so both touch one partition only.
  */
 export const STAGE_WRITE_FUNCTION = `
 CREATE OR REPLACE FUNCTION conclave_stage_write(p_message uuid, p jsonb) RETURNS jsonb
@@ -34,13 +43,14 @@ DECLARE
   v_rows jsonb := COALESCE(p->'rows', '[]'::jsonb);
   v_events jsonb := COALESCE(p->'events', '[]'::jsonb);
   v_update jsonb := p->'update';
+  v_compact boolean := COALESCE((p->>'compact')::boolean, false);
   v_inserted int;
   v_title text;
   v_delivered jsonb;
   v_count int;
   v_status text;
 BEGIN
-  SELECT id, conversation_id, status, stage, needs_title, last_seq INTO m
+  SELECT id, conversation_id, status, stage, needs_title, last_seq, created_at INTO m
     FROM messages WHERE id = p_message FOR NO KEY UPDATE;
   IF NOT FOUND THEN
     RETURN jsonb_build_object('result', 'missing');
@@ -68,6 +78,17 @@ BEGIN
         FROM jsonb_array_elements(v_outcomes) WITH ORDINALITY AS o(v, ord)
         JOIN model_calls c ON c.message_id = p_message AND c.stage = p->>'stage' AND c.call_key = o.v->>'call_key'));
     END IF;
+  END IF;
+
+  IF p ? 'titleOutcome' THEN
+    INSERT INTO model_calls (message_id, stage, call_key, model, served_model, ok, content, error,
+      response_time_ms, prompt_tokens, completion_tokens, cost_usd, simulated, finish_reason)
+    SELECT p_message, 'title', o.call_key, o.model, o.served_model, o.ok, o.content, o.error,
+      o.response_time_ms, o.prompt_tokens, o.completion_tokens, o.cost_usd, o.simulated, o.finish_reason
+    FROM jsonb_to_record(p->'titleOutcome') AS o(call_key text, model text, served_model text, ok boolean,
+      content text, error text, response_time_ms int, prompt_tokens int, completion_tokens int,
+      cost_usd numeric, simulated boolean, finish_reason text)
+    ON CONFLICT DO NOTHING;
   END IF;
 
   IF p ? 'conversationTitle' AND m.needs_title THEN
@@ -111,14 +132,18 @@ BEGIN
       AS e(key, type, payload, ord)),
   fresh AS (
     SELECT DISTINCT ON (i.key) i.* FROM input i
-    WHERE NOT EXISTS (SELECT 1 FROM deliberation_events d WHERE d.message_id = p_message AND d.event_key = i.key)
+    WHERE NOT EXISTS (SELECT 1 FROM deliberation_events d WHERE d.message_id = p_message
+      AND d.message_created_at = m.created_at AND d.event_key = i.key)
     ORDER BY i.key, i.ord),
   numbered AS (SELECT f.*, (m.last_seq + row_number() OVER (ORDER BY f.ord))::int AS seq FROM fresh f),
   inserted AS (
-    INSERT INTO deliberation_events (message_id, seq, event_key, type, payload, created_at)
-    SELECT p_message, n.seq, n.key, n.type, n.payload, clock_timestamp() FROM numbered n ORDER BY n.seq
-    RETURNING message_id, seq, type, payload, created_at)
-  SELECT COALESCE(jsonb_agg(to_jsonb(i) ORDER BY i.seq), '[]'::jsonb), count(*) INTO v_delivered, v_count
+    INSERT INTO deliberation_events (message_id, message_created_at, seq, event_key, type, payload, created_at)
+    SELECT p_message, m.created_at, n.seq, n.key, n.type, n.payload, clock_timestamp() FROM numbered n ORDER BY n.seq
+    RETURNING message_id, seq, event_key, type, payload, created_at)
+  SELECT COALESCE(CASE WHEN v_compact
+      THEN jsonb_agg(jsonb_build_array(i.event_key, i.seq, i.created_at) ORDER BY i.seq)
+      ELSE jsonb_agg(to_jsonb(i) - 'event_key' ORDER BY i.seq) END, '[]'::jsonb), count(*)
+    INTO v_delivered, v_count
   FROM inserted i;
 
   v_status := COALESCE(v_update->>'status',
@@ -133,11 +158,16 @@ BEGIN
       completed_at = CASE WHEN COALESCE((v_update->>'completed')::boolean, false) THEN now() ELSE completed_at END,
       updated_at = now()
     WHERE id = p_message;
-    UPDATE conversations SET updated_at = now() WHERE id = m.conversation_id;
+    IF COALESCE((v_update->>'completed')::boolean, false) THEN
+      UPDATE conversations SET updated_at = now() WHERE id = m.conversation_id;
+    END IF;
   ELSIF v_count > 0 THEN
     UPDATE messages SET last_seq = m.last_seq + v_count WHERE id = p_message;
   END IF;
 
+  IF v_compact THEN
+    RETURN jsonb_build_object('result', 'written', 'events', v_delivered, 'title', COALESCE(v_title, p->>'title'));
+  END IF;
   RETURN jsonb_build_object('result', 'written', 'events', v_delivered);
 END
 $fn$`;

@@ -6,7 +6,7 @@ import type {
   MessageStatus,
   ModeName,
 } from '@conclave/contracts';
-import type { StageRow } from '@conclave/deliberation';
+import type { HistoryTurn, StageRow } from '@conclave/deliberation';
 import type { DataSource } from 'typeorm';
 import { loadStageRows, toStageRow, type StageRowRecord } from '../deliberation.store';
 import { recordResponse, type IdempotencyKey } from './idempotency.repository';
@@ -88,6 +88,11 @@ export interface NewTurn {
   userContent: string;
   config: unknown;
   firstStage: string;
+  /**
+   * A new conversation only: earlier exchanges stored first as its completed turns 1..n (an
+   * OpenAI-compatible request's earlier messages), so the worker loads them as history.
+   */
+  history?: HistoryTurn[];
 }
 
 /** A conversation about to get a follow-up turn, read under its row lock. */
@@ -144,7 +149,17 @@ export class DeliberationsRepository {
           [turn.userId, turn.mode],
         );
         conversationId = conversation.id;
+        for (const earlier of turn.history ?? []) {
+          await manager.query(
+            `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, completed_at)
+             VALUES ($1, 'user', $2, 'complete', $4, $5, NULL, now()), ($1, 'assistant', $3, 'complete', $4, $5, $6, now())`,
+            [conversationId, earlier.question, earlier.answer, number, turn.mode, turn.config],
+          );
+          number += 1;
+        }
       }
+      // A new conversation (or one without turns) gets a title.
+      const isNew = !turn.conversationId || number === 1;
       await manager.query(
         `INSERT INTO messages (conversation_id, role, content, status, turn, mode)
          VALUES ($1, 'user', $2, 'complete', $3, $4)`,
@@ -153,14 +168,14 @@ export class DeliberationsRepository {
       const [assistant]: { id: string }[] = await manager.query(
         `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title)
          VALUES ($1, 'assistant', '', 'queued', $2, $3, $4, $5, $6) RETURNING id`,
-        [conversationId, number, turn.mode, turn.config, turn.firstStage, number === 1],
+        [conversationId, number, turn.mode, turn.config, turn.firstStage, isNew],
       );
       await manager.query('UPDATE conversations SET updated_at = now() WHERE id = $1', [conversationId]);
       if (idempotency) {
         const accepted: DeliberationAccepted = { conversationId, messageId: assistant.id };
         await recordResponse(manager, idempotency, accepted);
       }
-      return { conversationId, messageId: assistant.id, isNew: number === 1 };
+      return { conversationId, messageId: assistant.id, isNew };
     });
   }
 

@@ -5,6 +5,8 @@ import { BudgetsRepository } from './budgets.repository';
 import { ConversationsRepository } from './conversations.repository';
 import { DeliberationsRepository } from './deliberations.repository';
 import { IdempotencyRepository } from './idempotency.repository';
+import { LifecycleRepository } from './lifecycle.repository';
+import { PresetsRepository } from './presets.repository';
 import { ReportsRepository } from './reports.repository';
 import { UsageRepository } from './usage.repository';
 
@@ -40,6 +42,8 @@ export {
   type StoredResponse,
 } from './idempotency.repository';
 export { UsageRepository } from './usage.repository';
+export { LifecycleRepository, removeConversations, type BatchDeletion } from './lifecycle.repository';
+export { PresetsRepository, type NewPreset, type SavedPreset } from './presets.repository';
 export {
   ReportsRepository,
   type ReportBatchShape,
@@ -62,4 +66,6 @@ export const REPOSITORIES = [
   ReportsRepository,
   BudgetsRepository,
   BatchRetriesRepository,
+  PresetsRepository,
+  LifecycleRepository,
 ] as const;

@@ -1,0 +1,326 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { ConclaveConfig } from '@conclave/config';
+import type {
+  DeliberationAccepted,
+  DeliberationView,
+  DeliveredEvent,
+  ModeDescription,
+  ModelsResponse,
+} from '@conclave/contracts';
+import { modeDefinition, planDeliberation } from '@conclave/deliberation';
+import { transcriptMarkdown } from '@conclave/outcomes';
+import { isStoreUnavailable } from '@conclave/persistence';
+import { CONFIG, REDIS_PRODUCER } from '@conclave/platform';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  CancelledNotificationSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type ReadResourceResult,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Request, Response } from 'express';
+import type { Redis } from 'ioredis';
+import * as z from 'zod/v4';
+import { ApiError } from '../common/api-error';
+import { hostnameOf } from '../common/origins';
+import { CancelService } from '../deliberations/cancel.service';
+import { DeliberationsService } from '../deliberations/deliberations.service';
+import { EventHub } from '../events/event-hub';
+import { StreamRegistry } from '../events/stream-registry';
+import { ModelsService } from '../models/models.service';
+import { ModesController } from '../modes/modes.controller';
+import { McpCancellations } from './cancellations';
+import { ToolTable, TRANSCRIPT_URI_TEMPLATE, type RunRecord, type ToolBackend } from './tools';
+
+/** The MCP error code for a resource that does not exist (the specification's, not in the SDK's enum). */
+export const RESOURCE_NOT_FOUND = -32002;
+
+const SERVER_INFO = { name: 'conclave', title: 'Conclave', version: '0.1.0' };
+
+const INSTRUCTIONS =
+  'Conclave puts a question to a panel of language models that deliberate (council, vote, jury, debate, ' +
+  'delphi). Call deliberate to run one and wait for its result; for runs longer than your client waits for a ' +
+  'tool call, call start_deliberation and then get_deliberation. Each result links its full transcript as the ' +
+  'resource conclave://deliberations/{id}.';
+
+/** Who sent one POST /mcp, and where it came from. */
+export interface McpCaller {
+  userId: string;
+  /** The API key's id (null in single-user mode): revoking it ends the caller's waiting calls. */
+  keyId: string | null;
+  /** The `Mcp-Session-Id` the client sends back (handed out at `initialize`), if any. */
+  sessionId: string | undefined;
+  /** scheme://host as the caller reached the gateway. */
+  webBase: string;
+}
+
+const TRANSCRIPT_URI = /^conclave:\/\/deliberations\/([^/?#]{1,100})$/;
+
+/**
+ * tools/call as the method alone: the Server then checks the params itself and answers malformed
+ * ones (arguments that are not an object, no tool name) with InvalidParams (-32602), where the
+ * protocol's own schema would fail them as an internal error (-32603).
+ */
+const CallToolMethod = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+
+/** A JSON-RPC `initialize` request (alone, as the protocol requires it to be sent). */
+const isInitialize = (body: unknown): boolean =>
+  typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'initialize';
+
+/**
+ * The MCP server at /mcp (Streamable HTTP, stateless): each POST gets a new SDK `Server` and
+ * transport, so any gateway replica answers any request; progress notifications of a tools/call go
+ * out on that POST's own SSE response. The tools themselves are the plain ToolTable; this class
+ * gives them the gateway's services.
+ */
+@Injectable()
+export class McpService implements ToolBackend {
+  private readonly logger = new Logger('mcp');
+  private readonly table: ToolTable;
+  private readonly cancellations: McpCancellations;
+  private readonly modesController: ModesController;
+
+  constructor(
+    @Inject(CONFIG) private readonly config: ConclaveConfig,
+    private readonly deliberations: DeliberationsService,
+    private readonly cancels: CancelService,
+    private readonly hub: EventHub,
+    private readonly catalogue: ModelsService,
+    private readonly streams: StreamRegistry,
+    @Inject(REDIS_PRODUCER) redis: Redis,
+  ) {
+    this.table = new ToolTable(config.defaults);
+    // A call's record outlives any deliberation (DELIBERATION_CAP_MS stops them), with room for the queue.
+    this.cancellations = new McpCancellations(
+      redis,
+      config.redisPrefix,
+      config.deliberationCapMs + 60 * 60_000,
+    );
+    this.modesController = new ModesController(config);
+  }
+
+  /** The caller of a request the guards let through. */
+  callerOf(request: Request, userId: string, keyId: string | null): McpCaller {
+    const header = request.headers['mcp-session-id'];
+    const sessionId = typeof header === 'string' && /^[\x21-\x7e]{1,200}$/.test(header) ? header : undefined;
+    return { userId, keyId, sessionId, webBase: this.webBase(request) };
+  }
+
+  /** Answers one POST /mcp (the app's JSON parser has read its body). */
+  async handle(caller: McpCaller, request: Request, response: Response): Promise<void> {
+    const server = this.serverFor(caller, response);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    // The connection gone (or the answer sent): the server aborts what still runs for it.
+    response.on('close', () => {
+      void transport.close().catch(() => undefined);
+      void server.close().catch(() => undefined);
+    });
+    await server.connect(transport);
+    if (isInitialize(request.body)) {
+      // Stateless, but the client sends this back on every request: the key of its cancellations.
+      response.setHeader('Mcp-Session-Id', randomUUID());
+      response.setHeader('Access-Control-Expose-Headers', 'Mcp-Session-Id');
+    }
+    await transport.handleRequest(request, response, request.body);
+  }
+
+  private serverFor(caller: McpCaller, response: Response): Server {
+    const server = new Server(SERVER_INFO, {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+    });
+    server.onerror = (error) => this.logger.debug(`mcp: ${error.message}`);
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.table.definitions }));
+    server.setRequestHandler(CallToolMethod, async (raw, extra): Promise<CallToolResult> => {
+      // The Server has checked it against CallToolRequestSchema before calling this.
+      const request = CallToolRequestSchema.parse(raw);
+      const { name, arguments: args } = request.params;
+      if (!this.table.has(name)) {
+        throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 100)}`);
+      }
+      const token = request.params._meta?.progressToken;
+      return this.table.call(
+        name,
+        args,
+        {
+          userId: caller.userId,
+          webBase: caller.webBase,
+          notify:
+            token === undefined
+              ? null
+              : (update) =>
+                  extra.sendNotification({
+                    method: 'notifications/progress',
+                    params: { progressToken: token, ...update },
+                  }),
+          progressIntervalMs: this.config.mcp.progressIntervalMs,
+          stop: extra.signal,
+          run: this.runRecord(caller, extra.requestId),
+          holdStream: () => this.holdStream(caller, response),
+          now: () => Date.now(),
+        },
+        this,
+      );
+    });
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+      resourceTemplates: [
+        {
+          uriTemplate: TRANSCRIPT_URI_TEMPLATE,
+          name: 'deliberation-transcript',
+          title: 'Deliberation transcript',
+          description:
+            "One of your deliberations in Markdown: the question, every model's answers, rankings, votes, " +
+            'scores or estimates, failures, the final answer, usage and cost.',
+          mimeType: 'text/markdown',
+        },
+      ],
+    }));
+    // Each result links its transcript; there is no listing of them here.
+    server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }));
+    server.setRequestHandler(ReadResourceRequestSchema, (request) =>
+      this.readTranscript(caller.userId, request.params.uri),
+    );
+    server.setNotificationHandler(CancelledNotificationSchema, (notification) =>
+      this.cancelCall(caller, notification.params.requestId),
+    );
+    return server;
+  }
+
+  private async readTranscript(userId: string, uri: string): Promise<ReadResourceResult> {
+    const id = TRANSCRIPT_URI.exec(uri)?.[1];
+    const notFound = () => new McpError(RESOURCE_NOT_FOUND, 'Resource not found', { uri: uri.slice(0, 200) });
+    if (!id) throw notFound();
+    let view: DeliberationView;
+    try {
+      view = await this.deliberations.view(userId, id);
+    } catch (error) {
+      if (error instanceof ApiError && error.getStatus() === 404) throw notFound();
+      if (isStoreUnavailable(error)) {
+        throw new McpError(
+          ErrorCode.InternalError,
+          'Storage is unavailable right now; try again in a few seconds',
+        );
+      }
+      this.logError('resources/read', error);
+      throw new McpError(ErrorCode.InternalError, 'Something went wrong on our side');
+    }
+    return { contents: [{ uri, mimeType: 'text/markdown', text: transcriptMarkdown(view) }] };
+  }
+
+  /** A tools/call's record for cancellation; Redis trouble makes the call uncancellable, never failed. */
+  private runRecord(caller: McpCaller, requestId: RequestId): RunRecord {
+    const key = this.cancellations.keyOf(caller.userId, caller.sessionId, requestId);
+    const warn = (what: string) => (error: unknown) => {
+      this.logger.warn(`could not ${what} an MCP call's record: ${String(error)}`);
+    };
+    return {
+      cancelledEarly: () =>
+        this.cancellations.cancelledEarly(key).catch((error: unknown) => {
+          warn('read')(error);
+          return false;
+        }),
+      claim: (messageId) =>
+        this.cancellations.claim(key, messageId).catch((error: unknown) => {
+          warn('write')(error);
+          return 'claimed' as const;
+        }),
+      release: () => this.cancellations.release(key).catch(warn('delete')),
+    };
+  }
+
+  /** The client's `notifications/cancelled`: stops the deliberation that call started, wherever it runs. */
+  private async cancelCall(caller: McpCaller, requestId: RequestId | undefined): Promise<void> {
+    if (requestId === undefined) return;
+    const key = this.cancellations.keyOf(caller.userId, caller.sessionId, requestId);
+    try {
+      const messageId = await this.cancellations.cancel(key);
+      if (messageId) await this.cancels.cancel(caller.userId, messageId);
+    } catch (error) {
+      // Already ended, or not the caller's: nothing to stop.
+      if (error instanceof ApiError && [404, 409].includes(error.getStatus())) return;
+      this.logger.warn(`could not cancel an MCP call's deliberation: ${String(error)}`);
+    }
+  }
+
+  /**
+   * One of the user's live streams while a call waits; revoking its key drops the connection (the
+   * transport still writes to the response, so it is destroyed rather than ended). The deliberation
+   * goes on, as for any closed connection.
+   */
+  private holdStream(caller: McpCaller, response: Response): () => void {
+    const stream = this.streams.open('sse', caller.userId, caller.keyId, () => response.destroy());
+    return () => stream.release();
+  }
+
+  private webBase(request: Request): string {
+    const forwarded = request.headers['x-forwarded-proto'];
+    const proto =
+      this.config.abuse.trustProxyHops > 0 && typeof forwarded === 'string'
+        ? forwarded.split(',')[0].trim().toLowerCase()
+        : '';
+    const scheme = proto === 'https' || proto === 'http' ? proto : request.secure ? 'https' : 'http';
+    const host = request.headers.host ?? '';
+    return `${scheme}://${hostnameOf(host) !== null ? host.trim().toLowerCase() : 'localhost'}`;
+  }
+
+  // ——— ToolBackend ———
+
+  start(
+    userId: string,
+    body: Record<string, unknown>,
+    idempotencyKey?: string,
+  ): Promise<DeliberationAccepted> {
+    return this.deliberations.start(userId, body, idempotencyKey);
+  }
+
+  view(userId: string, messageId: string): Promise<DeliberationView> {
+    return this.deliberations.view(userId, messageId);
+  }
+
+  cancel(userId: string, messageId: string): Promise<void> {
+    return this.cancels.cancel(userId, messageId);
+  }
+
+  follow(messageId: string, onEvent: (event: DeliveredEvent) => void, stop: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (stop.aborted) return resolve();
+      const delivery = this.hub.subscribe(messageId, 0, onEvent, () => resolve());
+      stop.addEventListener('abort', () => delivery.close(), { once: true });
+    });
+  }
+
+  async plannedCalls(userId: string, messageId: string): Promise<number | null> {
+    const message = await this.deliberations.ownedMessage(userId, messageId);
+    const definition = modeDefinition(message.mode);
+    if (!definition) return null;
+    const plan = planDeliberation(definition, { question: 'question', config: message.config, title: false });
+    const calls = plan.walks.map((walk) => walk.calls.length);
+    return calls.length > 0 ? Math.max(...calls) : null;
+  }
+
+  modes(): ModeDescription[] {
+    return this.modesController.list();
+  }
+
+  models(): Promise<ModelsResponse> {
+    return this.catalogue.list();
+  }
+
+  logError(what: string, error: unknown): void {
+    this.logger.error(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof Error && error.stack) this.logger.debug(error.stack);
+  }
+
+  isUnavailable(error: unknown): boolean {
+    return isStoreUnavailable(error);
+  }
+}

@@ -1,0 +1,12 @@
+import { OpenAiController } from './openai.controller';
+import { OpenAiService } from './openai.service';
+
+/**
+ * The OpenAI-compatible surface (/v1). Declared by AppModule, as ModelsController and
+ * PresetsController are: it uses AppModule's own providers (ApiKeyGuard, DeliberationsService,
+ * EventHub, LiveHub, StreamRegistry, CancelService).
+ */
+export const OPENAI_CONTROLLERS = [OpenAiController];
+export const OPENAI_PROVIDERS = [OpenAiService];
+
+export { OpenAiController, OpenAiService };

@@ -1,0 +1,86 @@
+import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
+import type { ApiErrorBody } from '@conclave/contracts';
+import { isStoreUnavailable } from '@conclave/persistence';
+import type { Response } from 'express';
+import { reasonPhrase } from '../common/api-error';
+import { bodyParserError, RETRY_AFTER_SECONDS } from '../common/error.filter';
+import { RateLimited } from '../common/rate-limiter';
+import { errorObject, fromApiErrorBody, OpenAiError, worthRetrying, type OpenAiErrorSpec } from './errors';
+
+/** Any error of a /v1 route as an OpenAI error: its status, `type`, `code` and `param`. */
+export function openAiErrorOf(
+  exception: unknown,
+  fieldParam?: (field: string) => string | null,
+): OpenAiErrorSpec | null {
+  if (exception instanceof OpenAiError) return exception.spec;
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    const raw = exception.getResponse();
+    const body: ApiErrorBody =
+      typeof raw === 'object' && raw !== null && 'statusCode' in raw && 'error' in raw
+        ? (raw as ApiErrorBody)
+        : { statusCode: status, error: reasonPhrase(status), message: exception.message };
+    const message = Array.isArray(body.message) ? body.message.join('; ') : String(body.message);
+    const retryAfter =
+      exception instanceof RateLimited
+        ? exception.retryAfterSeconds
+        : status === 503
+          ? RETRY_AFTER_SECONDS
+          : undefined;
+    return fromApiErrorBody({ ...body, message }, fieldParam, retryAfter);
+  }
+  const parsed = bodyParserError(exception, '');
+  if (parsed) return fromApiErrorBody(parsed);
+  if (isStoreUnavailable(exception)) {
+    return fromApiErrorBody(
+      {
+        statusCode: 503,
+        error: reasonPhrase(503),
+        message: 'The database is unavailable right now. Please retry in a few seconds.',
+      },
+      undefined,
+      RETRY_AFTER_SECONDS,
+    );
+  }
+  return null;
+}
+
+/** The routes of the OpenAI-compatible surface (their errors are OpenAI's shape even before Nest sees them). */
+export const isOpenAiPath = (path: string): boolean => path === '/v1' || path.startsWith('/v1/');
+
+/** Sends an OpenAI error: Retry-After for 429 and 503, and `x-should-retry: false` when retrying cannot help. */
+export function sendOpenAiError(response: Response, spec: OpenAiErrorSpec): void {
+  if (spec.retryAfterSeconds !== undefined) response.setHeader('Retry-After', String(spec.retryAfterSeconds));
+  // The openai SDKs retry 409 and 5xx by default; a deliberation that failed would run (and cost) again.
+  response.setHeader('x-should-retry', worthRetrying(spec.status) ? 'true' : 'false');
+  response.status(spec.status).json({ error: errorObject(spec) });
+}
+
+/** Every error of the /v1 controller in OpenAI's shape; unexpected ones are logged, never shown. */
+@Catch()
+export class OpenAiErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('openai');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') return;
+    const response = host.switchToHttp().getResponse<Response>();
+    if (response.headersSent) {
+      response.end();
+      return;
+    }
+    let spec = openAiErrorOf(exception);
+    if (!spec) {
+      this.logger.error(
+        exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+      );
+      spec = {
+        status: 500,
+        message: 'The server had an error while processing your request.',
+        type: 'server_error',
+        param: null,
+        code: null,
+      };
+    }
+    sendOpenAiError(response, spec);
+  }
+}

@@ -1,0 +1,109 @@
+import { isTerminalStatus, type DeliberationView, type ModeName } from '@conclave/contracts';
+import { finalTextOf, type AnyResult } from './final-text';
+import { modeSummary } from './mode-summary';
+import type { DeliberationOutcome, FinalAuthor, OutcomeFailure } from './outcome.types';
+import { panelistsOf } from './panelists';
+import { FINAL_STAGE, roleOf } from './roles';
+
+const FINAL_ROLE: Record<ModeName, string> = {
+  council: 'chairman',
+  vote: 'winner',
+  debate: 'winner',
+  jury: 'foreman',
+  delphi: 'facilitator',
+};
+
+/** The model writing the final text, once known; failed when its call failed and no text exists. */
+function finalAuthorOf(view: DeliberationView, result: AnyResult, text: string | null): FinalAuthor | null {
+  const role = FINAL_ROLE[view.mode];
+  if (view.mode === 'vote' || view.mode === 'debate') {
+    return result.winner ? { role, model: result.winner.winnerModel, failed: false } : null;
+  }
+  const written =
+    view.mode === 'council'
+      ? result.stage3?.model
+      : view.mode === 'jury'
+        ? result.foreman?.model
+        : result.report?.facilitatorModel;
+  if (text !== null && written) return { role, model: written, failed: false };
+  const calls = view.calls.filter((c) => c.stage === FINAL_STAGE[view.mode]);
+  const failed = calls.find((c) => !c.ok);
+  if (failed && !calls.some((c) => c.ok)) {
+    return { role, model: failed.model, failed: true, error: failed.error ?? 'the call failed' };
+  }
+  return written ? { role, model: written, failed: false } : null;
+}
+
+/**
+ * Whether enough panelists answered for the mode's rules (council, vote, debate: 2 answers, and a
+ * readable vote; jury: 2 jurors; Delphi: 3 panelists in round 1), judged on the stages reached.
+ */
+function enoughAnsweredOf(
+  view: DeliberationView,
+  result: AnyResult,
+  author: FinalAuthor | null,
+): boolean | null {
+  // A run that failed for another reason than its final author failed short of the mode's minimum.
+  if (view.status === 'failed' && !author?.failed) return false;
+  const votesOk = (votes: { validVoteCount: number } | undefined) =>
+    votes ? votes.validVoteCount >= 1 : true;
+  switch (view.mode) {
+    case 'council':
+      return result.stage1 ? result.stage1.length >= 2 : null;
+    case 'vote':
+      return result.stage1 ? result.stage1.length >= 2 && votesOk(result.votes) : null;
+    case 'debate':
+      return result.round1 ? result.round1.length >= 2 && votesOk(result.votes) : null;
+    case 'jury':
+      return result.jurorSummary ? result.jurorSummary.successfulJurors >= 2 : null;
+    case 'delphi':
+      return result.rounds?.length ? result.rounds[0].estimates.length >= 3 : null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * A deliberation's outcome as data, for any mode: the final text only when it really exists, who
+ * failed and why, each panelist by name with what it answered, and the mode's own summary.
+ */
+export function outcomeOf(
+  view: DeliberationView,
+  links: { web: string; transcript: string },
+): DeliberationOutcome {
+  const result = (view.result ?? {}) as AnyResult;
+  const written = finalTextOf(view);
+  const finalAuthor = finalAuthorOf(view, result, written);
+  const finalText = finalAuthor?.failed ? null : written;
+  const failures: OutcomeFailure[] = view.calls
+    .filter((c) => !c.ok)
+    .map((c) => ({
+      model: c.model,
+      role: roleOf(view.mode, c.stage),
+      stage: c.stage,
+      error: c.error ?? 'the call failed',
+    }));
+  const terminal = isTerminalStatus(view.status);
+  // 05-delphi.md: estimates are anonymous during the exercise, attributed once it is over.
+  const attributed = view.mode !== 'delphi' || terminal;
+  return {
+    messageId: view.messageId,
+    conversationId: view.conversationId,
+    mode: view.mode,
+    status: view.status,
+    finalText,
+    finalAuthor,
+    partial:
+      view.status === 'cancelled' ||
+      view.status === 'failed' ||
+      failures.length > 0 ||
+      (terminal && finalText === null),
+    enoughAnswered: enoughAnsweredOf(view, result, finalAuthor),
+    failures,
+    panelists: panelistsOf(view, attributed),
+    ...modeSummary(view, attributed),
+    usage: { ...view.usage },
+    links: { web: links.web, transcript: links.transcript },
+    error: view.error,
+  };
+}

@@ -1,0 +1,91 @@
+import { isTerminalStatus, type DeliberationView } from '@conclave/contracts';
+import type { AnyResult } from './final-text';
+import { fenced, figure, inline, table, usd } from './markdown';
+import { outcomeOf } from './outcome';
+import { MODE_SECTIONS } from './transcript-modes';
+
+/** A stage's name as code (they are identifiers such as `round_2`); anything else escaped. */
+const stageName = (stage: string): string => (/^[a-z0-9_]+$/.test(stage) ? `\`${stage}\`` : inline(stage));
+
+const MODE_TITLES: Record<DeliberationView['mode'], string> = {
+  council: 'Council',
+  vote: 'Vote',
+  jury: 'Jury',
+  debate: 'Debate',
+  delphi: 'Delphi',
+};
+
+/**
+ * A deliberation's full transcript as Markdown: the question when given (the view does not hold
+ * it), every stage with each model's text under its name, rankings, votes, scores or rounds, the
+ * final text or why there is none, the failures and the usage per call. Model-written text sits in
+ * fenced blocks it cannot close; names and error texts are escaped onto one line.
+ */
+export function transcriptMarkdown(view: DeliberationView, options: { question?: string } = {}): string {
+  const result = (view.result ?? {}) as AnyResult;
+  const outcome = outcomeOf(view, { web: '', transcript: '' });
+  const attributed = view.mode !== 'delphi' || isTerminalStatus(view.status);
+  const lines: string[] = [
+    `# ${MODE_TITLES[view.mode] ?? inline(view.mode)} deliberation${result.title ? `: ${inline(result.title)}` : ''}`,
+    '',
+    `- Status: ${view.status}${outcome.partial ? ' (partial)' : ''}`,
+    `- Message: ${view.messageId}; conversation: ${view.conversationId}`,
+    `- Started ${view.createdAt}${view.completedAt ? `, ended ${view.completedAt}` : ''}${view.simulated ? '; simulated models' : ''}`,
+    ...(view.error ? [`- Error: ${inline(view.error)}`] : []),
+    '',
+  ];
+  if (options.question !== undefined) lines.push('## Question', '', fenced(options.question), '');
+  lines.push(...MODE_SECTIONS[view.mode](result, view, attributed));
+
+  lines.push('## Final answer', '');
+  if (outcome.finalText !== null) {
+    lines.push(
+      `By the ${inline(outcome.finalAuthor?.role)} ${inline(outcome.finalAuthor?.model)}:`,
+      '',
+      fenced(outcome.finalText),
+      '',
+    );
+  } else if (outcome.finalAuthor?.failed) {
+    lines.push(
+      `None: the ${inline(outcome.finalAuthor.role)} ${inline(outcome.finalAuthor.model)} failed (${inline(outcome.finalAuthor.error)}).`,
+      '',
+    );
+  } else {
+    lines.push(
+      isTerminalStatus(view.status)
+        ? `None (the deliberation is ${view.status}).`
+        : 'Not yet: the deliberation is still running.',
+      '',
+    );
+  }
+  if (outcome.enoughAnswered === false) lines.push("Not enough panelists answered for the mode's rules.", '');
+
+  lines.push(
+    '## Failures',
+    '',
+    ...table(
+      ['Model', 'Role', 'Stage', 'Error'],
+      outcome.failures.map((f) => [inline(f.model), inline(f.role), stageName(f.stage), inline(f.error)]),
+    ),
+  );
+  const u = view.usage;
+  lines.push(
+    '## Usage',
+    '',
+    `Total: ${u.promptTokens} prompt + ${u.completionTokens} completion tokens, ${usd(u.costUsd)}.`,
+    '',
+    ...table(
+      ['Stage', 'Model', 'OK', 'Time (ms)', 'Prompt tokens', 'Completion tokens', 'Cost'],
+      view.calls.map((c) => [
+        stageName(c.stage),
+        inline(c.model),
+        c.ok ? (c.truncated ? 'yes (cut at the length limit)' : 'yes') : 'no',
+        figure(c.responseTimeMs),
+        figure(c.promptTokens),
+        figure(c.completionTokens),
+        c.costUsd === null ? '—' : usd(c.costUsd),
+      ]),
+    ),
+  );
+  return lines.join('\n');
+}

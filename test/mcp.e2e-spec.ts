@@ -1,0 +1,757 @@
+import { request as httpRequest } from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  ErrorCode,
+  type CallToolResult,
+  type Progress,
+  type ResourceLink,
+  type TextContent,
+} from '@modelcontextprotocol/sdk/types.js';
+import { MODE_NAMES, QUESTION_MAX_LENGTH, type DeliberationView, type ModeName } from '@conclave/contracts';
+import { finalTextOf } from '@conclave/outcomes';
+import { TestStack } from './support/harness';
+
+/**
+ * The MCP server at /mcp, driven by the SDK's own Client over Streamable HTTP, on the real stack
+ * (gateway, worker, PostgreSQL, Redis; the simulated models stand in for providers).
+ */
+
+const PROGRESS_INTERVAL_MS = 250;
+
+/** What the tests read of structuredContent (the Client has validated all of it against outputSchema). */
+interface Outcome {
+  messageId: string;
+  conversationId: string;
+  mode: string;
+  status: string;
+  finalText: string | null;
+  finalAuthor: { role: string; model: string; failed: boolean; error?: string } | null;
+  partial: boolean;
+  enoughAnswered: boolean | null;
+  failures: { model: string; role: string; stage: string; error: string }[];
+  panelists: { model: string; failed: boolean }[];
+  usage: { promptTokens: number; completionTokens: number; costUsd: number };
+  links: { web: string; transcript: string };
+}
+
+const textOf = (result: CallToolResult): string =>
+  result.content
+    .filter((c): c is TextContent => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n');
+const linkOf = (result: CallToolResult): ResourceLink | undefined =>
+  result.content.find((c): c is ResourceLink => c.type === 'resource_link');
+const resourceText = (content: { text: string } | { blob: string }): string =>
+  'text' in content ? content.text : '';
+const outcomeOf = (result: CallToolResult): Outcome => result.structuredContent as unknown as Outcome;
+
+/** Each mode's request with simulated models (defaults where the mode has simulated ones). */
+const REQUESTS: Record<ModeName, Record<string, unknown>> = {
+  council: { question: 'What is the capital of France?', mode: 'council' },
+  vote: {
+    question: 'Name a prime number.',
+    mode: 'vote',
+    modeConfig: { models: ['sim/athena', 'sim/hermes', 'sim/apollo'] },
+  },
+  jury: {
+    question: 'Is this summary accurate?',
+    mode: 'jury',
+    modeConfig: {
+      content: 'Paris is the capital of France.',
+      jurorModels: ['sim/athena', 'sim/hermes', 'sim/apollo'],
+      foremanModel: 'sim/chairman',
+    },
+  },
+  debate: {
+    question: 'Should cities ban cars?',
+    mode: 'debate',
+    modeConfig: { models: ['sim/athena', 'sim/hermes', 'sim/apollo'] },
+  },
+  delphi: {
+    question: 'How many people live in Paris, in millions?',
+    mode: 'delphi',
+    modeConfig: {
+      panelistModels: ['sim/athena', 'sim/hermes', 'sim/apollo'],
+      facilitatorModel: 'sim/chairman',
+    },
+  },
+};
+
+describe('MCP over Streamable HTTP (/mcp)', () => {
+  const stack = new TestStack({
+    AUTH_MODE: 'apikey',
+    MCP_PROGRESS_INTERVAL_MS: String(PROGRESS_INTERVAL_MS),
+  });
+  const clients: Client[] = [];
+  let alice: string;
+  let bob: string;
+  let aliceClient: Client;
+  let bobClient: Client;
+
+  /** An SDK client with the key as a bearer header, its tools listed (so it validates structured output). */
+  async function connect(token?: string): Promise<Client> {
+    const client = new Client({ name: 'conclave-e2e', version: '1.0.0' });
+    const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${stack.baseUrl}/mcp`), { requestInit: { headers } }),
+    );
+    clients.push(client);
+    await client.listTools();
+    return client;
+  }
+
+  /** A JSON-RPC message POSTed as a client would, and the answer (an SSE stream's messages, or JSON). */
+  async function post(
+    body: string,
+    options: { token?: string; headers?: Record<string, string> } = {},
+  ): Promise<{ status: number; headers: Headers; messages: Record<string, unknown>[]; text: string }> {
+    const response = await fetch(`${stack.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+        ...options.headers,
+      },
+      body,
+    });
+    const text = await response.text();
+    let messages: Record<string, unknown>[] = [];
+    if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+      messages = text
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+    } else if (text) {
+      try {
+        messages = [JSON.parse(text) as Record<string, unknown>];
+      } catch {
+        messages = [];
+      }
+    }
+    return { status: response.status, headers: response.headers, messages, text };
+  }
+
+  const rpc = (method: string, params: Record<string, unknown>, id = 1) =>
+    JSON.stringify({ jsonrpc: '2.0', id, method, params });
+
+  async function storedView(messageId: string, token = alice): Promise<DeliberationView> {
+    const { status, body } = await stack.api<DeliberationView>('GET', `/api/deliberations/${messageId}`, {
+      token,
+    });
+    expect(status).toBe(200);
+    return body;
+  }
+
+  async function waitForStatus(messageId: string, wanted: string, token = alice): Promise<DeliberationView> {
+    for (let i = 0; i < 200; i++) {
+      const view = await storedView(messageId, token);
+      if (view.status === wanted) return view;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`deliberation ${messageId} never reached ${wanted}`);
+  }
+
+  beforeAll(async () => {
+    await stack.start();
+    alice = await stack.createUser('alice');
+    bob = await stack.createUser('bob');
+    aliceClient = await connect(alice);
+    bobClient = await connect(bob);
+  });
+
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+    await stack.stop();
+  });
+
+  it('lists the six tools with input and output schemas, annotations and guidance', async () => {
+    const { tools } = await aliceClient.listTools();
+    expect(tools.map((t) => t.name)).toEqual([
+      'deliberate',
+      'start_deliberation',
+      'get_deliberation',
+      'cancel_deliberation',
+      'list_modes',
+      'list_models',
+    ]);
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    for (const tool of tools) {
+      expect(tool.inputSchema.type).toBe('object');
+      expect(tool.outputSchema?.type).toBe('object');
+      expect(tool.title).toEqual(expect.any(String));
+      expect(tool.description?.length).toBeGreaterThan(40);
+    }
+    // The request schema is the HTTP API's: its fields, bounds and the operator's defaults.
+    const input = byName.deliberate.inputSchema as { properties: Record<string, Record<string, unknown>> };
+    expect(Object.keys(input.properties)).toEqual(
+      expect.arrayContaining(['question', 'mode', 'modeConfig', 'conversationId', 'idempotencyKey']),
+    );
+    expect(input.properties.question.maxLength).toBe(QUESTION_MAX_LENGTH);
+    expect(input.properties.mode.enum).toEqual([...MODE_NAMES]);
+    expect(JSON.stringify(input.properties.modeConfig)).toContain('sim/athena');
+    expect(byName.start_deliberation.inputSchema).toEqual(byName.deliberate.inputSchema);
+    expect(byName.get_deliberation.outputSchema).toEqual(byName.deliberate.outputSchema);
+    expect(byName.cancel_deliberation.outputSchema).toEqual(byName.deliberate.outputSchema);
+    // When to wait and when to start and poll.
+    expect(byName.deliberate.description).toContain('start_deliberation');
+    expect(byName.start_deliberation.description).toContain('get_deliberation');
+
+    for (const name of ['list_modes', 'list_models', 'get_deliberation']) {
+      expect(byName[name].annotations).toMatchObject({ readOnlyHint: true });
+    }
+    for (const name of ['deliberate', 'start_deliberation']) {
+      expect(byName[name].annotations).toMatchObject({
+        readOnlyHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      });
+    }
+    expect(byName.cancel_deliberation.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+    });
+  });
+
+  it('list_modes and list_models answer what GET /api/modes and GET /api/models do', async () => {
+    const modes = await aliceClient.callTool({ name: 'list_modes', arguments: {} });
+    expect(modes.isError).toBeFalsy();
+    const api = await stack.api('GET', '/api/modes', { token: alice });
+    expect(modes.structuredContent).toEqual({ modes: api.body });
+    expect(textOf(modes as CallToolResult)).toContain('delphi');
+
+    const models = await aliceClient.callTool({ name: 'list_models', arguments: {} });
+    const apiModels = await stack.api<{ models: { id: string }[] }>('GET', '/api/models', { token: alice });
+    expect(models.structuredContent).toEqual(apiModels.body);
+    expect(textOf(models as CallToolResult)).toContain('sim/athena');
+
+    const narrowed = await aliceClient.callTool({ name: 'list_models', arguments: { search: 'ATHENA' } });
+    const ids = (narrowed.structuredContent as { models: { id: string }[] }).models.map((m) => m.id);
+    expect(ids.length).toBeGreaterThan(0);
+    for (const id of ids) expect(id.toLowerCase()).toContain('athena');
+  });
+
+  it.each(MODE_NAMES)(
+    'deliberate runs %s to the end: final text as stored, structured result, transcript link',
+    async (mode) => {
+      const result = (await aliceClient.callTool({
+        name: 'deliberate',
+        arguments: REQUESTS[mode],
+      })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      const outcome = outcomeOf(result);
+      expect(outcome).toMatchObject({ mode, status: 'complete', partial: false, failures: [] });
+      const view = await storedView(outcome.messageId);
+      expect(view.status).toBe('complete');
+      expect(outcome.finalText).toEqual(expect.any(String));
+      expect(outcome.finalText).toBe(finalTextOf(view));
+      expect(outcome.panelists.length).toBeGreaterThanOrEqual(3);
+      expect(outcome.links.transcript).toBe(`conclave://deliberations/${outcome.messageId}`);
+      expect(outcome.links.web).toBe(`${stack.baseUrl}/#/m/${outcome.messageId}`);
+      // The text stays short and carries the answer; the transcript is a linked resource.
+      expect(textOf(result)).toContain((outcome.finalText ?? '').slice(0, 40));
+      expect(textOf(result).length).toBeLessThan(8000);
+      expect(linkOf(result)).toMatchObject({ uri: outcome.links.transcript, mimeType: 'text/markdown' });
+      const transcript = await aliceClient.readResource({ uri: outcome.links.transcript });
+      expect(transcript.contents[0]).toMatchObject({
+        uri: outcome.links.transcript,
+        mimeType: 'text/markdown',
+      });
+      const asked =
+        mode === 'jury' ? (REQUESTS.jury.modeConfig as { content: string }).content : REQUESTS[mode].question;
+      expect(resourceText(transcript.contents[0])).toContain(String(asked));
+      expect(resourceText(transcript.contents[0])).toContain(outcome.messageId);
+    },
+  );
+
+  it('sends progress per stage and per model call when asked, with increasing progress', async () => {
+    const updates: Progress[] = [];
+    const result = (await aliceClient.callTool(
+      {
+        name: 'deliberate',
+        arguments: { question: 'Progress?', councilModels: ['sim/athena', 'sim/hermes', 'sim/apollo'] },
+      },
+      undefined,
+      { onprogress: (p) => updates.push(p) },
+    )) as CallToolResult;
+    const outcome = outcomeOf(result);
+    expect(outcome.status).toBe('complete');
+    const messages = updates.map((u) => u.message ?? '');
+    expect(messages[0]).toContain(`started deliberation ${outcome.messageId}`);
+    expect(messages).toContain('stage1 started');
+    expect(messages).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^stage1: sim\/athena answered \([123]\/3\)$/)]),
+    );
+    expect(messages).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^stage2: sim\/hermes answered/)]),
+    );
+    expect(messages).toContain('stage3 complete: synthesis by sim/chairman');
+    for (let i = 1; i < updates.length; i++)
+      expect(updates[i].progress).toBeGreaterThan(updates[i - 1].progress);
+    // 3 answers, 3 rankings, 1 synthesis (the plan's calls, all settled), then the end.
+    expect(updates.at(-1)).toEqual({ progress: 8, total: 8, message: 'complete' });
+  });
+
+  it('finishes a run longer than the client timeout because progress resets it, and times out without', async () => {
+    const slow = { question: 'Slow?', councilModels: ['sim/athena:delay3500', 'sim/hermes', 'sim/apollo'] };
+    // Without resetting on progress the client gives up after its timeout (and cancels the call).
+    await expect(
+      aliceClient.callTool({ name: 'deliberate', arguments: slow }, undefined, {
+        timeout: 2000,
+        onprogress: () => undefined,
+      }),
+    ).rejects.toMatchObject({ code: ErrorCode.RequestTimeout });
+
+    const updates: Progress[] = [];
+    const result = (await aliceClient.callTool({ name: 'deliberate', arguments: slow }, undefined, {
+      timeout: 2000,
+      resetTimeoutOnProgress: true,
+      onprogress: (p) => updates.push(p),
+    })) as CallToolResult;
+    expect(outcomeOf(result).status).toBe('complete');
+    // Heartbeats name whom the run waits for while the slow model thinks.
+    expect(updates.map((u) => u.message)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^still deliberating \(\d+ s\): stage1 waiting for sim\/athena:delay3500$/),
+      ]),
+    );
+  });
+
+  it('cancels the deliberation when the client cancels the call', async () => {
+    const controller = new AbortController();
+    let messageId = '';
+    const call = aliceClient.callTool(
+      {
+        name: 'deliberate',
+        arguments: {
+          question: 'Cancel me',
+          councilModels: ['sim/athena:delay20000', 'sim/hermes', 'sim/apollo'],
+        },
+      },
+      undefined,
+      {
+        signal: controller.signal,
+        onprogress: (p) => {
+          messageId ||= /started deliberation (\S+)/.exec(p.message ?? '')?.[1] ?? '';
+          if (messageId) controller.abort('the user stopped it');
+        },
+      },
+    );
+    await expect(call).rejects.toThrow();
+    expect(messageId).toMatch(/^[0-9a-f-]{36}$/);
+    const view = await waitForStatus(messageId, 'cancelled');
+    expect(view.error).toBe('Cancelled by the user.');
+    // The same call's outcome, read afterwards, says so.
+    const got = (await aliceClient.callTool({
+      name: 'get_deliberation',
+      arguments: { messageId },
+    })) as CallToolResult;
+    expect(outcomeOf(got)).toMatchObject({ status: 'cancelled', partial: true, finalText: null });
+  });
+
+  it('says plainly when a panelist failed, and that enough answered', async () => {
+    const result = (await aliceClient.callTool({
+      name: 'deliberate',
+      arguments: { question: 'Partial?', councilModels: ['sim/athena', 'sim/hermes', 'sim/x:fail'] },
+    })) as CallToolResult;
+    const outcome = outcomeOf(result);
+    expect(outcome).toMatchObject({ status: 'complete', partial: true, enoughAnswered: true });
+    expect(outcome.failures).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          model: 'sim/x:fail',
+          stage: expect.any(String),
+          error: expect.any(String),
+        }),
+      ]),
+    );
+    expect(outcome.panelists.find((p) => p.model === 'sim/x:fail')?.failed).toBe(true);
+    expect(outcome.finalText).toBe(finalTextOf(await storedView(outcome.messageId)));
+    expect(textOf(result)).toContain('sim/x:fail');
+  });
+
+  it('never presents a failed chairman as a synthesis', async () => {
+    const result = (await aliceClient.callTool({
+      name: 'deliberate',
+      arguments: {
+        question: 'No chair?',
+        councilModels: ['sim/athena', 'sim/hermes'],
+        chairmanModel: 'sim/chair:fail',
+      },
+    })) as CallToolResult;
+    const outcome = outcomeOf(result);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.finalText).toBeNull();
+    expect(outcome.partial).toBe(true);
+    expect(outcome.finalAuthor).toMatchObject({ role: 'chairman', model: 'sim/chair:fail', failed: true });
+    expect(textOf(result)).not.toMatch(/synthesis:/i);
+    expect(textOf(result)).toContain('sim/chair:fail');
+  });
+
+  it('answers bad arguments with a tool error naming each field', async () => {
+    const bad = (await aliceClient.callTool({
+      name: 'deliberate',
+      arguments: {
+        question: '   ',
+        mode: 'council',
+        modeConfig: { councilModels: ['not a model'] },
+        frob: 1,
+      },
+    })) as CallToolResult;
+    expect(bad.isError).toBe(true);
+    expect(bad.structuredContent).toBeUndefined();
+    const text = textOf(bad);
+    expect(text).toMatch(/- question: /);
+    expect(text).toMatch(/- modeConfig\.councilModels/);
+    expect(text).toMatch(/- frob: property frob should not exist/);
+
+    const mode = (await aliceClient.callTool({
+      name: 'start_deliberation',
+      arguments: { question: 'x', mode: 'poll' },
+    })) as CallToolResult;
+    expect(mode.isError).toBe(true);
+    expect(textOf(mode)).toMatch(/- mode: /);
+
+    const missing = (await aliceClient.callTool({
+      name: 'get_deliberation',
+      arguments: { id: 'x' },
+    })) as CallToolResult;
+    expect(missing.isError).toBe(true);
+    expect(textOf(missing)).toMatch(/- id: unknown argument/);
+    const noId = (await aliceClient.callTool({
+      name: 'cancel_deliberation',
+      arguments: {},
+    })) as CallToolResult;
+    expect(textOf(noId)).toMatch(/- messageId: messageId is required/);
+    const wait = (await aliceClient.callTool({
+      name: 'get_deliberation',
+      arguments: { messageId: '00000000-0000-4000-8000-000000000000', waitSeconds: 5000 },
+    })) as CallToolResult;
+    expect(textOf(wait)).toMatch(/- waitSeconds: /);
+    const key = (await aliceClient.callTool({
+      name: 'deliberate',
+      arguments: { question: 'x', idempotencyKey: 'a b' },
+    })) as CallToolResult;
+    expect(textOf(key)).toMatch(/- idempotencyKey: /);
+  });
+
+  it('starts, polls, waits for and cancels long runs with start/get/cancel', async () => {
+    const started = (await aliceClient.callTool({
+      name: 'start_deliberation',
+      arguments: { question: 'Long?', councilModels: ['sim/athena:delay800', 'sim/hermes', 'sim/apollo'] },
+    })) as CallToolResult;
+    expect(started.isError).toBeFalsy();
+    const { messageId, status, transcript, web } = started.structuredContent as Record<string, string>;
+    expect(['queued', 'running']).toContain(status);
+    expect(transcript).toBe(`conclave://deliberations/${messageId}`);
+    expect(web).toBe(`${stack.baseUrl}/#/m/${messageId}`);
+
+    const polled = outcomeOf(
+      (await aliceClient.callTool({ name: 'get_deliberation', arguments: { messageId } })) as CallToolResult,
+    );
+    expect(['queued', 'running']).toContain(polled.status);
+    expect(polled.finalText).toBeNull();
+
+    const updates: Progress[] = [];
+    const waited = (await aliceClient.callTool(
+      { name: 'get_deliberation', arguments: { messageId, waitSeconds: 60 } },
+      undefined,
+      { onprogress: (p) => updates.push(p) },
+    )) as CallToolResult;
+    expect(outcomeOf(waited).status).toBe('complete');
+    expect(outcomeOf(waited).finalText).toBe(finalTextOf(await storedView(messageId)));
+    expect(updates.length).toBeGreaterThan(0);
+
+    // Cancelling one that has ended changes nothing (idempotent), and says so.
+    const again = (await aliceClient.callTool({
+      name: 'cancel_deliberation',
+      arguments: { messageId },
+    })) as CallToolResult;
+    expect(again.isError).toBeFalsy();
+    expect(outcomeOf(again).status).toBe('complete');
+    expect(textOf(again)).toContain('already ended');
+
+    const slow = (await aliceClient.callTool({
+      name: 'start_deliberation',
+      arguments: { question: 'Stop?', councilModels: ['sim/athena:delay20000', 'sim/hermes', 'sim/apollo'] },
+    })) as CallToolResult;
+    const slowId = (slow.structuredContent as { messageId: string }).messageId;
+    const cancelled = (await aliceClient.callTool({
+      name: 'cancel_deliberation',
+      arguments: { messageId: slowId },
+    })) as CallToolResult;
+    expect(outcomeOf(cancelled)).toMatchObject({ status: 'cancelled', partial: true });
+    expect((await storedView(slowId)).status).toBe('cancelled');
+  });
+
+  it('answers the same deliberation for the same idempotency key', async () => {
+    const args = { question: 'Once?', idempotencyKey: 'mcp-once-1' };
+    const first = outcomeOf(
+      (await aliceClient.callTool({ name: 'deliberate', arguments: args })) as CallToolResult,
+    );
+    const second = outcomeOf(
+      (await aliceClient.callTool({ name: 'deliberate', arguments: args })) as CallToolResult,
+    );
+    expect(second.messageId).toBe(first.messageId);
+    expect(second.status).toBe('complete');
+  });
+
+  it("keeps each key to its own deliberations: get, cancel and the transcript of another's answer not found", async () => {
+    const started = (await aliceClient.callTool({
+      name: 'start_deliberation',
+      arguments: {
+        question: 'Private?',
+        councilModels: ['sim/athena:delay20000', 'sim/hermes', 'sim/apollo'],
+      },
+    })) as CallToolResult;
+    const messageId = (started.structuredContent as { messageId: string }).messageId;
+
+    for (const name of ['get_deliberation', 'cancel_deliberation']) {
+      const result = (await bobClient.callTool({ name, arguments: { messageId } })) as CallToolResult;
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(/^no deliberation /);
+      expect(textOf(result)).not.toContain('Private?');
+    }
+    await expect(
+      bobClient.readResource({ uri: `conclave://deliberations/${messageId}` }),
+    ).rejects.toMatchObject({
+      code: -32002,
+    });
+    // Bob's cancellation stopped nothing.
+    expect((await storedView(messageId)).status).not.toBe('cancelled');
+    const unknown = (await aliceClient.callTool({
+      name: 'get_deliberation',
+      arguments: { messageId: '00000000-0000-4000-8000-000000000000' },
+    })) as CallToolResult;
+    expect(textOf(unknown)).toMatch(/^no deliberation 00000000-/);
+    for (const uri of ['conclave://deliberations/nope', 'conclave://other/1', 'file:///etc/passwd']) {
+      await expect(aliceClient.readResource({ uri })).rejects.toMatchObject({ code: -32002 });
+    }
+    await aliceClient.callTool({ name: 'cancel_deliberation', arguments: { messageId } });
+  });
+
+  it('is stateless across replicas: any gateway answers, and a cancellation reaches the call on another', async () => {
+    const second = await stack.spawnGateway({ MCP_PROGRESS_INTERVAL_MS: String(PROGRESS_INTERVAL_MS) });
+    try {
+      // Every request but the tools/call itself goes to the second replica.
+      const routed: string[] = [];
+      const fetchVia: typeof fetch = (input, init) => {
+        const body = typeof init?.body === 'string' ? init.body : '';
+        const toFirst = body.includes('"tools/call"');
+        routed.push(
+          `${toFirst ? 'first' : 'second'} ${/"method":"([^"]+)"/.exec(body)?.[1] ?? init?.method}`,
+        );
+        const url = toFirst ? String(input) : String(input).replace(stack.baseUrl, second.baseUrl);
+        return fetch(url, init);
+      };
+      const client = new Client({ name: 'two-replicas', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${stack.baseUrl}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${alice}` } },
+          fetch: fetchVia,
+        }),
+      );
+      clients.push(client);
+      expect((await client.listTools()).tools).toHaveLength(6);
+      const controller = new AbortController();
+      let messageId = '';
+      const call = client.callTool(
+        {
+          name: 'deliberate',
+          arguments: {
+            question: 'Two replicas',
+            councilModels: ['sim/athena:delay20000', 'sim/hermes', 'sim/apollo'],
+          },
+        },
+        undefined,
+        {
+          signal: controller.signal,
+          onprogress: (p) => {
+            messageId ||= /started deliberation (\S+)/.exec(p.message ?? '')?.[1] ?? '';
+            if (messageId) controller.abort('stop');
+          },
+        },
+      );
+      await expect(call).rejects.toThrow();
+      expect((await waitForStatus(messageId, 'cancelled')).error).toBe('Cancelled by the user.');
+      expect(routed).toEqual(
+        expect.arrayContaining([
+          'second initialize',
+          'second tools/list',
+          'first tools/call',
+          'second notifications/cancelled',
+        ]),
+      );
+    } finally {
+      second.child.kill('SIGTERM');
+    }
+    // A second gateway process starts from the TypeScript sources: slow on a busy machine.
+  }, 180_000);
+
+  it('refuses a missing or wrong key with 401 and WWW-Authenticate: Bearer', async () => {
+    const initialize = rpc('initialize', {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'raw', version: '1' },
+    });
+    for (const token of [undefined, 'ck_wrong']) {
+      const answer = await post(initialize, { token });
+      expect(answer.status).toBe(401);
+      expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
+      expect(answer.text).toContain('API key');
+    }
+    const client = new Client({ name: 'no-key', version: '1' });
+    const error: unknown = await client
+      .connect(new StreamableHTTPClientTransport(new URL(`${stack.baseUrl}/mcp`)))
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(StreamableHTTPError);
+    expect((error as StreamableHTTPError).code).toBe(401);
+  });
+
+  it('answers hostile input with clear 4xx or tool errors, never a 5xx', async () => {
+    const call = (args: unknown, name = 'deliberate', id = 7) =>
+      rpc('tools/call', { name, arguments: args }, id);
+    const check = async (body: string, headers?: Record<string, string>) => {
+      const answer = await post(body, { token: alice, headers });
+      expect(answer.status).toBeLessThan(500);
+      return answer;
+    };
+
+    expect((await check('{"jsonrpc": "2.0", "id": 1, "method": ')).status).toBe(400);
+    const notRpc = await check('{"hello": "world"}');
+    expect(notRpc.status).toBe(400);
+    expect(notRpc.messages[0]).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
+    expect(
+      (await check(`{"jsonrpc":"2.0","id":1,"method":"tools/list","pad":"${'x'.repeat(300_000)}"}`)).status,
+    ).toBe(413);
+    expect((await check(rpc('tools/list', {}), { 'content-type': 'text/plain' })).status).toBe(415);
+
+    // Arguments that are not an object, an unknown tool, an unknown method: JSON-RPC errors.
+    const notObject = await check(call('question?'));
+    expect(notObject.messages[0]).toMatchObject({ id: 7, error: { code: ErrorCode.InvalidParams } });
+    const unknownTool = await check(call({}, 'drop_tables'));
+    expect(unknownTool.messages[0]).toMatchObject({
+      error: { code: ErrorCode.InvalidParams, message: expect.stringContaining('Unknown tool: drop_tables') },
+    });
+    const unknownMethod = await check(rpc('sampling/doSomething', {}));
+    expect(unknownMethod.messages[0]).toMatchObject({ error: { code: ErrorCode.MethodNotFound } });
+
+    // Arguments the API refuses: tool errors naming the field.
+    const toolError = async (args: unknown, field: RegExp) => {
+      const answer = await check(call(args));
+      expect(answer.status).toBe(200);
+      const result = answer.messages.find((m) => m.id === 7)?.result as CallToolResult;
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(field);
+    };
+    await toolError(
+      { question: 'x'.repeat(QUESTION_MAX_LENGTH + 1) },
+      /- question: question must be at most/,
+    );
+    let nested: unknown = 'deep';
+    for (let i = 0; i < 2000; i++) nested = [nested];
+    await toolError({ question: 'x', modeConfig: nested }, /- body: /);
+    // Keys that would reach the prototype chain: refused by the protocol's own check of the
+    // arguments (InvalidParams), named by the tool like any other unknown field, or dropped by the
+    // protocol layer without effect (a `__proto__` whose fields would otherwise be read through it).
+    for (const key of ['__proto__', 'constructor', 'prototype']) {
+      const answer = await check(
+        '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"deliberate",' +
+          `"arguments":{"question":"smuggled?","${key}":{"mode":"jury","councilModels":["bad"]}}}}`,
+      );
+      expect(answer.status).toBe(200);
+      const [message] = answer.messages;
+      if ('error' in message) {
+        expect(message).toMatchObject({ id: 7, error: { code: ErrorCode.InvalidParams } });
+        continue;
+      }
+      const result = message.result as CallToolResult;
+      if (result.isError) expect(textOf(result)).toContain(`- ${key}: property ${key} should not exist`);
+      else expect(outcomeOf(result)).toMatchObject({ mode: 'council', status: 'complete' });
+    }
+    await toolError({ question: 'x\u0000y' }, /- question: question must not contain NUL/);
+    // A cross-site page may not drive /mcp; other methods than POST are not offered.
+    expect((await check(rpc('tools/list', {}), { origin: 'https://evil.example' })).status).toBe(403);
+    for (const method of ['GET', 'DELETE']) {
+      const response = await fetch(`${stack.baseUrl}/mcp`, {
+        method,
+        headers: { authorization: `Bearer ${alice}` },
+      });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST');
+    }
+  });
+});
+
+describe('MCP in single-user mode (AUTH_MODE=none)', () => {
+  const stack = new TestStack({ AUTH_MODE: 'none' });
+  let client: Client | null = null;
+
+  beforeAll(() => stack.start());
+  afterAll(async () => {
+    await client?.close().catch(() => undefined);
+    await stack.stop();
+  });
+
+  /** A POST with the Host header a page on another site would send after DNS rebinding. */
+  const postWithHost = (host: string, body: string) =>
+    new Promise<number>((resolve, reject) => {
+      const url = new URL(`${stack.baseUrl}/mcp`);
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: '/mcp',
+          method: 'POST',
+          headers: {
+            host,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  it('needs no key, and keeps the host and origin rules of the rest of the gateway', async () => {
+    client = new Client({ name: 'local', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.baseUrl}/mcp`)));
+    await client.listTools();
+    const result = (await client.callTool({
+      name: 'deliberate',
+      arguments: { question: 'Local?' },
+    })) as CallToolResult;
+    expect(outcomeOf(result).status).toBe('complete');
+
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    expect(await postWithHost('evil.example', list)).toBe(403);
+    expect(await postWithHost(new URL(stack.baseUrl).host, list)).toBe(200);
+    const fromSite = async (origin: string) =>
+      (
+        await fetch(`${stack.baseUrl}/mcp`, {
+          method: 'POST',
+          headers: {
+            origin,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: list,
+        })
+      ).status;
+    expect(await fromSite('https://evil.example')).toBe(403);
+    expect(await fromSite(stack.baseUrl)).toBe(200);
+  });
+});
