@@ -681,6 +681,25 @@ describe('the OpenAI-compatible endpoint through the openai SDK', () => {
         expect([what, field === null || typeof field === 'string']).toEqual([what, true]);
       expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1|postgres|redis|at .*\.ts:\d+/i);
     }
+    // A path Conclave does not serve under /v1 is a 404 in OpenAI's shape too.
+    for (const [method, path] of [
+      ['POST', '/v1/embeddings'],
+      ['GET', '/v1/models/conclave%2Fcouncil/extra'],
+      ['POST', '/v1/completions'],
+    ] as const) {
+      const response = await fetch(`${stack.baseUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${keys.dave}`, 'content-type': 'application/json' },
+        body: method === 'POST' ? '{}' : undefined,
+      });
+      expect([path, response.status]).toEqual([path, 404]);
+      const body = (await response.json()) as { error?: Record<string, unknown> };
+      expect([path, Object.keys(body), Object.keys(body.error ?? {}).sort()]).toEqual([
+        path,
+        ['error'],
+        ['code', 'message', 'param', 'type'],
+      ]);
+    }
     // Nothing hostile started a deliberation.
     const conversations = await stack.api<unknown[]>('GET', '/api/conversations', { token: keys.dave });
     expect(conversations.body).toEqual([]);

@@ -4,6 +4,8 @@ import type { Request, Response } from 'express';
 import { isStoreUnavailable } from '@conclave/persistence';
 import { reasonPhrase } from './api-error';
 import { RateLimited } from './rate-limiter';
+import { fromApiErrorBody } from '../openai/errors';
+import { isOpenAiPath, sendOpenAiError } from '../openai/openai-error.filter';
 
 /** The `type` of the error a body parser's UTF-8 check raises. */
 export const INVALID_UTF8 = 'entity.encoding.invalid';
@@ -57,9 +59,18 @@ export class ErrorFilter implements ExceptionFilter {
       return;
     }
     const body = this.toBody(exception, request);
-    if (body.statusCode === 503) response.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-    if (exception instanceof RateLimited)
-      response.setHeader('Retry-After', String(exception.retryAfterSeconds));
+    const retryAfter =
+      exception instanceof RateLimited
+        ? exception.retryAfterSeconds
+        : body.statusCode === 503
+          ? RETRY_AFTER_SECONDS
+          : undefined;
+    // Under /v1 (an unknown path such as /v1/embeddings, too) errors keep OpenAI's shape.
+    if (isOpenAiPath(request.path)) {
+      sendOpenAiError(response, fromApiErrorBody(body, undefined, retryAfter));
+      return;
+    }
+    if (retryAfter !== undefined) response.setHeader('Retry-After', String(retryAfter));
     response.status(body.statusCode).json(body);
   }
 
