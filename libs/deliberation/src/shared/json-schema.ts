@@ -162,7 +162,12 @@ function applyValidator(schema: JsonSchemaObject, c: Constraint, what: string, n
 
 /** The class a @ValidateNested property holds, from TypeScript's emitted design type. */
 function nestedSchema(dto: Dto, property: string, what: string, seen: Set<Dto>): JsonSchemaObject {
-  const designType: unknown = Reflect.getMetadata?.('design:type', dto.prototype, property);
+  // reflect-metadata's API, typed here: whether its global declarations are in the program
+  // depends on what else imports it.
+  const reflect = Reflect as typeof Reflect & {
+    getMetadata?: (key: string, target: object, property: string) => unknown;
+  };
+  const designType: unknown = reflect.getMetadata?.('design:type', dto.prototype, property);
   if (typeof designType !== 'function' || designType === Array || designType === Object) {
     throw new Error(`${what}: @ValidateNested needs a class-typed property (arrays of DTOs are not mapped)`);
   }
