@@ -27,7 +27,9 @@ const JURY = {
 /** Slow enough that A's batch is still running while B probes it. */
 const SLOW_BATCH = {
   name: 'alice batch',
-  defaults: { mode: 'council', councilModels: ['sim/a:delay3000', 'sim/b'], chairmanModel: 'sim/c' },
+  // Slow enough to be still running when the last route that needs it runs (its cancel), however
+  // long a loaded machine takes over the routes before it.
+  defaults: { mode: 'council', councilModels: ['sim/a:delay20000', 'sim/b'], chairmanModel: 'sim/c' },
   items: [{ question: 'Batch one?' }, { question: 'Batch two?' }, { question: 'Batch three?' }],
   concurrency: 1,
 };
