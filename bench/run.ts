@@ -6,6 +6,7 @@
  *   npm run bench -- --quick              # scaled down, ~2 min, writes to a temporary directory
  *   npm run bench -- --only overhead      # one scenario (or a comma-separated list)
  *   npm run bench -- --only pgbouncer     # the council direct vs through PgBouncer (needs `pgbouncer`)
+ *   npm run bench -- --only cpu,http-provider  # CPU per deliberation; the models over HTTP
  *   npm run bench -- --out <dir>          # where BENCHMARKS.md and results.json go
  *   npm run bench -- --servers shared     # DATABASE_URL / REDIS_URL instead of private servers
  *   npm run bench -- --no-profile         # skip the worker CPU profile (full mode takes one)
@@ -28,6 +29,7 @@ import { HarnessError, type Scenario, type ScenarioResult } from './lib/types';
 import { accept } from './scenarios/accept';
 import { concurrency } from './scenarios/concurrency';
 import { cpu } from './scenarios/cpu';
+import { httpProvider } from './scenarios/http-provider';
 import { fairness } from './scenarios/fairness';
 import { fanOut } from './scenarios/fan-out';
 import { lifecycle } from './scenarios/lifecycle';
@@ -43,6 +45,7 @@ const ROOT = path.resolve(__dirname, '..');
 const SCENARIOS: Scenario[] = [
   overhead,
   cpu,
+  httpProvider,
   throughput,
   concurrency,
   scaleOut,

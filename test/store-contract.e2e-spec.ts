@@ -344,6 +344,80 @@ describe.each([
     expect(await subject.title()).toBeNull();
   });
 
+  it("stores the title call's outcome with a stage's outcomes and sets the title, keeping one already stored", async () => {
+    const subject = await fixture.message({ needsTitle: true });
+    const { store, messageId } = subject;
+    const settled = await store.writeStage(messageId, {
+      stage: 'stage1',
+      outcomes: [answer('a', 'A says')],
+      events: [event('a_done')],
+      titleOutcome: answer('title', 'Generated'),
+      conversationTitle: 'Generated',
+    });
+    expect(settled).toMatchObject({ kind: 'written', events: [{ type: 'a_done', seq: 1 }] });
+    expect(await subject.title()).toBe('Generated');
+    expect(await store.loadOutcomes(messageId, 'title')).toEqual([answer('title', 'Generated')]);
+    expect(await store.loadOutcomes(messageId, 'stage1')).toEqual([answer('a', 'A says')]);
+    // A second title outcome (a rerun) leaves the stored one and the title as they are.
+    await store.writeStage(messageId, {
+      stage: 'stage1',
+      events: [],
+      titleOutcome: answer('title', 'Other'),
+      conversationTitle: 'Other',
+    });
+    expect(await store.loadOutcomes(messageId, 'title')).toEqual([answer('title', 'Generated')]);
+    expect(await subject.title()).toBe('Generated');
+    // Outcomes answered 'replaced': the title call's is not stored with them (the write is made again).
+    const replaced = await store.writeStage(messageId, {
+      stage: 'stage1',
+      outcomes: [answer('a', 'A again')],
+      events: [],
+      titleOutcome: answer('title', 'Third'),
+    });
+    expect(replaced).toEqual({ kind: 'replaced', outcomes: [answer('a', 'A says')] });
+  });
+
+  it('tells what a load returns once a stage commit is stored, without loading', async () => {
+    const { store, messageId } = await fixture.message();
+    if (!store.loadedAfterCommit) throw new Error('the store cannot tell what a load returns after a commit');
+    await store.writeStage(messageId, {
+      stage: 'stage1',
+      outcomes: [answer('a', 'A says')],
+      events: [event('a_done')],
+    });
+    const before = await store.load(messageId, 0);
+    if (!before) throw new Error('not stored');
+    // Rows in an order PostgreSQL does not keep (participant 2 before 1, a row without one last),
+    // parsed data whose keys jsonb orders otherwise, numbers and nulls as they come back.
+    const rows: StageRow[] = [
+      {
+        ...row(2, 'second'),
+        parsedData: { zebra: 1, a: [{ long_key: true, k: 'x' }], mid: { yy: 1, x: null } },
+      },
+      row(1, 'first'),
+      { ...row(0, 'summary'), stageType: 'summary', participant: null, costUsd: 0.1 + 0.2, parsedData: null },
+    ];
+    const outcomes = [answer('a', 'A says'), failed('b', 'timed out')];
+    const committed = { stage: 'stage1', rows, outcomes, titleOutcome: answer('title', 'T'), next: 'stage2' };
+    const expected = store.loadedAfterCommit(before, committed);
+    const written = await store.writeStage(messageId, {
+      stage: 'stage1',
+      guard: true,
+      outcomes: [failed('b', 'timed out')],
+      rows,
+      events: [event('stage1_complete')],
+      update: { status: 'running', stage: 'stage2' },
+      titleOutcome: answer('title', 'T'),
+    });
+    expect(written.kind).toBe('written');
+    const after = await store.load(messageId, 0);
+    expect(expected).toEqual(after);
+    // Key order too: a mode that walks an object's keys sees them as a load gives them.
+    expect(JSON.stringify(expected?.rows)).toBe(JSON.stringify(after?.rows));
+    // Two rows with one identity: the store keeps the first, so it cannot tell.
+    expect(store.loadedAfterCommit(before, { ...committed, rows: [row(1, 'x'), row(1, 'y')] })).toBeNull();
+  });
+
   it("sets the title job's title after the turn failed, and never over a title already set", async () => {
     const subject = await fixture.message({ needsTitle: true });
     const { store, messageId } = subject;

@@ -64,10 +64,14 @@ describe('streams that fail inside a deliberation', () => {
     await server.close();
   });
 
-  const deltasOf = (events: DeliveredEvent[], participant: string) =>
+  /** The live text of one participant's call in one stage (later stages stream too). */
+  const deltasOf = (events: DeliveredEvent[], participant: string, stage = 'stage1') =>
     events
       .filter(
-        (e) => (e.type === 'model_delta' || e.type === 'model_partial') && e.participant === participant,
+        (e) =>
+          (e.type === 'model_delta' || e.type === 'model_partial') &&
+          e.participant === participant &&
+          e.stage === stage,
       )
       .map((e) => String(e.text))
       .join('');

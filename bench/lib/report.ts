@@ -261,10 +261,11 @@ export function renderMarkdown(info: RunInfo, results: ScenarioResult[], extra: 
       'npm run bench                      # every scenario, full size (~6 min on 2 cores); writes BENCHMARKS.md and bench/results.json',
       'npm run bench -- --quick           # every scenario scaled down (~2 min); writes to a temporary directory',
       'npm run bench -- --only fan-out    # one scenario (comma-separated names for several)',
+      'npm run bench -- --only cpu,http-provider # CPU per deliberation per mode and process; the models over HTTP',
       'npm run bench -- --out /tmp/b      # write BENCHMARKS.md and results.json there',
       'npm run bench -- --servers shared  # use DATABASE_URL / REDIS_URL (or the local defaults) instead of private servers',
       'npm run bench -- --runtime ts-node # run gateway and workers under ts-node instead of compiled JavaScript',
-      'npm run bench -- --no-profile      # skip the worker CPU profile of the throughput scenario',
+      'npm run bench -- --no-profile      # skip the CPU profiles full runs take (worker; gateway too in cpu)',
       '```',
       '',
       'By default the benchmark starts its own PostgreSQL cluster (initdb, default durability: fsync and ' +

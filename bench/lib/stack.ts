@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '@conclave/config';
 import { STAGE_QUEUE } from '@conclave/contracts';
@@ -148,6 +149,13 @@ export class BenchStack {
     });
     this.compiledChildren.push(child);
     this.outputs.set(child, '');
+    // Experiments: everything a process prints, in full, to BENCH_OUTPUT_DIR/<entry's app>-<pid>.log.
+    if (process.env.BENCH_OUTPUT_DIR) {
+      const app = path.basename(path.dirname(path.dirname(entry)));
+      child.stdout?.pipe(
+        createWriteStream(path.join(process.env.BENCH_OUTPUT_DIR, `${app}-${child.pid}.log`)),
+      );
+    }
     return waitUntilReady(child, entry, ready, this.outputs);
   }
 

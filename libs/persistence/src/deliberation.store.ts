@@ -1,6 +1,7 @@
 import type { DeliveredEvent, FinishReason, ModeName } from '@conclave/contracts';
 import type {
   CallOutcome,
+  CommittedStage,
   DeliberationStore,
   HistoryTurn,
   LoadedDeliberation,
@@ -79,6 +80,39 @@ export function returnedRows<T>(result: unknown): T[] {
   return result as T[];
 }
 
+/** An appended event as conclave_stage_write's compact answer gives it: [event_key, seq, created_at]. */
+type CompactEvent = [string, number, string];
+
+/**
+ * The events a write appended, as subscribers get them: the payloads sent (the first event of each
+ * key: later ones were not appended), the seq and time PostgreSQL gave them, and the title it
+ * filled into `title_complete`.
+ */
+function delivered(
+  messageId: string,
+  write: StageWrite,
+  appended: CompactEvent[],
+  title: string | null | undefined,
+): DeliveredEvent[] {
+  const byKey = new Map<string, StageWrite['events'][number]>();
+  for (const event of write.events) if (!byKey.has(event.key)) byKey.set(event.key, event);
+  return appended.map(([key, seq, createdAt]) => {
+    const event = byKey.get(key);
+    if (!event) throw new Error(`conclave_stage_write appended an event that was not sent: ${key}`);
+    const payload =
+      event.type === 'title_complete'
+        ? { ...event.payload, data: { ...(event.payload.data as object | undefined), title: title ?? null } }
+        : event.payload;
+    return toDeliveredEvent({
+      message_id: messageId,
+      seq,
+      type: event.type,
+      payload,
+      created_at: new Date(createdAt),
+    });
+  });
+}
+
 /** numeric columns arrive as strings from a plain SELECT and as numbers from json_agg. */
 const num = (value: string | number | null): number | null => (value === null ? null : Number(value));
 
@@ -132,6 +166,41 @@ function toOutcome(r: ModelCallRecord): CallOutcome {
     ...(r.finish_reason ? { finishReason: r.finish_reason as FinishReason } : {}),
   };
 }
+
+/** The columns uq_deliberation_stages_once makes a row of a message unique by. */
+const rowIdentity = (row: StageRow): string =>
+  JSON.stringify([row.stageType, row.stageOrder, row.model ?? '', row.role ?? '', row.participant ?? -1]);
+
+/**
+ * A JSON value as it comes back from a jsonb column: what JSON carries (no undefined, no -0…),
+ * object keys in jsonb's order (shorter first, then by their UTF-8 bytes), and parsed by
+ * JSON.parse as a load's rows are (so its objects take the same shapes in V8 as loaded ones).
+ */
+function asJsonb(value: unknown): unknown {
+  const text = JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const entries = Object.entries(v as Record<string, unknown>);
+    entries.sort(([a], [b]) => {
+      const x = Buffer.from(a);
+      const y = Buffer.from(b);
+      return x.length - y.length || Buffer.compare(x, y);
+    });
+    return Object.fromEntries(entries);
+  });
+  return JSON.parse(text ?? 'null') as unknown;
+}
+
+/** A stage row record as PostgreSQL stores it. */
+function asStored(record: StageRowRecord): StageRowRecord {
+  return {
+    ...record,
+    parsed_data:
+      record.parsed_data === null ? null : (asJsonb(record.parsed_data) as Record<string, unknown>),
+  };
+}
+
+/** An outcome as the load query reads it back. */
+const readBack = (outcome: CallOutcome): CallOutcome => toOutcome(outcomeRecord(outcome));
 
 const STAGE_ROW_SELECT = `SELECT stage_type, stage_order, model, role, content, parsed_data, response_time_ms,
   prompt_tokens, completion_tokens, cost_usd, participant FROM deliberation_stages WHERE message_id = $1
@@ -204,7 +273,8 @@ SELECT m.id, m.conversation_id, m.mode, m.status, m.stage, m.needs_title, m.crea
   (SELECT COALESCE(json_agg(json_build_object('stage', c.stage, 'call_key', c.call_key, 'model', c.model,
       'served_model', c.served_model, 'ok', c.ok, 'content', c.content, 'error', c.error,
       'response_time_ms', c.response_time_ms, 'prompt_tokens', c.prompt_tokens,
-      'completion_tokens', c.completion_tokens, 'cost_usd', c.cost_usd, 'simulated', c.simulated)
+      'completion_tokens', c.completion_tokens, 'cost_usd', c.cost_usd, 'simulated', c.simulated,
+      'finish_reason', c.finish_reason)
       ORDER BY c.created_at, c.id), '[]')
    FROM model_calls c WHERE c.message_id = m.id) AS model_calls
 FROM messages m WHERE m.id = $1 AND m.role = 'assistant'`;
@@ -244,12 +314,19 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
   }
 
   /**
-   * One round trip: conclave_stage_write (migrations 1763820000000, 1763830000000) decides and does
-   * the work under the row lock; it is the only writer of a stage.
+   * One round trip: conclave_stage_write (migrations 1763820000000, 1763830000000, 1764200000000)
+   * decides and does the work under the row lock; it is the only writer of a stage. It answers in
+   * the compact form: which of the events sent were appended, with their seq and time (the
+   * payloads stay here instead of travelling back).
    */
   async writeStage(messageId: string, write: StageWrite): Promise<StageWriteResult> {
     const [row]: {
-      result: { result: StageWriteResult['kind']; events?: EventRecord[]; outcomes?: ModelCallRecord[] };
+      result: {
+        result: StageWriteResult['kind'];
+        events?: CompactEvent[];
+        title?: string | null;
+        outcomes?: ModelCallRecord[];
+      };
     }[] = await this.prepared(
       'conclave_stage_write',
       'SELECT conclave_stage_write($1, $2::jsonb) AS result',
@@ -265,11 +342,14 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
           ...(write.update ? { update: write.update } : {}),
           ...(write.title !== undefined ? { title: write.title } : {}),
           ...(write.conversationTitle !== undefined ? { conversationTitle: write.conversationTitle } : {}),
+          ...(write.titleOutcome ? { titleOutcome: outcomeRecord(write.titleOutcome) } : {}),
+          compact: true,
         }),
       ],
     );
-    const { result, events, outcomes } = row.result;
-    if (result === 'written') return { kind: 'written', events: (events ?? []).map(toDeliveredEvent) };
+    const { result, events, outcomes, title } = row.result;
+    if (result === 'written')
+      return { kind: 'written', events: delivered(messageId, write, events ?? [], title) };
     if (result === 'replaced') return { kind: 'replaced', outcomes: (outcomes ?? []).map(toOutcome) };
     return { kind: result };
   }
@@ -309,6 +389,27 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       rows: message.stage_rows.map(toStageRow),
       outcomes,
     };
+  }
+
+  /**
+   * What `load` returns once a stage's commit is stored: the rows added in the order PostgreSQL
+   * gives them (stage order, then participant, rows without one first, earlier rows before later),
+   * each row and outcome as it reads back (parsed_data as jsonb orders its keys). Null when the
+   * commit's rows would not all be stored (two with the same identity: the second is dropped).
+   */
+  loadedAfterCommit(loaded: LoadedDeliberation, committed: CommittedStage): LoadedDeliberation | null {
+    const added = committed.rows.map((row) => toStageRow(asStored(stageRowRecord(row))));
+    const identities = new Set([...loaded.rows, ...added].map(rowIdentity));
+    if (identities.size !== loaded.rows.length + added.length) return null;
+    const rows = [...loaded.rows, ...added].sort(
+      (a, b) => a.stageOrder - b.stageOrder || (a.participant ?? -1) - (b.participant ?? -1),
+    );
+    // A stage without calls has no outcomes, and the load has no entry for it.
+    const outcomes = { ...loaded.outcomes };
+    if (committed.outcomes.length > 0) outcomes[committed.stage] = committed.outcomes.map(readBack);
+    if (committed.titleOutcome && !outcomes.title?.length)
+      outcomes.title = [readBack(committed.titleOutcome)];
+    return { ...loaded, status: 'running', stage: committed.next, rows, outcomes };
   }
 
   async loadOutcomes(messageId: string, stage: string): Promise<CallOutcome[]> {

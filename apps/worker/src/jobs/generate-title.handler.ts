@@ -1,16 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { JOB_NAMES, type StageQueueJobs, type TitleJobData } from '@conclave/contracts';
-import { StageRunner } from '@conclave/deliberation';
 import type { JobHandler } from './job-handlers';
 
-/** `generate-title`: the title of a new conversation, from a model call or the fallback. */
+/**
+ * `generate-title`: nothing left to do. The title call of a new conversation now runs inside the
+ * job of its first stage that calls models, beside those calls, and is stored with their outcomes
+ * (StageRunner.runStage): a job of its own would load the message and write it once more. Jobs of
+ * this name that gateways still enqueue are acknowledged here without touching PostgreSQL.
+ */
 @Injectable()
 export class GenerateTitleHandler implements JobHandler<StageQueueJobs, typeof JOB_NAMES.title> {
   readonly jobName = JOB_NAMES.title;
 
-  constructor(private readonly runner: StageRunner) {}
-
-  run(data: TitleJobData): Promise<void> {
-    return this.runner.generateTitle(data.messageId);
+  run(_data: TitleJobData): Promise<void> {
+    return Promise.resolve();
   }
 }

@@ -1,9 +1,15 @@
 import { isJobName, jobNames, type JobName, type QueueDefinition } from '@conclave/contracts';
 
+/** What a handler may know about the job it runs besides its payload. */
+export interface JobRun {
+  /** The job's first start: not one after a stall, a failed attempt or a wait for the store. */
+  firstStart: boolean;
+}
+
 /** Runs the jobs of one name of a queue, with that name's payload. */
 export interface JobHandler<Jobs extends object, N extends JobName<Jobs>> {
   readonly jobName: N;
-  run(data: Jobs[N]): Promise<void>;
+  run(data: Jobs[N], job: JobRun): Promise<void>;
   /**
    * Called once a job of this name has failed for good (its attempts or stalls spent), after the
    * failure is logged. Without it a final failure is only logged.
@@ -20,6 +26,8 @@ export type AnyJobHandler<Jobs extends object> = {
 export interface ReceivedJob {
   readonly name: string;
   readonly data: unknown;
+  /** How many times the job was moved to active, this time included (BullMQ's attemptsStarted). */
+  readonly attemptsStarted?: number;
 }
 
 /** A handler found under `name` is that name's handler (TypeScript cannot follow a Map's keys). */
@@ -70,7 +78,7 @@ export class JobHandlerMap<Jobs extends object> {
   async run(job: ReceivedJob): Promise<void> {
     const { name } = job;
     if (!isJobName(this.definition, name)) throw new Error(`no handler for job ${name}`);
-    await this.runAs(name, job.data);
+    await this.runAs(name, job.data, { firstStart: (job.attemptsStarted ?? 0) <= 1 });
   }
 
   /** Tells the job's handler that it failed for good, when the handler wants to know. */
@@ -79,10 +87,10 @@ export class JobHandlerMap<Jobs extends object> {
     if (isJobName(this.definition, name)) await this.failedForGoodAs(name, job.data);
   }
 
-  private async runAs<N extends JobName<Jobs>>(name: N, data: unknown): Promise<void> {
+  private async runAs<N extends JobName<Jobs>>(name: N, data: unknown, run: JobRun): Promise<void> {
     if (!this.definition.payloads[name](data))
       throw new Error(`job ${name} carries a payload its queue does not define`);
-    await this.handler(name).run(data);
+    await this.handler(name).run(data, run);
   }
 
   private async failedForGoodAs<N extends JobName<Jobs>>(name: N, data: unknown): Promise<void> {

@@ -3,7 +3,7 @@ import { JOB_NAMES, type StageJobData, type StageQueueJobs } from '@conclave/con
 import { StageRunner } from '@conclave/deliberation';
 import type { Logger, Metrics } from '@conclave/observability';
 import { LOGGER, METRICS } from '@conclave/platform';
-import type { JobHandler } from './job-handlers';
+import type { JobHandler, JobRun } from './job-handlers';
 
 /** `run-stage`: one stage of one deliberation, timed (conclave_stage_duration_seconds) and logged. */
 @Injectable()
@@ -16,12 +16,12 @@ export class RunStageHandler implements JobHandler<StageQueueJobs, typeof JOB_NA
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  async run(data: StageJobData): Promise<void> {
+  async run(data: StageJobData, job: JobRun): Promise<void> {
     const started = performance.now();
     let outcome = 'error';
     let mode = 'unknown';
     try {
-      const ran = await this.runner.runStage(data.messageId, data.stage);
+      const ran = await this.runner.runStage(data.messageId, data.stage, { firstStart: job.firstStart });
       outcome = ran ? 'ok' : 'skipped';
       mode = ran?.mode ?? mode;
     } finally {

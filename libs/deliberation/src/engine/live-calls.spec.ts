@@ -42,6 +42,40 @@ describe('LiveCalls', () => {
     expect(channel.partials).toEqual([]);
   });
 
+  it('a watch that comes before the calls start here covers the calls that begin soon after', async () => {
+    const channel = new RecordingChannel();
+    const live = new LiveCalls(channel, undefined, 5);
+    // The stage was opened by the previous one's commit: the watch beats its calls to this worker.
+    live.watch('m1', 'gw1:w1');
+    expect(channel.partials).toEqual([]);
+    const a = live.begin('m1', 'stage2', call('a', 'sim/a'));
+    a.onDelta('Hel');
+    a.onDelta('lo');
+    await tick(20);
+    expect(channel.deltas).toEqual([
+      {
+        messageId: 'm1',
+        deltas: [
+          {
+            call: 'stage2:a',
+            stage: 'stage2',
+            participant: 'sim/a',
+            model: 'sim/a',
+            text: 'Hello',
+            offset: 0,
+          },
+        ],
+      },
+    ]);
+    a.end();
+    // Once its calls have ended, the deliberation is not watched here until the next watch.
+    const b = live.begin('m1', 'stage3', call('b', 'sim/b'));
+    b.onDelta('x');
+    await tick(20);
+    expect(channel.deltas).toHaveLength(1);
+    b.end();
+  });
+
   it('answers a watch with the text so far, then sends what follows as coalesced deltas at their offsets', async () => {
     const channel = new RecordingChannel();
     const live = new LiveCalls(channel, undefined, 10);

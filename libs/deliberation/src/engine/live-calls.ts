@@ -6,6 +6,10 @@ import {
 } from '@conclave/contracts';
 import type { PlannedCall } from './types';
 
+/** How long a watch of a deliberation with no call running here holds for calls that begin (see LiveCalls.early). */
+export const EARLY_WATCH_MS = 30_000;
+const EARLY_WATCH_LIMIT = 10_000;
+
 /** Where a worker's live pieces go (a Redis channel per message in production). */
 export interface LiveChannel {
   /** Sends coalesced deltas of one message; resolves false when nobody watches it any more. */
@@ -57,6 +61,12 @@ export class LiveCalls {
   private readonly byMessage = new Map<string, Set<Running>>();
   /** Watched deliberations, with a count of the watches each received (see send). */
   private readonly watched = new Map<string, number>();
+  /**
+   * Watches of deliberations with no call running here, and when they came: a stage is opened by
+   * the previous stage's commit, so its 'started' events (which gateways answer with a `watch`) can
+   * arrive before its calls start here. Calls that begin within EARLY_WATCH_MS are watched.
+   */
+  private readonly early = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -79,6 +89,12 @@ export class LiveCalls {
     const set = this.byMessage.get(messageId) ?? new Set<Running>();
     set.add(running);
     this.byMessage.set(messageId, set);
+    const early = this.early.get(messageId);
+    if (early !== undefined) {
+      this.early.delete(messageId);
+      if (Date.now() - early <= EARLY_WATCH_MS && !this.watched.has(messageId))
+        this.watched.set(messageId, 1);
+    }
     return {
       signal: running.controller.signal,
       onDelta: (text) => {
@@ -109,7 +125,16 @@ export class LiveCalls {
   /** A gateway has a watcher for the deliberation: send it the answers so far, then deltas. */
   watch(messageId: string, replyTo: string): void {
     const set = this.byMessage.get(messageId);
-    if (!set || !this.channel) return;
+    if (!this.channel) return;
+    if (!set) {
+      // Its calls may be about to start here (see `early`): they send deltas from their first piece.
+      this.early.set(messageId, Date.now());
+      for (const [id, at] of this.early) {
+        if (this.early.size <= EARLY_WATCH_LIMIT && Date.now() - at <= EARLY_WATCH_MS) break;
+        this.early.delete(id);
+      }
+      return;
+    }
     // Watchers already there get the text still pending as deltas first (published before the
     // partials, on the same connection): the partials then start where those end.
     if (this.watched.has(messageId)) void this.send(messageId, [...set]);

@@ -80,7 +80,9 @@ describe('StageRunner', () => {
 
     const words = 'HTTP 503 from the openai-compatible provider';
     expect(store.outcomes.stage1.find((o) => o.model === 'sim/a')).toMatchObject({ ok: false, error: words });
-    const progress = store.events.filter((e) => e.type === 'model_progress' && e.participant === 'sim/a');
+    const progress = store.events.filter(
+      (e) => e.type === 'model_progress' && e.stage === 'stage1' && e.participant === 'sim/a',
+    );
     expect(progress.map((e) => [e.state, e.error])).toEqual([
       ['started', undefined],
       ['retrying', words],
@@ -99,16 +101,73 @@ describe('StageRunner', () => {
     // three calls with no latency settle together: open, then outcomes + rows + events at once
     expect(store.writes).toEqual(['events', 'outcome+outcome+outcome+rows+events']);
     expect(enqueued).toEqual(['stage2']);
-    const types = store.events.map((e) => `${e.type}:${String(e.state ?? '')}`);
+    const types = store.events.map((e) => `${e.type}:${String(e.stage ?? '')}:${String(e.state ?? '')}`);
     expect(types.slice(0, 4)).toEqual([
-      'stage1_start:',
-      'model_progress:started',
-      'model_progress:started',
-      'model_progress:started',
+      'stage1_start::',
+      'model_progress:stage1:started',
+      'model_progress:stage1:started',
+      'model_progress:stage1:started',
     ]);
-    expect(types.filter((t) => t === 'model_progress:succeeded')).toHaveLength(3);
-    expect(types.at(-1)).toBe('stage1_complete:');
+    expect(types.filter((t) => t === 'model_progress:stage1:succeeded')).toHaveLength(3);
+    // The commit also opens the next stage: its start and 'started' for each of its calls.
+    expect(types.slice(-5)).toEqual([
+      'stage1_complete::',
+      'stage2_start::',
+      'model_progress:stage2:started',
+      'model_progress:stage2:started',
+      'model_progress:stage2:started',
+    ]);
     expect(store.events.map((e) => e.seq)).toEqual(store.events.map((_, i) => i + 1));
+  });
+
+  it('runs the next stage from what its commit left, without loading, planning or opening it again', async () => {
+    const { store, runner, enqueued } = setUp();
+    await runner.runStage('m1', 'stage1');
+    let loads = 0;
+    const load = store.load.bind(store);
+    store.load = async (messageId) => {
+      loads += 1;
+      return load(messageId);
+    };
+    store.writes = [];
+    const opened = store.events.length;
+    await runner.runStage('m1', 'stage2', { firstStart: true });
+    expect(loads).toBe(0);
+    // no opening write: the rankings settle together and commit (opening stage3 with it)
+    expect(store.writes).toEqual(['outcome+outcome+outcome+rows+events']);
+    expect(enqueued).toEqual(['stage2', 'stage3']);
+    const stage2Started = store.events.filter((e) => e.stage === 'stage2' && e.state === 'started');
+    expect(stage2Started).toHaveLength(3);
+    expect(stage2Started.every((e) => e.seq <= opened)).toBe(true);
+    // and the stage ran on the state a load returns: the same rows, stage and outcomes
+    const carriedRun = structuredClone(store.rows);
+    await runner.runStage('m1', 'stage3', { firstStart: true });
+    expect(loads).toBe(0);
+    expect(store.state.status).toBe('complete');
+    expect(store.rows.slice(0, carriedRun.length)).toEqual(carriedRun);
+    expect(store.events.map((e) => e.seq)).toEqual(store.events.map((_, i) => i + 1));
+  });
+
+  it('loads the next stage when its job starts again, or after the deliberation was stopped here', async () => {
+    const { store, runner } = setUp();
+    let loads = 0;
+    const load = store.load.bind(store);
+    store.load = async (messageId) => {
+      loads += 1;
+      return load(messageId);
+    };
+    await runner.runStage('m1', 'stage1');
+    expect(loads).toBe(1);
+    // A second start of the stage2 job (after a stall): another process may have run it.
+    await runner.runStage('m1', 'stage2', { firstStart: false });
+    expect(loads).toBe(2);
+    // stage2 carried stage3 over; a stop heard meanwhile drops it, and the job finds the end.
+    runner.stopCalls('m1', 'cancelled');
+    await store.writeStage('m1', endingWrite('stage3', { kind: 'cancelled', reason: 'stopped' }));
+    store.writes = [];
+    expect(await runner.runStage('m1', 'stage3', { firstStart: true })).toBeNull();
+    expect(loads).toBe(3);
+    expect(store.writes).toEqual([]);
   });
 
   it("stores and parses a model's output without the marker lines of its own prompt", async () => {
@@ -216,10 +275,11 @@ describe('StageRunner', () => {
     };
     await runner.runStage('m1', 'stage1');
     const forA = store.events
-      .filter((e) => e.type === 'model_progress' && e.participant === 'sim/a')
+      .filter((e) => e.type === 'model_progress' && e.stage === 'stage1' && e.participant === 'sim/a')
       .map((e) => e.state);
     expect(forA).toEqual(['started', 'retrying', 'succeeded']);
-    expect(store.events.at(-1)?.type).toBe('stage1_complete');
+    const types = store.events.map((e) => e.type);
+    expect(types[types.indexOf('stage2_start') - 1]).toBe('stage1_complete');
   });
 
   it('starts the calls while the opening is written, and writes nothing of theirs before it', async () => {
@@ -243,7 +303,9 @@ describe('StageRunner', () => {
     };
     await runner.runStage('m1', 'stage1');
     expect(log.slice(0, 4)).toEqual(['call sim/a', 'call sim/b', 'call sim/c', 'opened']);
-    const states = store.events.filter((e) => e.type === 'model_progress').map((e) => e.state);
+    const states = store.events
+      .filter((e) => e.type === 'model_progress' && e.stage === 'stage1')
+      .map((e) => e.state);
     expect(states.slice(0, 3)).toEqual(['started', 'started', 'started']);
     expect(states.slice(3).sort()).toEqual(['retrying', 'succeeded', 'succeeded', 'succeeded']);
     expect(store.events.map((e) => e.seq)).toEqual(store.events.map((_, i) => i + 1));

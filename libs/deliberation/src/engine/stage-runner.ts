@@ -8,6 +8,7 @@ import { stripEchoedMarkers } from '../shared/fence';
 import type {
   AnyModeDefinition,
   CallOutcome,
+  CommittedStage,
   DeliberationContext,
   DeliberationStore,
   EventPublisher,
@@ -107,7 +108,29 @@ type SettledEvents = (call: PlannedCall, outcome: CallOutcome) => ModeEvent[];
 interface Settled {
   call: PlannedCall;
   outcome: CallOutcome;
+  /** The conversation's title call, made beside the stage's own (stage 'title', no events). */
+  title?: boolean;
 }
+
+/** The title call's outcome and the title it gives, as a stage write stores them. */
+type TitleFields = Pick<StageWrite, 'titleOutcome' | 'conversationTitle'>;
+
+/**
+ * The next stage of a deliberation whose commit this process just wrote: the state a load would
+ * now return, the stage's plan, and its opening, stored by that commit. When the next stage's job
+ * runs here, it starts from this instead of loading the message, planning and opening the stage.
+ */
+interface Carried {
+  stage: string;
+  loaded: LoadedDeliberation;
+  calls: PlannedCall[];
+  opening: ModeEvent[];
+  at: number;
+}
+
+/** How many carried stages a process keeps, and for how long (a job normally takes one in ms). */
+const CARRIED_LIMIT = 10_000;
+const CARRIED_TTL_MS = 60_000;
 
 /** What else a stage's commit carries besides its reduction. */
 interface Closing {
@@ -118,6 +141,14 @@ interface Closing {
   eventsOf?: SettledEvents;
   /** Reduces again from stored outcomes (an earlier run's) that stand in for those of `last`. */
   reduceWith?: (latest: CallOutcome[]) => StageReduction;
+  /** Every outcome of the stage once `latest` (the stored ones of `last`) are in. */
+  outcomesWith?: (latest: CallOutcome[]) => CallOutcome[];
+  /** The title call's outcome and title, stored with the commit. */
+  title?: TitleFields;
+  /** The title call's outcome, stored before or with the commit. */
+  titleStored?: CallOutcome | null;
+  /** The title call runs in this job and has not settled: the commit does not wait for it. */
+  titlePending?: boolean;
 }
 
 /** What a commit delivers before the stage's own events: the opening, then how the last calls settled. */
@@ -209,6 +240,8 @@ export function callDeadline(
 export class StageRunner {
   private readonly now: () => number;
   private readonly live: LiveCalls;
+  /** Next stages this process committed the way to, by message (see Carried). */
+  private readonly carried = new Map<string, Carried>();
 
   constructor(
     /** The modes it can run, handed in: the engine knows no mode itself. */
@@ -223,9 +256,20 @@ export class StageRunner {
     this.live = options.live ?? new LiveCalls(null);
   }
 
-  /** Runs one stage; resolves with the mode when it ran model calls, null when there was nothing to run. */
-  async runStage(messageId: string, stage: string): Promise<{ mode: string } | null> {
-    const loaded = await this.store.load(messageId, this.options.historyTurns);
+  /**
+   * Runs one stage; resolves with the mode when it ran model calls, null when there was nothing to
+   * run. `firstStart`: this is the first start of the stage's job. Then, if the previous stage's
+   * commit was written by this process, nobody else can have run the stage yet: it starts from the
+   * state, plan and opening that commit left here instead of loading the message (see Carried). A
+   * job started again (after a stall or a failure) always loads.
+   */
+  async runStage(
+    messageId: string,
+    stage: string,
+    options: { firstStart?: boolean } = {},
+  ): Promise<{ mode: string } | null> {
+    const carried = this.takeCarried(messageId, stage, options.firstStart === true);
+    const loaded = carried?.loaded ?? (await this.store.load(messageId, this.options.historyTurns));
     if (!loaded || isTerminalStatus(loaded.status)) return null;
     if (loaded.stage !== stage) {
       // This stage was committed by an earlier attempt that died before it scheduled the next one
@@ -245,63 +289,102 @@ export class StageRunner {
       return null;
     }
 
-    const calls = mode.plan(stage, ctx);
+    const calls = carried?.calls ?? mode.plan(stage, ctx);
     const stored = new Map((loaded.outcomes[stage] ?? []).map((o) => [o.key, o]));
     const eventsOf: SettledEvents = (call, outcome) => [
       settledEvent(stage, call, outcome),
       ...(mode.callEvents?.(stage, ctx, outcome) ?? []),
     ];
-    // Reduce sees how long the deliberation has now run (Delphi decides its next round by it).
-    const reduceWith = (latest: CallOutcome[]) => {
+    /** Every outcome of the stage's calls once `latest` are in, in the order they were stored. */
+    const outcomesWith = (latest: CallOutcome[]) => {
       const settled = new Map(stored);
       for (const outcome of latest) settled.set(outcome.key, outcome);
+      return [...settled.values()];
+    };
+    // Reduce sees how long the deliberation has now run (Delphi decides its next round by it), and
+    // the outcomes in plan order.
+    const reduceWith = (latest: CallOutcome[]) => {
+      const settled = new Map(outcomesWith(latest).map((o) => [o.key, o]));
       const outcomes = calls.map((call) => settled.get(call.key) as CallOutcome);
       return mode.reduce(stage, { ...ctx, elapsedMs: this.now() - loaded.createdAt.getTime() }, outcomes);
     };
     // The stage opens with its start events, 'started' for every call about to be made, and the
     // settle events of calls an earlier run of this stage already stored (no-ops when that run
-    // delivered them: event keys are unique).
-    const opening = [
-      ...mode.startEvents(stage, ctx),
-      ...calls.flatMap((call) => {
-        const outcome = stored.get(call.key);
-        return outcome ? eventsOf(call, outcome) : [progressEvent(stage, call, 'started')];
-      }),
-    ];
+    // delivered them: event keys are unique). A carried stage was opened by the previous commit.
+    const opening = carried
+      ? []
+      : [
+          ...mode.startEvents(stage, ctx),
+          ...calls.flatMap((call) => {
+            const outcome = stored.get(call.key);
+            return outcome ? eventsOf(call, outcome) : [progressEvent(stage, call, 'started')];
+          }),
+        ];
     const toCall = calls.filter((call) => !stored.has(call.key));
     if (toCall.length === 0) {
       // Nothing to wait for: the stage opens and commits in one transaction.
-      await this.commit(loaded, stage, reduceWith([]), { leading: opening });
+      await this.commit(loaded, mode, stage, reduceWith([]), { leading: opening, outcomesWith });
       return { mode: loaded.mode };
     }
     // The calls start while the opening is written: its round trip and commit are off the
     // stage's critical path. Everything else this run writes waits for it, so 'started' still
     // precedes every retry notice and settle event. If it fails, the calls are abandoned and the
-    // job fails (to be retried) rather than paying for answers that could not be stored.
+    // job fails (to be retried) rather than paying for answers that could not be stored. A
+    // carried stage has no opening to write: its calls start at once.
     const abandon = new AbortController();
-    const opened = this.store
-      .writeStage(messageId, { stage, guard: true, markRunning: true, events: opening })
-      .then((written) => {
-        if (written.kind === 'written') this.publish(written.events);
-        // Ended (stopped) or moved on since it was loaded: a stop that came before these calls
-        // were registered could not abort them, so they are abandoned here.
-        else abandon.abort(new DeliberationStopped(STOPPED_CALL_ERROR.failed));
-      });
+    const opened = carried
+      ? Promise.resolve()
+      : this.store
+          .writeStage(messageId, { stage, guard: true, markRunning: true, events: opening })
+          .then((written) => {
+            if (written.kind === 'written') this.publish(written.events);
+            // Ended (stopped) or moved on since it was loaded: a stop that came before these calls
+            // were registered could not abort them, so they are abandoned here.
+            else abandon.abort(new DeliberationStopped(STOPPED_CALL_ERROR.failed));
+          });
     opened.catch((error: unknown) => abandon.abort(error));
 
+    // A new conversation's title: its call runs beside the first stage that calls models, and its
+    // outcome is stored with theirs (no job of its own loads and writes the message again).
+    const titleCall = this.titleCallFor(loaded, mode, ctx, stage);
+    let titleStored: CallOutcome | null = null;
+    let titlePending = titleCall !== null;
+
     // Calls that settle together are stored in one transaction; the last of them together with
-    // the stage's commit.
+    // the stage's commit (and the title, when it has settled by then).
     let unsettled = toCall.length;
-    const settle = new Coalescer(async (group: Settled[]) => {
+    const settle = new Coalescer(async (group: Settled[]): Promise<CallOutcome[]> => {
       await opened;
-      unsettled -= group.length;
-      if (unsettled > 0) {
-        const saved = await this.settle(messageId, stage, group, eventsOf);
+      const titleItem = group.find((g) => g.title);
+      const own = group.filter((g) => !g.title);
+      const title = titleItem ? this.titleFields(loaded, titleItem.outcome) : {};
+      if (titleItem) titlePending = false;
+      unsettled -= own.length;
+      let saved: CallOutcome[];
+      if (own.length === 0) {
+        // The title alone: the stage's calls are still running, or the stage has been committed.
+        // Its failure is the title's, not the stage's: the end falls back to the question's words.
+        await this.store.writeStage(messageId, { stage, events: [], ...title }).catch((error: unknown) => {
+          this.options.log?.(`could not store the title of ${messageId}: ${String(error)}`);
+        });
+        saved = [];
+      } else if (unsettled > 0) {
+        saved = await this.settle(messageId, stage, own, eventsOf, title);
         saved.forEach((outcome) => stored.set(outcome.key, outcome));
-        return saved;
+      } else {
+        saved = await this.commit(loaded, mode, stage, reduceWith(own.map((g) => g.outcome)), {
+          last: own,
+          eventsOf,
+          reduceWith,
+          outcomesWith,
+          title,
+          titleStored: titleItem?.outcome ?? titleStored,
+          titlePending,
+        });
       }
-      const mine = group.map((g) => g.outcome);
-      return this.commit(loaded, stage, reduceWith(mine), { last: group, eventsOf, reduceWith });
+      if (titleItem) titleStored = titleItem.outcome;
+      let next = 0;
+      return group.map((g) => (g.title ? g.outcome : saved[next++]));
     });
     const timeoutMs = mode.timeoutMs(ctx.config);
     // The cap stops the deliberation the way a user's stop does: calls in flight are aborted at
@@ -311,8 +394,8 @@ export class StageRunner {
       : null;
     try {
       // allSettled semantics: callOne never rejects, one failure never cancels the others.
-      await Promise.all(
-        toCall.map(async (call) =>
+      await Promise.all([
+        ...toCall.map(async (call) =>
           settle.submit({
             call,
             outcome: await this.callOne(messageId, stage, call, {
@@ -322,11 +405,110 @@ export class StageRunner {
             }),
           }),
         ),
-      );
+        ...(titleCall
+          ? [
+              (async () =>
+                settle.submit({
+                  call: titleCall,
+                  title: true,
+                  // Not abandoned with the stage: a conversation keeps its title after a stopped turn.
+                  outcome: await this.callOne(messageId, 'title', titleCall, {
+                    timeoutMs: this.options.titleTimeoutMs ?? 30_000,
+                    silent: true,
+                  }),
+                }))(),
+            ]
+          : []),
+      ]);
     } finally {
       if (cap) clearTimeout(cap);
     }
     return { mode: loaded.mode };
+  }
+
+  /**
+   * The title call of a new conversation, made by the first stage that calls models (a mode may
+   * open with a stage that only presents, as jury does): none when the message needs no title, one
+   * is stored, or an earlier stage has called models already (its run made the title, or the
+   * title falls back to the question's first words at the end).
+   */
+  private titleCallFor(
+    loaded: LoadedDeliberation,
+    mode: AnyModeDefinition,
+    ctx: DeliberationContext<unknown>,
+    stage: string,
+  ): PlannedCall | null {
+    if (!loaded.needsTitle || (loaded.outcomes.title?.length ?? 0) > 0) return null;
+    const earlier = Object.entries(loaded.outcomes).some(
+      ([other, outcomes]) => other !== stage && other !== 'title' && outcomes.length > 0,
+    );
+    if (earlier) return null;
+    const { model, messages } = mode.titleCall(ctx);
+    return { key: 'title', participant: model, model, messages };
+  }
+
+  /** The title call's outcome and the title it gives: its cleaned answer, else the question's first words. */
+  private titleFields(loaded: LoadedDeliberation, outcome: CallOutcome): TitleFields {
+    const title = (outcome.ok ? cleanTitle(outcome.content) : null) ?? fallbackTitle(loaded.question);
+    return { titleOutcome: outcome, conversationTitle: title };
+  }
+
+  /** The carried state of the message's next stage, when it is `stage`'s (taken: used once at most). */
+  private takeCarried(messageId: string, stage: string, usable: boolean): Carried | undefined {
+    const entry = this.carried.get(messageId);
+    if (!entry || entry.stage !== stage) return undefined;
+    this.carried.delete(messageId);
+    return usable && this.now() - entry.at <= CARRIED_TTL_MS ? entry : undefined;
+  }
+
+  private carry(messageId: string, entry: Carried): void {
+    this.carried.delete(messageId);
+    this.carried.set(messageId, entry);
+    // Oldest first: entries whose stage ran in another process (or never ran) age out.
+    for (const [id, old] of this.carried) {
+      if (this.carried.size <= CARRIED_LIMIT && this.now() - old.at <= CARRIED_TTL_MS) break;
+      this.carried.delete(id);
+    }
+  }
+
+  /**
+   * The next stage's state, plan and opening once `reduction` (moving on to another stage) is
+   * stored: null when the store cannot tell what a load would then return, when the cap has
+   * passed, or when planning fails (the next stage's job then loads, plans and opens as usual).
+   */
+  private prepareNext(
+    loaded: LoadedDeliberation,
+    mode: AnyModeDefinition,
+    stage: string,
+    reduction: StageReduction,
+    outcomes: CallOutcome[],
+    titleOutcome: CallOutcome | null | undefined,
+  ): Carried | null {
+    const { transition } = reduction;
+    if (transition.kind !== 'next' || !this.store.loadedAfterCommit) return null;
+    const elapsed = this.now() - loaded.createdAt.getTime();
+    if (mode.enforcesDeliberationCap && elapsed >= this.options.deliberationCapMs) return null;
+    try {
+      const committed: CommittedStage = {
+        stage,
+        rows: reduction.rows,
+        outcomes,
+        ...(titleOutcome ? { titleOutcome } : {}),
+        next: transition.stage,
+      };
+      const next = this.store.loadedAfterCommit(loaded, committed);
+      if (!next) return null;
+      const ctx = contextOf(next, this.now(), this.options.deliberationCapMs);
+      const calls = mode.plan(transition.stage, ctx);
+      const opening = [
+        ...mode.startEvents(transition.stage, ctx),
+        ...calls.map((call) => progressEvent(transition.stage, call, 'started')),
+      ];
+      return { stage: transition.stage, loaded: next, calls, opening, at: this.now() };
+    } catch (error) {
+      this.options.log?.(`could not prepare ${transition.stage} of ${loaded.messageId}: ${String(error)}`);
+      return null;
+    }
   }
 
   /**
@@ -340,6 +522,7 @@ export class StageRunner {
     batchId: string | null,
     end: DeliberationEnd,
   ): Promise<StageWriteResult> {
+    this.carried.delete(messageId);
     const written = await this.store.writeStage(messageId, endingWrite(stage, end));
     if (written.kind !== 'written') return written;
     this.publish(written.events);
@@ -350,6 +533,8 @@ export class StageRunner {
 
   /** Aborts the calls of a deliberation that run in this process (it was ended elsewhere). */
   stopCalls(messageId: string, kind: DeliberationEnd['kind']): number {
+    // Its next stage, if carried, must load again and find it ended.
+    this.carried.delete(messageId);
     return this.live.stop(messageId, STOPPED_CALL_ERROR[kind]);
   }
 
@@ -362,29 +547,6 @@ export class StageRunner {
       // The calls still end at their own timeout, and the reconciler finds a stalled message.
       this.options.log?.(`could not stop ${loaded.messageId} at its time limit: ${String(error)}`);
     }
-  }
-
-  /** Runs beside the first stage; whichever of title and pipeline finishes last does not wait. */
-  async generateTitle(messageId: string): Promise<void> {
-    const loaded = await this.store.load(messageId, 0);
-    if (!loaded || !loaded.needsTitle) return;
-    const mode = this.mode(loaded);
-    const { model, messages } = mode.titleCall(contextOf(loaded, this.now(), this.options.deliberationCapMs));
-    const call: PlannedCall = { key: 'title', participant: model, model, messages };
-    const outcome =
-      loaded.outcomes.title?.[0] ??
-      (await this.callOne(messageId, 'title', call, {
-        timeoutMs: this.options.titleTimeoutMs ?? 30_000,
-        silent: true,
-      }));
-    const title = (outcome.ok ? cleanTitle(outcome.content) : null) ?? fallbackTitle(loaded.question);
-    // Outcome and title in one write: once the outcome is stored, the title is set (awaitTitle relies on it).
-    await this.store.writeStage(messageId, {
-      stage: 'title',
-      outcomes: loaded.outcomes.title?.length ? [] : [outcome],
-      events: [],
-      conversationTitle: title,
-    });
   }
 
   /**
@@ -432,10 +594,13 @@ export class StageRunner {
   /** The title call runs beside the pipeline; give one still in flight a short grace period. */
   private async awaitTitle(messageId: string): Promise<void> {
     const deadline = this.now() + (this.options.titleGraceMs ?? 5000);
-    // The title job stores its outcome and the title in one transaction: a stored outcome means
-    // the title is set.
+    // The title call's outcome and the title are stored in one transaction: a stored outcome means
+    // the title is set. Asked again after 25 ms, then less and less often (a title that never
+    // comes costs a dozen queries, not one every 25 ms).
+    let wait = 25;
     while ((await this.store.loadOutcomes(messageId, 'title')).length === 0 && this.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      await new Promise((resolve) => setTimeout(resolve, Math.min(wait, Math.max(1, deadline - this.now()))));
+      wait = Math.min(wait * 2, 400);
     }
   }
 
@@ -454,11 +619,16 @@ export class StageRunner {
     stage: string,
     settled: Settled[],
     eventsOf: SettledEvents,
+    title: TitleFields = {},
   ): Promise<CallOutcome[]> {
     const { written, saved } = await this.writeSettled(
       messageId,
       settled.map((s) => s.outcome),
-      (outcomes) => ({ stage, events: settled.flatMap(({ call }, i) => eventsOf(call, outcomes[i])) }),
+      (outcomes) => ({
+        stage,
+        events: settled.flatMap(({ call }, i) => eventsOf(call, outcomes[i])),
+        ...title,
+      }),
     );
     if (written.kind === 'written') this.publish(written.events);
     return saved;
@@ -577,27 +747,50 @@ export class StageRunner {
    */
   private async commit(
     loaded: LoadedDeliberation,
+    mode: AnyModeDefinition,
     stage: string,
     reduction: StageReduction,
     closing: Closing = {},
   ): Promise<CallOutcome[]> {
     const { messageId, question, needsTitle } = loaded;
     const last = closing.last ?? [];
-    // Before the write: the title job's write waits for the row lock this one holds.
-    if (reduction.transition.kind === 'done' && needsTitle) await this.awaitTitle(messageId);
+    // Before the write: a title write elsewhere waits for the row lock this one holds. A title
+    // known to be stored (loaded, carried, or stored by this job) needs no wait, and one still
+    // running in this very job cannot be waited for here (its write queues behind this one).
+    const titleKnown =
+      (loaded.outcomes.title?.length ?? 0) > 0 ||
+      Boolean(closing.titleStored) ||
+      closing.titlePending === true;
+    if (reduction.transition.kind === 'done' && needsTitle && !titleKnown) await this.awaitTitle(messageId);
     const mine = last.map((s) => s.outcome);
     let committed = reduction;
+    let next: Carried | null = null;
     const { written, saved } = await this.writeSettled(messageId, mine, (outcomes) => {
       // Built again from the stored outcomes when an earlier run's stand in for these.
       if (outcomes !== mine && closing.reduceWith) committed = closing.reduceWith(outcomes);
       const { rows, events, transition } = committed;
+      // Moving on: the next stage opens in this same commit (its start and 'started' events).
+      next = this.prepareNext(
+        loaded,
+        mode,
+        stage,
+        committed,
+        closing.outcomesWith?.(outcomes) ?? outcomes,
+        closing.titleStored,
+      );
       return {
         stage,
         guard: true,
         rows,
-        events: [...eventsBefore(closing, outcomes), ...events, ...closingEvents(transition, needsTitle)],
+        events: [
+          ...eventsBefore(closing, outcomes),
+          ...events,
+          ...closingEvents(transition, needsTitle),
+          ...(next?.opening ?? []),
+        ],
         update: messageUpdateFor(transition),
         ...(transition.kind === 'done' && needsTitle ? { title: fallbackTitle(question) } : {}),
+        ...closing.title,
       };
     });
     if (written.kind !== 'written') return saved;
@@ -605,6 +798,8 @@ export class StageRunner {
     if (delivered.length > 0) this.publish(delivered);
     const { transition } = committed;
     if (transition.kind === 'next') {
+      // Before the enqueue, so that a job of the next stage taken here finds it.
+      if (next) this.carry(messageId, next);
       await this.scheduler.enqueueStage(messageId, transition.stage, { background: loaded.batchId !== null });
     } else if (delivered.length > 0) {
       await this.finished(messageId, loaded.batchId);

@@ -71,7 +71,10 @@ export interface HistoryTurn {
   answer: string;
 }
 
-/** Everything a mode may read while planning or reducing a stage: loaded from rows, never cached. */
+/**
+ * Everything a mode may read while planning or reducing a stage: loaded from rows, or, for the
+ * stage after a commit this process wrote, what a load would return (loadedAfterCommit).
+ */
 export interface DeliberationContext<Config> {
   messageId: string;
   conversationId: string;

@@ -1,6 +1,7 @@
 import { isTerminalStatus, type DeliveredEvent } from '@conclave/contracts';
 import type {
   CallOutcome,
+  CommittedStage,
   DeliberationStore,
   LoadedDeliberation,
   ModeEvent,
@@ -65,6 +66,17 @@ export class MemoryStore implements DeliberationStore {
     };
   }
 
+  /** What `load` returns once `committed` is stored (null when one of its rows would be dropped). */
+  loadedAfterCommit(loaded: LoadedDeliberation, committed: CommittedStage): LoadedDeliberation | null {
+    const rows = [...loaded.rows, ...structuredClone(committed.rows)];
+    if (new Set(rows.map(rowIdentity)).size !== rows.length) return null;
+    const outcomes = structuredClone(loaded.outcomes);
+    if (committed.outcomes.length > 0) outcomes[committed.stage] = structuredClone(committed.outcomes);
+    if (committed.titleOutcome && !outcomes.title?.length)
+      outcomes.title = [structuredClone(committed.titleOutcome)];
+    return { ...loaded, status: 'running', stage: committed.next, rows: rows.sort(byStageOrder), outcomes };
+  }
+
   async loadOutcomes(messageId: string, stage: string): Promise<CallOutcome[]> {
     return this.has(messageId) ? structuredClone(this.outcomes[stage] ?? []) : [];
   }
@@ -105,6 +117,11 @@ export class MemoryStore implements DeliberationStore {
     if (replaced) {
       const outcomes = given.map((o) => structuredClone(stored.find((s) => s.key === o.key) as CallOutcome));
       return record({ kind: 'replaced', outcomes });
+    }
+    if (write.titleOutcome) {
+      held.push('title call');
+      const titles = (this.outcomes.title ??= []);
+      if (titles.length === 0) titles.push(structuredClone(write.titleOutcome));
     }
     if (write.conversationTitle !== undefined && this.state.needsTitle) {
       held.push('title');

@@ -126,15 +126,49 @@ export class SimulatedProvider implements ModelProvider {
     };
   }
 
-  /** Hands `content` to onDelta in pieces spread evenly over `latencyMs`, the last at its end. */
+  /**
+   * Hands `content` to onDelta in pieces spread evenly over `latencyMs`, the last at its end. One
+   * abort listener for the whole answer, one timer per piece (not a promise and a listener each:
+   * a benchmark's worker runs hundreds of these a second).
+   */
   private async stream(content: string, latencyMs: number, request: CompletionRequest): Promise<void> {
     const pieces = streamPiecesOf(content, this.options.streamPieces ?? 20);
     const step = pieces.length > 0 ? latencyMs / pieces.length : latencyMs;
-    if (pieces.length === 0) await this.wait(latencyMs, request.signal);
-    for (const piece of pieces) {
-      await this.wait(step, request.signal);
-      request.onDelta?.(piece);
+    const { signal } = request;
+    if (pieces.length === 0 || step <= 0) {
+      if (pieces.length === 0) await this.wait(latencyMs, signal);
+      for (const piece of pieces) {
+        await this.wait(step, signal);
+        request.onDelta?.(piece);
+      }
+      return;
     }
+    if (signal.aborted) throw abortError(signal);
+    await new Promise<void>((resolve, reject) => {
+      let next = 0;
+      let timer: NodeJS.Timeout;
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(abortError(signal));
+      };
+      const deliver = () => {
+        try {
+          request.onDelta?.(pieces[next++]);
+        } catch (error) {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+          return;
+        }
+        if (next < pieces.length) {
+          timer = setTimeout(deliver, step);
+          return;
+        }
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      timer = setTimeout(deliver, step);
+    });
   }
 
   private latency(modelDelayMs: number | null, callHash: number): number {

@@ -141,6 +141,8 @@ export interface ChatCompletionsServer {
   requests: RecordedChatRequest[];
   /** Every request to `GET /v1/models`, in arrival order. */
   modelsRequests: RecordedModelsRequest[];
+  /** TCP connections accepted so far: fewer than requests when clients keep them alive. */
+  readonly connections: number;
   setScript(script: ChatScript | ScriptFn): void;
   /** What `GET /v1/models` answers from now on (default: DEFAULT_LISTED_MODELS); a function gets the request's 0-based index. */
   setModels(behaviour: ModelsBehaviour | ((index: number) => ModelsBehaviour)): void;
@@ -169,7 +171,9 @@ export async function startChatCompletionsServer(
       if (!res.headersSent) sendJson(res, 500, { error: { message: `test server failure: ${String(err)}` } });
     });
   });
+  let accepted = 0;
   server.on('connection', (socket) => {
+    accepted += 1;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -504,6 +508,9 @@ export async function startChatCompletionsServer(
     baseURL: `http://127.0.0.1:${port}/v1`,
     requests,
     modelsRequests,
+    get connections() {
+      return accepted;
+    },
     setScript(next) {
       script = next;
     },
