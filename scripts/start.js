@@ -21,6 +21,38 @@ const complain = (line) => console.error(`[conclave] ${line}`);
 function services(env) {
   const databaseUrl = new URL(env.DATABASE_URL || DEFAULT_DATABASE_URL);
   const redisUrl = new URL(env.REDIS_URL || DEFAULT_REDIS_URL);
+  // host:port, or redis://user:password@host:port / rediss://… (as the apps read them).
+  const clusterNodes = (env.REDIS_CLUSTER_NODES || '')
+    .split(',')
+    .map((node) => node.trim())
+    .filter(Boolean)
+    .map((node) => new URL(/^rediss?:\/\//i.test(node) ? node : `redis://${node}`));
+  // A Redis Cluster replaces REDIS_URL (the apps ignore it then). The compose file has no cluster to
+  // start, so a cluster that does not answer is only reported.
+  const redis =
+    clusterNodes.length > 0
+      ? {
+          name: 'Redis Cluster',
+          service: null,
+          variable: 'REDIS_CLUSTER_NODES',
+          url: clusterNodes[0],
+          port: Number(clusterNodes[0].port || 6379),
+          // Shown without logins.
+          nodes: clusterNodes.map((node) => `${node.hostname}:${node.port || 6379}`),
+          accepting: async () => {
+            for (const node of clusterNodes) if (await redisAccepting(node.toString())) return true;
+            return false;
+          },
+        }
+      : {
+          name: 'Redis',
+          service: 'redis',
+          variable: 'REDIS_URL',
+          url: redisUrl,
+          port: Number(redisUrl.port || 6379),
+          portVariable: 'CONCLAVE_REDIS_PORT',
+          accepting: () => redisAccepting(redisUrl.toString()),
+        };
   return [
     {
       name: 'PostgreSQL',
@@ -32,19 +64,11 @@ function services(env) {
       portVariable: 'CONCLAVE_POSTGRES_PORT',
       accepting: () => postgresAccepting(databaseUrl.toString()),
     },
-    {
-      name: 'Redis',
-      service: 'redis',
-      variable: 'REDIS_URL',
-      url: redisUrl,
-      port: Number(redisUrl.port || 6379),
-      portVariable: 'CONCLAVE_REDIS_PORT',
-      accepting: () => redisAccepting(redisUrl.toString()),
-    },
+    redis,
   ];
 }
 
-const where = (s) => `${s.url.hostname}:${s.port}`;
+const where = (s) => (s.nodes ? s.nodes.join(', ') : `${s.url.hostname}:${s.port}`);
 
 /**
  * True once PostgreSQL answers a login: also when the database does not exist yet (the migration
@@ -160,6 +184,16 @@ async function ensureServices(env, platform = process.platform) {
   const missing = await whichAreDown(services(env));
   if (missing.length === 0) return [];
   const listed = missing.map((s) => `${s.name} (${where(s)})`).join(' and ');
+  const cluster = missing.find((s) => s.service === null);
+  if (cluster) {
+    complain(`cannot reach ${listed}.`);
+    complain(
+      `No node of the Redis Cluster in ${cluster.variable} answers. npm start starts only a single Redis ` +
+        `(docker-compose.yml has no cluster): start the cluster's nodes, fix ${cluster.variable}, or unset it ` +
+        'to use REDIS_URL.',
+    );
+    return process.exit(1);
+  }
   const remote = missing.filter((s) => !LOOPBACK.test(s.url.hostname));
   if (remote.length > 0) {
     complain(`cannot reach ${listed}.`);

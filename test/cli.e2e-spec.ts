@@ -330,7 +330,45 @@ describe('the conclave CLI', () => {
     );
     expectExit(status, 0);
     expect(JSON.parse(status.stdout)).toMatchObject({ batchId, status: 'complete', total: 5, complete: 5 });
+
+    // Finished: deleted with its items; a second delete finds nothing.
+    const deleted = await cli('batch', 'delete', batchId);
+    expectExit(deleted, 0);
+    expect(deleted.stdout).toBe(`deleted batch ${batchId}: its items, their deliberations and events\n`);
+    expect((await stack.api('GET', `/api/batches/${batchId}`, { token: key })).status).toBe(404);
+    const again = await cli('batch', 'delete', batchId);
+    expectExit(again, 1);
+    expect(again.stderr).toMatch(/^error: batch \S+ not found$/m);
   });
+
+  it("refuses to delete a running batch with the server's reason (exit 1), and deletes it once cancelled", async () => {
+    const file = path.join(dir, 'slow.jsonl');
+    await writeFile(file, `${JSON.stringify({ question: 'Slow one?' })}\n`);
+    const defaults = { councilModels: ['sim/slow:delay60000', 'sim/b'], chairmanModel: 'sim/c' };
+    const submitted = await cli(
+      'batch',
+      'submit',
+      file,
+      '--mode',
+      'council',
+      '--defaults',
+      JSON.stringify(defaults),
+    );
+    expectExit(submitted, 0);
+    const batchId = submitted.stdout.trim();
+    const refused = await cli('batch', 'delete', batchId);
+    expectExit(refused, 1);
+    expect(refused.stderr).toMatch(/^error: batch \S+ is (queued|running): cancel it first/m);
+    expect((await stack.api('GET', `/api/batches/${batchId}`, { token: key })).status).toBe(200);
+    expectExit(await cli('batch', 'cancel', batchId), 0);
+    const deadline = Date.now() + 30_000;
+    let deleted = await cli('batch', 'delete', batchId);
+    while (deleted.code !== 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      deleted = await cli('batch', 'delete', batchId);
+    }
+    expectExit(deleted, 0);
+  }, 60_000);
 
   it('refuses an invalid request with exit 1, naming the field', async () => {
     const run = await cli('ask', 'Evaluate this', '--mode', 'jury');

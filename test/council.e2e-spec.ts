@@ -34,6 +34,10 @@ describe('council mode end to end (real gateway, worker, Postgres, Redis, Socket
     expect(byType.stage3_complete.data).toMatchObject({ model: 'sim/chairman' });
     const title = (byType.title_complete.data as { title: string }).title;
     expect(title.length).toBeGreaterThan(0);
+    // The title call ran inside stage 1's job: one job per stage and no title job of its own.
+    expect(await stack.jobsOf(messageId)).toEqual(
+      ['stage1', 'stage2', 'stage3'].map((stage) => ({ id: `${messageId}__${stage}`, name: 'run-stage' })),
+    );
 
     const progress = events.filter((e) => e.type === 'model_progress');
     expect(progress.filter((e) => e.state === 'started')).toHaveLength(3 + 3 + 1);

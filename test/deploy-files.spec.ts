@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, posix, sep } from 'node:path';
-import { loadConfig } from '@conclave/config';
+import { loadConfig, migrationDatabaseUrl } from '@conclave/config';
 import { load, loadAll } from 'js-yaml';
 
 const ROOT = join(__dirname, '..');
@@ -766,6 +766,7 @@ describe('k8s manifests', () => {
     const values = { ...(secret.data ?? {}), ...(secret.stringData ?? {}) };
     expect(Object.keys(values).sort()).toEqual(
       [
+        'DATABASE_DIRECT_URL',
         'DATABASE_URL',
         'METRICS_TOKEN',
         'OPENAI_API_KEY',
@@ -1018,6 +1019,19 @@ describe('k8s manifests', () => {
     const spec = workload('Job', 'conclave-migrate');
     expect(['Never', 'OnFailure']).toContain(spec.template.spec.restartPolicy);
     expect(distPaths(container(spec).command ?? [])).toEqual(['dist/libs/persistence/src/cli/migrate.js']);
+  });
+
+  it('lets the migrate Job reach PostgreSQL itself when DATABASE_URL is a transaction pooler', () => {
+    const env = podEnv(container(workload('Job', 'conclave-migrate')));
+    // As shipped: session mode, no direct URL, so migrations use DATABASE_URL.
+    const shipped = loadConfig(env);
+    expect(shipped.database.poolMode).toBe('session');
+    expect(migrationDatabaseUrl(shipped)).toBe(shipped.databaseUrl);
+    // An operator behind PgBouncer fills in the two settings the manifests carry.
+    const direct = 'postgres://conclave@db.example.internal:5432/conclave';
+    const pooled = { ...env, DATABASE_POOL_MODE: 'transaction' };
+    expect(migrationDatabaseUrl(loadConfig({ ...pooled, DATABASE_DIRECT_URL: direct }))).toBe(direct);
+    expect(() => migrationDatabaseUrl(loadConfig(pooled))).toThrow(/DATABASE_DIRECT_URL/);
   });
 });
 

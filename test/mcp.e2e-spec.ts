@@ -522,6 +522,19 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     ).rejects.toMatchObject({
       code: -32002,
     });
+    // Alice's listing names it (newest first, titled by its conversation's title, else its question);
+    // Bob's does not.
+    const uri = `conclave://deliberations/${messageId}`;
+    const listed = await aliceClient.listResources();
+    expect(listed.resources[0]).toMatchObject({
+      uri,
+      name: `deliberation-${messageId}`,
+      title: expect.stringMatching(/Private/),
+      mimeType: 'text/markdown',
+      description: expect.stringMatching(/^council, (queued|running), started \d{4}-/),
+    });
+    expect((await bobClient.listResources()).resources.map((r) => r.uri)).not.toContain(uri);
+    expect(JSON.stringify(await bobClient.listResources())).not.toContain('Private');
     // Bob's cancellation stopped nothing.
     expect((await storedView(messageId)).status).not.toBe('cancelled');
     const unknown = (await aliceClient.callTool({

@@ -172,8 +172,12 @@ describe('operations: probes, metrics, admin dashboard', () => {
       headers: { authorization: `Bearer ${adminKey}` },
     });
     expect(queues.status).toBe(200);
-    const body = (await queues.json()) as { queues: { name: string }[] };
-    expect(body.queues.map((q) => q.name)).toEqual(['deliberation-stages']);
+    const body = (await queues.json()) as { queues: { name: string; readOnlyMode: boolean }[] };
+    // The stage queue, and the retention job's own queue to look at (not to act on).
+    expect(body.queues.map((q) => [q.name, q.readOnlyMode])).toEqual([
+      ['deliberation-stages', false],
+      ['data-lifecycle', true],
+    ]);
     expect(
       (
         await fetch(`${stack.baseUrl}/admin/queues/api/queues`, {

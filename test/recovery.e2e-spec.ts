@@ -1,4 +1,5 @@
-import type { DeliveredEvent } from '@conclave/contracts';
+import { STAGE_QUEUE, type DeliveredEvent, type StageJobData } from '@conclave/contracts';
+import { Queue } from 'bullmq';
 import { fallbackTitle } from '@conclave/deliberation';
 import { TypeOrmDeliberationStore, createDataSource } from '@conclave/persistence';
 import { StageQueue, createRedis } from '@conclave/redis';
@@ -182,8 +183,22 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
 
   it('a stage job that keeps failing ends the deliberation with an error event', async () => {
     const { messageId } = await stack.deliberate({ question: 'Broken', councilModels: ['sim/a', 'sim/b'] });
-    // a config the council cannot plan with: the stage job throws
+    // a config the council cannot plan with: the stage job throws, on its first start (which runs
+    // from the start its job carries) and on every retry (which load the message)
     await stack.db.query(`UPDATE messages SET config = '{"councilModels": 5}' WHERE id = $1`, [messageId]);
+    const redis = createRedis(stack.config.redisUrl, 'worker');
+    const queue = new Queue<StageJobData>(STAGE_QUEUE, {
+      connection: redis,
+      prefix: stack.config.redisPrefix,
+    });
+    try {
+      const job = await queue.getJob(`${messageId}__stage1`);
+      if (!job?.data.start) throw new Error('the first job carries no start');
+      await job.updateData({ ...job.data, start: { ...job.data.start, config: { councilModels: 5 } } });
+    } finally {
+      await queue.close();
+      redis.disconnect();
+    }
     const following = stack.follow(messageId);
     await stack.startWorker();
     const events = await following;

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { STAGE_QUEUE, type DeliveredEvent } from '@conclave/contracts';
+import { LIFECYCLE_QUEUE, STAGE_QUEUE, type DeliveredEvent } from '@conclave/contracts';
 import type { ProviderLimits } from '@conclave/llm';
 import {
   LiveSubscriber,
@@ -538,7 +538,7 @@ describe('Redis Cluster: three masters, two gateways, two workers', () => {
       admin,
     );
     expect(board.status).toBe(200);
-    expect(board.body.queues.map((q) => q.name)).toEqual([STAGE_QUEUE]);
+    expect(board.body.queues.map((q) => q.name)).toEqual([STAGE_QUEUE, LIFECYCLE_QUEUE]);
     expect(board.body.queues[0].counts.completed).toBeGreaterThan(0);
     // BullMQ's keys carry the hash tag: all of the queue in one slot.
     const redis = createRedis(stack.config, 'worker') as Cluster;

@@ -335,6 +335,44 @@ describe('npm start when PostgreSQL and Redis are not running', () => {
     );
   });
 
+  it('checks the Redis Cluster of REDIS_CLUSTER_NODES: one node that answers is enough, no Docker for Redis', async () => {
+    const { database, pgPort, redisPort } = await unreachable();
+    const run = await start({
+      PATH: `${fakeBin}${path.delimiter}${process.env.PATH ?? ''}`,
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${pgPort}/${database}`,
+      // The first node is down, the second (a URL, as REDIS_CLUSTER_NODES may give them) answers.
+      REDIS_CLUSTER_NODES: `127.0.0.1:${redisPort},redis://127.0.0.1:6379`,
+    });
+    await run.until(/\[conclave\] postgres is up/);
+    expect(run.output()).toContain(
+      `[conclave] cannot reach PostgreSQL (127.0.0.1:${pgPort}): starting it with Docker:  docker compose up -d postgres`,
+    );
+    expect((await dockerCalls()).map((c) => c.args)).toEqual([
+      ['compose', 'version'],
+      ['compose', '-f', COMPOSE_FILE, 'up', '-d', 'postgres'],
+    ]);
+  });
+
+  it('does not start a single Redis for a Redis Cluster that does not answer: says what to do and exits 1', async () => {
+    const { database, redisPort } = await unreachable();
+    const other = await freePort();
+    // The single Redis of this machine answers on 6379: npm start must not take it for the cluster.
+    const run = await start({
+      PATH: `${fakeBin}${path.delimiter}${process.env.PATH ?? ''}`,
+      DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${database}`,
+      REDIS_CLUSTER_NODES: `127.0.0.1:${redisPort},redis://default:s3cret@127.0.0.1:${other}`,
+    });
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain(
+      `[conclave] cannot reach Redis Cluster (127.0.0.1:${redisPort}, 127.0.0.1:${other}).`,
+    );
+    expect(run.output()).not.toContain('s3cret');
+    expect(run.output()).toContain(
+      '[conclave] No node of the Redis Cluster in REDIS_CLUSTER_NODES answers. npm start starts only a single Redis',
+    );
+    expect(await dockerCalls()).toEqual([]);
+  });
+
   it('starts nothing for services that are not on this machine', async () => {
     const { redisPort } = await unreachable();
     const run = await start({

@@ -1,39 +1,24 @@
 /// <reference lib="dom" />
 // page.evaluate bodies run in the browser.
 import type { DeliberationView, Preset, VoteResult } from '@conclave/contracts';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { builtWebClient, launchChromium } from './support/web-build';
-import { TestStack } from './support/harness';
+import type { Page } from 'playwright-core';
+import { browserSuite, SHOTS } from './support/web-build';
 
 /**
  * Presets in the web client (issue 22): save the form's mode, roster and options under a name,
  * then pick it to fill a new form. In a real headless Chromium, at a phone's width, with the
  * keyboard, against a real gateway and worker.
  */
-const SHOTS = path.resolve(__dirname, '..', 'test-artifacts');
 
 describe('web client: presets', () => {
-  const webDir = builtWebClient();
-  const stack = new TestStack({ WEB_DIR: webDir, SIM_LATENCY_MS: '20' });
-  let browser: Browser;
-
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    await stack.start();
-    browser = await launchChromium();
-  }, 90_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack.stop();
-  });
+  const { stack, browser } = browserSuite({ SIM_LATENCY_MS: '20' });
 
   const overflow = (page: Page) =>
     page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 
   it('saves the panel as a preset with the keyboard, then fills a new form from it, on a phone', async () => {
-    const page = await browser.newPage({ viewport: { width: 320, height: 700 }, isMobile: true });
+    const page = await browser().newPage({ viewport: { width: 320, height: 700 }, isMobile: true });
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     await page.goto(`${stack.baseUrl}/#/new`);
@@ -83,4 +68,36 @@ describe('web client: presets', () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 90_000);
+
+  it('deletes a preset from the form, after asking once more, on a phone', async () => {
+    for (const body of [
+      { name: 'gone-soon', mode: 'council', councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c' },
+      { name: 'stays', mode: 'vote', modeConfig: { models: ['sim/a', 'sim/b', 'sim/c'] } },
+    ])
+      expect((await stack.api('POST', '/api/presets', { body })).status).toBe(201);
+    const page = await browser().newPage({ viewport: { width: 320, height: 700 }, isMobile: true });
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(`${stack.baseUrl}/#/new`);
+    await page.waitForSelector('select[name="preset"] option[value="gone-soon"]', { state: 'attached' });
+    await page.selectOption('select[name="preset"]', 'gone-soon');
+    await page.getByRole('button', { name: 'Delete preset…' }).click();
+    // Keep first: nothing is deleted.
+    await page.getByRole('button', { name: 'Keep' }).click();
+    expect((await stack.api('GET', '/api/presets/gone-soon')).status).toBe(200);
+    await page.getByRole('button', { name: 'Delete preset…' }).click();
+    expect(await overflow(page)).toBeLessThanOrEqual(0);
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.waitForSelector('[role="status"]:has-text("Deleted preset \\"gone-soon\\".")');
+    expect((await stack.api('GET', '/api/presets/gone-soon')).status).toBe(404);
+    expect((await stack.api('GET', '/api/presets/stays')).status).toBe(200);
+    // The picker lost it (and kept the others, among them any an earlier test saved).
+    const offered = await page.$$eval('select[name="preset"] option', (options) =>
+      options.map((o) => (o as HTMLOptionElement).value),
+    );
+    expect(offered).toContain('stays');
+    expect(offered).not.toContain('gone-soon');
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
 });

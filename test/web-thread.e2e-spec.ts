@@ -1,13 +1,8 @@
 /// <reference lib="dom" />
 // page.evaluate bodies run in the browser.
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { builtWebClient, launchChromium } from './support/web-build';
-import { TestStack } from './support/harness';
-
-const ROOT = path.resolve(__dirname, '..');
-const SHOTS = path.join(ROOT, 'test-artifacts');
+import type { Page } from 'playwright-core';
+import { browserSuite, SHOTS } from './support/web-build';
 
 interface Accepted {
   conversationId: string;
@@ -33,19 +28,7 @@ interface Conversation {
  * theme, and the keyboard. In a real headless Chromium against a real gateway and worker.
  */
 describe('web client: conversations as threads, on any screen', () => {
-  const webDir = builtWebClient();
-  const stack = new TestStack({ WEB_DIR: webDir, SIM_LATENCY_MS: '20' });
-  let browser: Browser;
-
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    await stack.start();
-    browser = await launchChromium();
-  }, 90_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack.stop();
-  });
+  const { stack, browser } = browserSuite({ SIM_LATENCY_MS: '20' });
 
   const DESKTOP = { width: 1280, height: 900 };
   const PHONE = { width: 360, height: 740 };
@@ -55,7 +38,7 @@ describe('web client: conversations as threads, on any screen', () => {
     hash = '#/new',
     options: { viewport?: { width: number; height: number }; dark?: boolean } = {},
   ): Promise<Page & { errors: string[] }> => {
-    const page = (await browser.newPage({
+    const page = (await browser().newPage({
       viewport: options.viewport ?? DESKTOP,
       colorScheme: options.dark ? 'dark' : 'light',
     })) as Page & { errors: string[] };

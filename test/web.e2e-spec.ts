@@ -1,33 +1,17 @@
 /// <reference lib="dom" />
 // page.evaluate bodies run in the browser.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import type { Browser, Page } from 'playwright-core';
-import { builtWebClient, launchChromium } from './support/web-build';
-import { TestStack } from './support/harness';
-
-const ROOT = path.resolve(__dirname, '..');
-const SHOTS = path.join(ROOT, 'test-artifacts');
+import type { Page } from 'playwright-core';
+import { browserSuite, SHOTS } from './support/web-build';
 
 /** The web client in a real headless Chromium against a real gateway and worker. */
 describe('web client in a browser', () => {
-  const webDir = builtWebClient();
-  const stack = new TestStack({ WEB_DIR: webDir, SIM_LATENCY_MS: '30' });
-  let browser: Browser;
-
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    await stack.start();
-    browser = await launchChromium();
-  }, 90_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack.stop();
-  });
+  const { stack, browser } = browserSuite({ SIM_LATENCY_MS: '30' });
 
   const open = async (hash = '#/new'): Promise<Page> => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await browser().newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${stack.baseUrl}/${hash}`);
     return page;
   };
@@ -248,11 +232,24 @@ describe('web client in a browser', () => {
       ['1', 'complete', 'Two?'],
       ['2', 'complete', 'Three?'],
     ]);
+
+    // Finished, it can be deleted, after one more question; Keep deletes nothing.
+    const batchId = decodeURIComponent(page.url().split('#/batches/')[1] ?? '');
+    await page.click('button:text("Delete batch…")');
+    await page.click('button:text-is("Keep")');
+    expect((await stack.api('GET', `/api/batches/${batchId}`)).status).toBe(200);
+    await page.click('button:text("Delete batch…")');
+    await page.waitForSelector('.batch-delete:has-text("its 3 items")');
+    await page.click('.batch-delete button:text-is("Delete")');
+    await page.waitForSelector('[role="status"]:has-text("and its items.")');
+    expect(page.url()).toMatch(/#\/batches$/);
+    expect((await stack.api('GET', `/api/batches/${batchId}`)).status).toBe(404);
+    expect(await page.$(`[data-batch-id="${batchId}"]`)).toBeNull();
     await page.close();
   }, 90_000);
 
   it('fits a phone: the sidebar stacks and juror cards become tabs', async () => {
-    const page = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true });
+    const page = await browser().newPage({ viewport: { width: 390, height: 844 }, isMobile: true });
     await page.goto(`${stack.baseUrl}/#/new`);
     await page.check('input[name="mode"][value="jury"]');
     await page.fill('textarea[name="content"]', 'Short content to judge.');

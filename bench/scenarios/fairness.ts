@@ -155,7 +155,7 @@ export const fairness: Scenario = {
           },
         ],
         method: [
-          `The same council request (3 models + chairman, latency ${LATENCY_MS} ms, a new conversation each time, so with its title job) runs ${runs} times one after another on an idle stack, then ${runs} times while a ${items}-item jury batch (concurrency 100) keeps the worker's ${WORKER_CONCURRENCY} slots busy; the batch is cancelled afterwards.`,
+          `The same council request (3 models + chairman, latency ${LATENCY_MS} ms, a new conversation each time, so with its title call) runs ${runs} times one after another on an idle stack, then ${runs} times while a ${items}-item jury batch (concurrency 100) keeps the worker's ${WORKER_CONCURRENCY} slots busy; the batch is cancelled afterwards.`,
           'Latency = HTTP 202 → `complete` at a Socket.IO client. The target compares medians; p95 and max are shown too.',
         ],
         limits,

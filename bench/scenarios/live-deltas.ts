@@ -47,7 +47,7 @@ export const liveDeltas: Scenario = {
     const stack = await new BenchStack(ctx, {
       SIM_LATENCY_MS: String(LATENCY_MS),
       SIM_STREAM_PIECES: String(STREAM_PIECES),
-      // Every deliberation's stage job and title job at once.
+      // Every deliberation's stage job at once (its title call runs inside it).
       WORKER_CONCURRENCY: String(2 * deliberations + 10),
     }).init();
     try {

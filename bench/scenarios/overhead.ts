@@ -1,4 +1,4 @@
-import { DELTA_INTERVAL_MS, titleJobId, type LiveEvent } from '@conclave/contracts';
+import { DELTA_INTERVAL_MS, type LiveEvent } from '@conclave/contracts';
 import type { Job } from 'bullmq';
 import { DbActivity } from '../lib/batch';
 import { calibrate } from '../lib/calibrate';
@@ -24,7 +24,7 @@ const PER_STAGE_P50_MS = 15;
 const PER_STAGE_P95_MS = 40;
 /** A run with a following client that asked for deltas after every this many plain runs (full size). */
 const DELTAS_EVERY = 3;
-/** Council again, as the second turn of the same conversation: no title job to wait for. */
+/** Council again, as the second turn of the same conversation: no title call. */
 const FOLLOW_UP = 'council follow-up (no title)';
 
 /** One request per mode; the question varies per run so the simulated answers (and ties) vary too. */
@@ -101,7 +101,6 @@ interface Measured extends Omit<Run, 'followed' | 'subscribedAt'> {
   /** Slowest call of each layer, summed: the model time actually spent on the critical path. */
   modelMs: number;
   split: { firstPickupMs: number; inJobsMs: number; betweenJobsMs: number; afterLastJobMs: number } | null;
-  titleAfterLastStageStarted: boolean;
 }
 
 /** Splits the time from 202 to `complete` with the BullMQ timestamps of the message's stage jobs. */
@@ -208,7 +207,7 @@ export const overhead: Scenario = {
             deltas: false,
           });
           if (mode === 'council' && followed.terminal === 'complete') {
-            // The same council again as a follow-up in that conversation: no title job, so the
+            // The same council again as a follow-up in that conversation: no title call, so the
             // difference shows what waiting for the title costs a new conversation.
             const again = await startDeliberation(stack.baseUrl, {
               ...requestFor(mode, i),
@@ -263,12 +262,11 @@ export const overhead: Scenario = {
       const results: Measured[] = measured.map(({ followed, subscribedAt, ...run }) => {
         const layers = callRows.filter((r) => r.message_id === run.messageId);
         const all = jobsByMessage.get(run.messageId) ?? [];
-        const stageJobs = all.filter((j) => j.id !== titleJobId(run.messageId));
-        const title = all.find((j) => j.id === titleJobId(run.messageId));
+        // Stage jobs only: the title call runs inside the first stage's job (no job of its own).
+        const stageJobs = all.filter((j) => j.name === 'run-stage');
         const elapsedMs = run.completeAt - run.acceptedAt;
         const overheadMs = elapsedMs - layers.length * LATENCY_MS;
         const jobCount = stageJobs.length || layers.length;
-        const lastStage = [...stageJobs].sort((a, b) => (b.processedOn ?? 0) - (a.processedOn ?? 0))[0];
         let live: LiveSummary | null = null;
         if (followed) {
           const late = (deltaFollower.late.get(run.messageId) ?? [])
@@ -297,9 +295,6 @@ export const overhead: Scenario = {
           pgElapsedMs: round(messageRows.find((m) => m.id === run.messageId)?.ms ?? Number.NaN),
           modelMs: layers.reduce((n, r) => n + r.slowest, 0),
           split: splitOf(run, stageJobs, new Set(layers.map((l) => l.stage))),
-          titleAfterLastStageStarted: Boolean(
-            title?.finishedOn && lastStage?.processedOn && title.finishedOn > lastStage.processedOn,
-          ),
         };
       });
       const notComplete = results.filter((r) => r.terminal !== 'complete');
@@ -345,7 +340,6 @@ export const overhead: Scenario = {
           modelMsOnCriticalPath: summary(ok.map((r) => r.modelMs)),
           completeStoredToClientMs: summary(ok.map((r) => r.completeAt - r.completeStoredAt)),
           medianSplitMs: split,
-          titleFinishedAfterLastStageStarted: ok.filter((r) => r.titleAfterLastStageStarted).length,
           postgresPerDeliberation: dbPerMode[mode === FOLLOW_UP ? 'council' : mode],
           met,
         };
@@ -461,7 +455,7 @@ export const overhead: Scenario = {
         const followUp = perMode[FOLLOW_UP] as { overheadMs: { p50: number } } | undefined;
         const db = dbPerMode.council ?? {};
         // Every deliberation of the scenario (warm-ups and follow-ups too) and its stage jobs.
-        const stageJobsRun = jobs.filter((j) => !String(j.id).endsWith('__title')).length;
+        const stageJobsRun = jobs.filter((j) => j.name === 'run-stage').length;
         const workerCpuPerStage = round(
           ((cpu.processes['worker 1']?.cpuS ?? 0) * 1000) / Math.max(1, stageJobsRun),
         );
@@ -485,7 +479,7 @@ export const overhead: Scenario = {
             `for the next stage. A council ` +
             `deliberation costs ${db.commitsPerDeliberation ?? '?'} commits and ` +
             `${db.statementsPerDeliberation ?? '?'} statements (pg_stat_database / pg_stat_statements; the ` +
-            `title job's and the client's reads included).`,
+            `client's reads included).`,
           `Yardstick on this machine (same database, TypeORM as the product uses it): one statement round trip ` +
             `${yardstick.statementMs} ms, one 4-statement transaction with its commit (WAL flush, fsync on) ` +
             `${yardstick.transactionMs} ms. Two round trips to PostgreSQL, one WAL flush and one Redis add lie on a stage's critical path; ` +
@@ -499,8 +493,8 @@ export const overhead: Scenario = {
               : '.'),
           ...(followUp
             ? [
-                `Titles cost the critical path nothing: the title job stores its outcome and the title in one ` +
-                  `transaction beside stage 1, and the last stage finds it stored. Council overhead at the median: ` +
+                `Titles cost the critical path nothing: the title call runs beside stage 1's calls, in its job, ` +
+                  `and is stored with them. Council overhead at the median: ` +
                   `${council.overheadMs.p50} ms as a new conversation, ${followUp.overheadMs.p50} ms as a ` +
                   `follow-up without a title.`,
               ]
@@ -528,7 +522,8 @@ export const overhead: Scenario = {
           workers: 1,
           workerConcurrency: 16,
           gateways: 1,
-          titles: 'generated (new conversations; the title job runs beside stage 1, off the critical path)',
+          titles:
+            'generated (new conversations; the title call runs beside stage 1, in its job, off the critical path)',
         },
         figures: { perMode, withDeltas, yardstick, runs: results },
         checks,

@@ -286,6 +286,26 @@ export class TestStack {
     }
   }
 
+  /** The names and ids of the stage queue's jobs of one message, in any state, sorted by id. */
+  async jobsOf(messageId: string): Promise<{ id: string; name: string }[]> {
+    const connection = new IORedis(this.config.redisUrl, { maxRetriesPerRequest: null });
+    const queue = new Queue(STAGE_QUEUE, { connection, prefix: this.config.redisPrefix });
+    try {
+      const jobs = await queue.getJobs(
+        ['waiting', 'active', 'completed', 'failed', 'delayed', 'prioritized'],
+        0,
+        -1,
+      );
+      return jobs
+        .filter((job) => String(job.id).startsWith(`${messageId}__`))
+        .map((job) => ({ id: String(job.id), name: job.name }))
+        .sort((a, b) => a.id.localeCompare(b.id));
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+  }
+
   async stop(): Promise<void> {
     for (const socket of this.sockets) socket.disconnect();
     for (const child of this.children) if (child.exitCode === null) child.kill('SIGKILL');

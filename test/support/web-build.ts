@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { TestStack } from './harness';
 
 const ROOT = path.resolve(__dirname, '../..');
 /** What the client bundle is built from. */
@@ -78,4 +79,32 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** Where the browser suites write their screenshots. */
+export const SHOTS = path.join(ROOT, 'test-artifacts');
+
+/**
+ * A describe block's browser setup: the built web client served by its own TestStack (`env` on
+ * top) and one Chromium, started in beforeAll and stopped in afterAll.
+ */
+export function browserSuite(env: Record<string, string> = {}): { stack: TestStack; browser: () => Browser } {
+  const stack = new TestStack({ WEB_DIR: builtWebClient(), ...env });
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    await stack.start();
+    browser = await launchChromium();
+  }, 90_000);
+  afterAll(async () => {
+    await browser?.close();
+    await stack.stop();
+  });
+  return {
+    stack,
+    browser: () => {
+      if (!browser) throw new Error('the browser is not started yet (beforeAll)');
+      return browser;
+    },
+  };
 }

@@ -11,6 +11,7 @@ Commands:
   batch list            your batches, newest first
   batch results ID      one result line per item, streamed
   batch cancel ID       cancel a batch: queued items stop, running ones finish
+  batch delete ID       delete a finished batch: its items, their deliberations and events
   batch report ID       a batch's report: per-mode statistics, agreement, usage, failures
   batch compare A B     compare two batches of the same mode on the same items (B − A)
   mcp                   an MCP server on stdin/stdout for desktop clients (Claude Desktop, Cursor, …)
@@ -87,6 +88,7 @@ export type CommandName =
   | 'batch list'
   | 'batch results'
   | 'batch cancel'
+  | 'batch delete'
   | 'batch report'
   | 'batch compare'
   | 'mcp';
@@ -129,6 +131,7 @@ const COMMANDS: Record<CommandName, CommandShape> = {
     synopsis: 'batch results ID [--format jsonl|csv] [--out FILE]',
   },
   'batch cancel': { options: ['json'], positionals: 1, synopsis: 'batch cancel ID [--json]' },
+  'batch delete': { options: [], positionals: 1, synopsis: 'batch delete ID' },
   'batch report': {
     options: ['format', 'out'],
     positionals: 1,

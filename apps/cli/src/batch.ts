@@ -151,4 +151,11 @@ async function cancel(target: Target, [id]: string[], flags: Flags): Promise<num
   return 0;
 }
 
-export const batchCommands = { submit, status, list, results, cancel } as const;
+/** `DELETE /api/batches/:id`: refused (409, with the server's reason) while the batch still runs. */
+async function remove(target: Target, [id]: string[]): Promise<number> {
+  await new ApiClient(target).send('DELETE', batchPath(id));
+  process.stdout.write(`deleted batch ${id}: its items, their deliberations and events\n`);
+  return 0;
+}
+
+export const batchCommands = { submit, status, list, results, cancel, remove } as const;

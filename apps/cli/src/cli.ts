@@ -13,6 +13,7 @@ const COMMANDS: Record<CommandName, Command> = {
   'batch list': batchCommands.list,
   'batch results': batchCommands.results,
   'batch cancel': batchCommands.cancel,
+  'batch delete': batchCommands.remove,
   'batch report': reportCommands.report,
   'batch compare': reportCommands.compare,
   // Loaded when used: the MCP SDK is not needed by the other commands.

@@ -70,12 +70,14 @@ export function BatchesPage({ batchId, items }: { batchId: string | null; items:
   const [error, setError] = useState<string | null>(null);
   const [selected, setSelected] = useState<BatchView | null>(null);
   const [missing, setMissing] = useState(false);
+  const [deletedNote, setDeletedNote] = useState<string | null>(null);
 
   const refresh = () => void api<BatchView[]>('GET', '/api/batches').then(setBatches, () => undefined);
   useEffect(refresh, []);
 
   useEffect(() => {
     setMissing(false);
+    if (batchId) setDeletedNote(null);
     if (!batchId) return setSelected(null);
     let live = true;
     api<BatchView>('GET', `/api/batches/${encodeURIComponent(batchId)}`).then(
@@ -94,6 +96,17 @@ export function BatchesPage({ batchId, items }: { batchId: string | null; items:
     setBatches((list) => list.map((b) => (b.batchId === view.batchId ? view : b)));
     setSelected((now) => (now?.batchId === view.batchId ? view : now));
   });
+
+  /** Deletes a finished batch with its items; the server refuses (409, with its reason) one that still runs. */
+  const remove = async (view: BatchView) => {
+    await api<void>('DELETE', `/api/batches/${view.batchId}`);
+    setBatches((list) => list.filter((b) => b.batchId !== view.batchId));
+    setSelected(null);
+    setDeletedNote(
+      `Deleted ${view.name ? `batch "${view.name}"` : `batch ${view.batchId.slice(0, 8)}`} and its items.`,
+    );
+    location.hash = '#/batches';
+  };
 
   const upload = async () => {
     setError(null);
@@ -141,8 +154,12 @@ export function BatchesPage({ batchId, items }: { batchId: string | null; items:
           onCancel={() =>
             void api<BatchView>('POST', `/api/batches/${selected.batchId}/cancel`).then(setSelected)
           }
+          onDelete={() => remove(selected)}
         />
       )}
+      <p className="muted batch-deleted" role="status">
+        {deletedNote}
+      </p>
       {selected && <ComparePicker batchId={selected.batchId} batches={batches} />}
       <form
         aria-label="upload a batch"
@@ -215,12 +232,24 @@ function BatchProgress({
   view,
   items,
   onCancel,
+  onDelete,
 }: {
   view: BatchView;
   items: ConversationSummary[];
   onCancel: () => void;
+  onDelete: () => Promise<void>;
 }) {
   const done = view.complete + view.failed + view.cancelled;
+  const [confirmingDelete, setConfirmingDelete] = useState(false);
+  const [deleteError, setDeleteError] = useState<string | null>(null);
+  const confirmDelete = () => {
+    setConfirmingDelete(false);
+    onDelete().catch((e: unknown) =>
+      setDeleteError(
+        e instanceof ApiFailure ? e.body.message : 'Could not reach the server. Please try again.',
+      ),
+    );
+  };
   return (
     <div
       className="batch-progress card"
@@ -252,6 +281,32 @@ function BatchProgress({
         <button className="danger" onClick={onCancel}>
           Cancel
         </button>
+      )}
+      {view.finishedAt &&
+        (confirmingDelete ? (
+          <p className="batch-delete">
+            Delete this batch, its {view.total === 1 ? 'item' : `${view.total} items`} and all their
+            deliberations?{' '}
+            <button type="button" className="danger" onClick={confirmDelete}>
+              Delete
+            </button>{' '}
+            <button type="button" className="secondary" onClick={() => setConfirmingDelete(false)}>
+              Keep
+            </button>
+          </p>
+        ) : (
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => (setConfirmingDelete(true), setDeleteError(null))}
+          >
+            Delete batch…
+          </button>
+        ))}
+      {deleteError && (
+        <p className="field-error" role="alert">
+          {deleteError}
+        </p>
       )}
       <p className="downloads">
         <a href={reportPath(view.batchId)} className="report-link">

@@ -4,7 +4,14 @@ import { ApiFailure, getModes, startDeliberation } from './api';
 import { noteStarted, optionsFromConfig, rosterFromConfig, SEPARATE_OPTIONS } from './conversations';
 import { isSendKey, radioGroupEnds } from './keys';
 import { useModelCatalogue } from './model-picker';
-import { listPresets, presetConfig, presetNameProblem, presetRequest, savePreset } from './presets';
+import {
+  deletePreset,
+  listPresets,
+  presetConfig,
+  presetNameProblem,
+  presetRequest,
+  savePreset,
+} from './presets';
 import { modelsIn, RosterField } from './roster-input';
 
 export const DESCRIPTIONS: Record<ModeName, string> = {
@@ -109,6 +116,8 @@ export function NewDeliberation({
   const [presetError, setPresetError] = useState<string | null>(null);
   const [presetNote, setPresetNote] = useState<string | null>(null);
   const [savingPreset, setSavingPreset] = useState(false);
+  /** The chosen preset's delete asks once more before it goes. */
+  const [confirmingDelete, setConfirmingDelete] = useState(false);
   const formRef = useRef<HTMLFormElement>(null);
   const ids = useId();
   // A problem inside a folded section unfolds it, so that it is seen.
@@ -217,6 +226,8 @@ export function NewDeliberation({
   /** Fills the mode, roster and options from a saved preset; they stay editable. */
   const applyPreset = (name: string) => {
     setChosenPreset(name);
+    setConfirmingDelete(false);
+    setPresetNote(null);
     const preset = presets.find((p) => p.name === name);
     const target = preset && modes.find((m) => m.mode === preset.mode);
     if (!preset || !target) return;
@@ -231,6 +242,28 @@ export function NewDeliberation({
     setPresetName(preset.name);
     setPresetError(null);
     setPresetNote(null);
+  };
+
+  /** Deletes the chosen preset (the form keeps what it filled in); one already gone counts as deleted. */
+  const removePreset = async () => {
+    const name = chosenPreset;
+    if (!name) return;
+    setConfirmingDelete(false);
+    try {
+      await deletePreset(name);
+    } catch (e) {
+      if (!(e instanceof ApiFailure && e.status === 404)) {
+        setPresetNote(
+          e instanceof ApiFailure
+            ? `Preset "${name}" was not deleted: ${e.body.message}`
+            : 'Could not reach the server. Please try again.',
+        );
+        return;
+      }
+    }
+    setPresets((all) => all.filter((p) => p.name !== name));
+    setChosenPreset('');
+    setPresetNote(`Deleted preset "${name}".`);
   };
 
   /** Saves the current mode, roster and options under the name given (replacing a preset of that name). */
@@ -377,6 +410,27 @@ export function NewDeliberation({
           </small>
         </label>
       )}
+      {chosenPreset &&
+        (confirmingDelete ? (
+          <span className="preset-delete">
+            Delete preset “{chosenPreset}”?{' '}
+            <button type="button" className="danger" onClick={() => void removePreset()}>
+              Delete
+            </button>{' '}
+            <button type="button" className="secondary" onClick={() => setConfirmingDelete(false)}>
+              Keep
+            </button>
+          </span>
+        ) : (
+          <button
+            type="button"
+            className="secondary preset-delete"
+            onClick={() => (setConfirmingDelete(true), setPresetNote(null))}
+          >
+            Delete preset…
+          </button>
+        ))}
+
       <details className="save-preset">
         <summary>Save as preset</summary>
         <label>
@@ -414,10 +468,10 @@ export function NewDeliberation({
         >
           Save preset
         </button>
-        <span className="muted preset-note" role="status">
-          {presetNote}
-        </span>
       </details>
+      <span className="muted preset-note" role="status">
+        {presetNote}
+      </span>
     </div>
   );
 

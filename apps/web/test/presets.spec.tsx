@@ -40,12 +40,16 @@ const saved: Preset[] = [
 
 type Answer = { status: number; body?: unknown };
 let onSave: (body: unknown) => Answer;
+let onDelete: (name: string) => Answer;
 const posted: unknown[] = [];
+const deleted: string[] = [];
 
 beforeEach(() => {
   start.mockReset();
   posted.length = 0;
+  deleted.length = 0;
   onSave = (body) => ({ status: 201, body: { ...(body as object), createdAt: at, updatedAt: at } });
+  onDelete = () => ({ status: 204 });
   global.fetch = jest.fn(async (url: string, init?: RequestInit) => {
     const method = init?.method ?? 'GET';
     let answer: Answer = { status: 404, body: { statusCode: 404, error: 'Not Found', message: 'no' } };
@@ -56,6 +60,11 @@ beforeEach(() => {
       const body: unknown = JSON.parse(String(init?.body));
       posted.push(body);
       answer = onSave(body);
+    }
+    if (url.startsWith('/api/presets/') && method === 'DELETE') {
+      const name = decodeURIComponent(url.slice('/api/presets/'.length));
+      deleted.push(name);
+      answer = onDelete(name);
     }
     return {
       ok: answer.status < 400,
@@ -133,6 +142,55 @@ describe('presets in the form', () => {
     // choosing another mode by hand leaves the preset
     fireEvent.click(screen.getByRole('radio', { name: /^vote/ }));
     expect(picker().value).toBe('');
+  });
+
+  it('deletes the chosen preset after asking once more; the form keeps what it filled in', async () => {
+    await renderForm();
+    expect(screen.queryByRole('button', { name: 'Delete preset…' })).toBeNull();
+    choose('trio');
+    fireEvent.click(screen.getByRole('button', { name: 'Delete preset…' }));
+    expect(screen.getByText(/Delete preset “trio”\?/)).toBeTruthy();
+    // Keep: nothing is sent.
+    fireEvent.click(screen.getByRole('button', { name: 'Keep' }));
+    expect(deleted).toEqual([]);
+    fireEvent.click(screen.getByRole('button', { name: 'Delete preset…' }));
+    await act(async () => {
+      fireEvent.click(screen.getByRole('button', { name: 'Delete' }));
+    });
+    expect(deleted).toEqual(['trio']);
+    expect(screen.getByText('Deleted preset "trio".')).toBeTruthy();
+    expect(
+      within(picker())
+        .getAllByRole('option')
+        .map((o) => o.textContent),
+    ).toEqual(['None', 'jury-3 (jury)']);
+    expect(picker().value).toBe('');
+    expect(field('chairmanModel').value).toBe('sim/z');
+  });
+
+  it('says why a preset was not deleted, and treats one already gone as deleted', async () => {
+    await renderForm();
+    onDelete = () => ({
+      status: 503,
+      body: { statusCode: 503, error: 'Service Unavailable', message: 'Try later' },
+    });
+    choose('jury-3');
+    fireEvent.click(screen.getByRole('button', { name: 'Delete preset…' }));
+    await act(async () => {
+      fireEvent.click(screen.getByRole('button', { name: 'Delete' }));
+    });
+    expect(screen.getByText('Preset "jury-3" was not deleted: Try later')).toBeTruthy();
+    expect(within(picker()).getAllByRole('option')).toHaveLength(3);
+    onDelete = () => ({
+      status: 404,
+      body: { statusCode: 404, error: 'Not Found', message: 'preset jury-3' },
+    });
+    fireEvent.click(screen.getByRole('button', { name: 'Delete preset…' }));
+    await act(async () => {
+      fireEvent.click(screen.getByRole('button', { name: 'Delete' }));
+    });
+    expect(screen.getByText('Deleted preset "jury-3".')).toBeTruthy();
+    expect(within(picker()).getAllByRole('option')).toHaveLength(2);
   });
 
   it('saves the current mode, roster and options under a name, without the question, and offers it', async () => {

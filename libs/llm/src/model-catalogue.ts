@@ -1,3 +1,4 @@
+import { withoutCredentials } from './url-credentials';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import {
   isModelId,
@@ -338,23 +339,7 @@ export function splitUrlCredentials(baseUrl: string): {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new CatalogueFetchError('model list: the base URL is not http(s)', 'config');
   }
-  if (url.username === '' && url.password === '') return { url, basicAuth: null, password: null };
-  const decode = (part: string): string => {
-    try {
-      return decodeURIComponent(part);
-    } catch {
-      return part;
-    }
-  };
-  const user = decode(url.username);
-  const password = decode(url.password);
-  url.username = '';
-  url.password = '';
-  return {
-    url,
-    basicAuth: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
-    password: password || null,
-  };
+  return withoutCredentials(url);
 }
 
 /** `{base}/models`, the base's path kept (`https://openrouter.ai/api/v1` → `…/api/v1/models`). */

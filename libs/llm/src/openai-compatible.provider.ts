@@ -1,3 +1,4 @@
+import { withoutCredentials } from './url-credentials';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { PROVIDER_KEYS, type ProviderKey } from './fleet-limits';
 import {
@@ -329,23 +330,10 @@ function splitCredentials(baseURL: string): {
   } catch {
     return { baseURL, basicAuth: null, password: null };
   }
-  if (url.username === '' && url.password === '') return { baseURL, basicAuth: null, password: null };
-  const decode = (part: string): string => {
-    try {
-      return decodeURIComponent(part);
-    } catch {
-      return part;
-    }
-  };
-  const user = decode(url.username);
-  const password = decode(url.password);
-  url.username = '';
-  url.password = '';
-  return {
-    baseURL: url.toString(),
-    basicAuth: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
-    password: password || null,
-  };
+  const { url: bare, basicAuth, password } = withoutCredentials(url);
+  return basicAuth === null
+    ? { baseURL, basicAuth, password }
+    : { baseURL: bare.toString(), basicAuth, password };
 }
 
 /** Wraps what an `onDelta` listener threw, so it reaches the caller as it was, not as a call failure. */

@@ -1,4 +1,5 @@
 export * from './final-text';
+export { escapeMarkdown } from './markdown';
 export * from './outcome.types';
 export * from './outcome';
 export * from './outcome-schema';

@@ -6,9 +6,12 @@
 // eslint-disable-next-line no-control-regex -- control characters are what it removes
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g;
 
-/** Text as one line of inert Markdown, safe inside a table cell (as the batch reports escape it). */
-export function inline(value: string | null | undefined): string {
-  if (value === null || value === undefined || value === '') return '—';
+/**
+ * Text as one line of inert Markdown, safe inside a table cell: line breaks become spaces, control
+ * and bidi/zero-width characters go, every character Markdown or HTML could act on is escaped, and
+ * nothing autolinks. The one escape for model and user text in Markdown (transcripts, batch reports).
+ */
+export function escapeMarkdown(value: string): string {
   return (
     value
       .replace(/\r\n|[\r\n\u2028\u2029\u0085]/g, ' ')
@@ -18,6 +21,12 @@ export function inline(value: string | null | undefined): string {
       .replace(/:\/\//g, '\\://')
       .replace(/\bwww\./gi, (w) => `${w.slice(0, 3)}\\.`)
   );
+}
+
+/** escapeMarkdown, with a dash for nothing. */
+export function inline(value: string | null | undefined): string {
+  if (value === null || value === undefined || value === '') return '—';
+  return escapeMarkdown(value);
 }
 
 /**

@@ -31,7 +31,7 @@ export class BatchDispatcher {
     if (!picked || picked.items.length === 0) return 0;
     // Committed first: a lost enqueue is found by the reconciler, never a double dispatch.
     await this.queue.enqueueMany(
-      picked.items.map((i) => ({ messageId: i.messageId, stage: i.stage, title: picked.generateTitles })),
+      picked.items.map((i) => ({ messageId: i.messageId, stage: i.stage })),
       { background: true },
     );
     return picked.items.length;

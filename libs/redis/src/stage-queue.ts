@@ -2,7 +2,6 @@ import {
   JOB_NAMES,
   STAGE_QUEUE_DEFINITION,
   stageJobId,
-  titleJobId,
   type JobName,
   type StageQueueJobs,
 } from '@conclave/contracts';
@@ -70,31 +69,24 @@ export class StageQueue implements StageScheduler {
   async enqueueStage(messageId: string, stage: string, options: EnqueueOptions = {}): Promise<void> {
     await this.add(
       JOB_NAMES.stage,
-      { messageId, stage },
+      { messageId, stage, ...(options.start ? { start: options.start } : {}) },
       this.jobOptions(stageJobId(messageId, stage), options),
     );
   }
 
-  /** Many first stages (and titles) at once, as a batch starts its items. */
+  /** Many first stages at once, as a batch starts its items: one round trip. */
   async enqueueMany(
-    items: { messageId: string; stage: string; title: boolean }[],
+    items: { messageId: string; stage: string }[],
     options: EnqueueOptions = {},
   ): Promise<void> {
     if (items.length === 0) return;
-    await this.addBulk([
-      ...items.map((item): StageQueueJob => ({
+    await this.addBulk(
+      items.map((item): StageQueueJob => ({
         name: JOB_NAMES.stage,
         data: { messageId: item.messageId, stage: item.stage },
         opts: this.jobOptions(stageJobId(item.messageId, item.stage), options),
       })),
-      ...items
-        .filter((item) => item.title)
-        .map((item): StageQueueJob => ({
-          name: JOB_NAMES.title,
-          data: { messageId: item.messageId },
-          opts: { ...this.jobOptions(titleJobId(item.messageId), options), attempts: 1 },
-        })),
-    ]);
+    );
   }
 
   async stageJobState(messageId: string, stage: string): Promise<StageJobState> {
@@ -112,14 +104,6 @@ export class StageQueue implements StageScheduler {
     if (state === 'pending') return;
     if (state !== 'missing') await this.queue.remove(stageJobId(messageId, stage));
     await this.enqueueStage(messageId, stage, options);
-  }
-
-  async enqueueTitle(messageId: string): Promise<void> {
-    await this.add(
-      JOB_NAMES.title,
-      { messageId },
-      { ...this.jobOptions(titleJobId(messageId)), attempts: 1 },
-    );
   }
 
   close(): Promise<void> {

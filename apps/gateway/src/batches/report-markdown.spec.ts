@@ -1,6 +1,7 @@
 import { BatchReportBuilder, ComparisonSide, compareSides, type ReportAggregates } from '@conclave/analysis';
 import { checkAnnotations, itemsFromCsv, parseBatch, splitAnnotations } from './batch-input';
-import { comparisonMarkdown, escapeMarkdown, reportMarkdown } from './report-markdown';
+import { escapeMarkdown } from '@conclave/outcomes';
+import { comparisonMarkdown, reportMarkdown } from './report-markdown';
 
 const EVIL =
   'sim/x|y\n# Heading [click](https://evil.example) <img src=x> ![i](x) `code` **b** www.evil.example';
@@ -97,6 +98,8 @@ describe('report Markdown', () => {
     expect(escaped).not.toContain('https://');
     expect(escaped).not.toMatch(/www\.evil/);
     expect(escapeMarkdown('a\r\nb\u2028c\u0000d')).toBe('a b cd');
+    // Bidi overrides and zero-width characters cannot disguise a cell either.
+    expect(escapeMarkdown('ok\u202egnp.exe\u200b')).toBe('okgnp.exe');
   });
 
   it('has the sections of a jury report, with links and escaped text', () => {

@@ -1,3 +1,4 @@
+import { escapeMarkdown } from '@conclave/outcomes';
 import type {
   BatchComparison,
   BatchReport,
@@ -23,20 +24,6 @@ import type {
  * escaped: a pipe cannot open a table cell, a newline cannot end the row, `[`, `<` and `!` cannot
  * make a link, an image or HTML.
  */
-
-/** Text as one line of inert Markdown, safe inside a table cell. */
-export function escapeMarkdown(value: string): string {
-  return (
-    value
-      .replace(/\r\n|[\r\n\u2028\u2029\u0085]/g, ' ')
-      // eslint-disable-next-line no-control-regex -- control characters are what it removes
-      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '')
-      .replace(/[\\`*_{}[\]()<>#+!|~&$]/g, (c) => `\\${c}`)
-      // No autolinks either (GFM links bare `https://…` and `www.…`).
-      .replace(/:\/\//g, '\\://')
-      .replace(/\bwww\./gi, (w) => `${w.slice(0, 3)}\\.`)
-  );
-}
 
 const text = (value: string | null | undefined): string =>
   value === null || value === undefined ? '—' : escapeMarkdown(value);

@@ -11,16 +11,16 @@ import { modeDefinition, type HistoryTurn } from '@conclave/deliberation';
 import {
   ConversationsRepository,
   DeliberationsRepository,
+  type RecentDeliberation,
   IdempotencyRepository,
   TypeOrmDeliberationStore,
   UsageRepository,
   type FollowUpState,
   type StoredMessage,
 } from '@conclave/persistence';
-import { publishControl, RedisEventPublisher, StageQueue } from '@conclave/redis';
+import { publishControl, RedisEventPublisher, StageQueue, type RedisClient } from '@conclave/redis';
 import { ApiError } from '../common/api-error';
 import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '@conclave/platform';
-import type { Redis } from 'ioredis';
 import { RateLimiter } from '../common/rate-limiter';
 import { BudgetsService } from '../budgets/budgets.service';
 import { PresetsService } from '../presets/presets.service';
@@ -55,7 +55,7 @@ export class DeliberationsService {
     private readonly idempotencyKeys: IdempotencyRepository,
     private readonly validator: RequestValidator,
     @Inject(STAGE_QUEUE) private readonly queue: StageQueue,
-    @Inject(REDIS_PRODUCER) private readonly redis: Redis,
+    @Inject(REDIS_PRODUCER) private readonly redis: RedisClient,
     private readonly limiter: RateLimiter,
     private readonly budgets: BudgetsService,
     private readonly presets: PresetsService,
@@ -153,14 +153,20 @@ export class DeliberationsService {
     if (!created) throw ApiError.notFound(`conversation ${conversationId}`);
 
     try {
-      if (created.isNew) await this.queue.enqueueTitle(created.messageId);
-      await this.queue.enqueueStage(created.messageId, definition.firstStage);
+      await this.queue.enqueueStage(created.messageId, definition.firstStage, {
+        ...(created.start ? { start: created.start } : {}),
+      });
     } catch (error) {
       this.logger.error(`could not enqueue ${created.messageId}: ${String(error)}`);
       await this.deliberations.discardTurn(created);
       throw new ApiError(503, 'The job queue is unavailable right now; nothing was started. Please retry.');
     }
     return { conversationId: created.conversationId, messageId: created.messageId };
+  }
+
+  /** The user's most recent deliberations, newest first (at most `limit`). */
+  recent(userId: string, limit: number): Promise<RecentDeliberation[]> {
+    return this.deliberations.recent(userId, limit);
   }
 
   /** The assistant message behind a deliberation, if it belongs to the user. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@conclave/redis';
 
 /** What a `notifications/cancelled` that arrives before its call has started leaves behind. */
 const TOMBSTONE = 'cancelled';
@@ -23,7 +23,7 @@ export type Claim = 'claimed' | 'cancelled';
  */
 export class McpCancellations {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     /** How long a call's record is kept at most (longer than any deliberation may run). */
     private readonly ttlMs: number,

@@ -10,7 +10,7 @@ import type {
 } from '@conclave/contracts';
 import { modeDefinition, planDeliberation } from '@conclave/deliberation';
 import { transcriptMarkdown } from '@conclave/outcomes';
-import { isStoreUnavailable } from '@conclave/persistence';
+import { isStoreUnavailable, type RecentDeliberation } from '@conclave/persistence';
 import { CONFIG, REDIS_PRODUCER } from '@conclave/platform';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -24,11 +24,12 @@ import {
   McpError,
   ReadResourceRequestSchema,
   type CallToolResult,
+  type ListResourcesResult,
   type ReadResourceResult,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Request, Response } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@conclave/redis';
 import * as z from 'zod/v4';
 import { ApiError } from '../common/api-error';
 import { hostnameOf } from '../common/origins';
@@ -39,7 +40,7 @@ import { StreamRegistry } from '../events/stream-registry';
 import { ModelsService } from '../models/models.service';
 import { ModesController } from '../modes/modes.controller';
 import { McpCancellations } from './cancellations';
-import { ToolTable, TRANSCRIPT_URI_TEMPLATE, type RunRecord, type ToolBackend } from './tools';
+import { ToolTable, TRANSCRIPT_URI_TEMPLATE, transcriptUri, type RunRecord, type ToolBackend } from './tools';
 
 /** The MCP error code for a resource that does not exist (the specification's, not in the SDK's enum). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -64,6 +65,8 @@ export interface McpCaller {
 }
 
 const TRANSCRIPT_URI = /^conclave:\/\/deliberations\/([^/?#]{1,100})$/;
+/** How many of a caller's deliberations resources/list names (the newest; older ones are read by their URI). */
+const RECENT_LISTED = 50;
 
 /**
  * tools/call as the method alone: the Server then checks the params itself and answers malformed
@@ -96,7 +99,7 @@ export class McpService implements ToolBackend {
     private readonly hub: EventHub,
     private readonly catalogue: ModelsService,
     private readonly streams: StreamRegistry,
-    @Inject(REDIS_PRODUCER) redis: Redis,
+    @Inject(REDIS_PRODUCER) redis: RedisClient,
   ) {
     this.table = new ToolTable(config.defaults);
     // A call's record outlives any deliberation (DELIBERATION_CAP_MS stops them), with room for the queue.
@@ -184,8 +187,8 @@ export class McpService implements ToolBackend {
         },
       ],
     }));
-    // Each result links its transcript; there is no listing of them here.
-    server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }));
+    // The caller's most recent deliberations (each result also links its own transcript).
+    server.setRequestHandler(ListResourcesRequestSchema, () => this.listTranscripts(caller.userId));
     server.setRequestHandler(ReadResourceRequestSchema, (request) =>
       this.readTranscript(caller.userId, request.params.uri),
     );
@@ -193,6 +196,25 @@ export class McpService implements ToolBackend {
       this.cancelCall(caller, notification.params.requestId),
     );
     return server;
+  }
+
+  /** The transcripts of the caller's RECENT_LISTED most recent deliberations, newest first. */
+  private async listTranscripts(userId: string): Promise<ListResourcesResult> {
+    let recent: RecentDeliberation[];
+    try {
+      recent = await this.deliberations.recent(userId, RECENT_LISTED);
+    } catch (error) {
+      throw this.resourceError('resources/list', error);
+    }
+    return {
+      resources: recent.map((d) => ({
+        uri: transcriptUri(d.messageId),
+        name: `deliberation-${d.messageId}`,
+        title: (d.title ?? d.question).slice(0, 120) || `${d.mode} deliberation`,
+        description: `${d.mode}, ${d.status}, started ${d.createdAt.toISOString()}`,
+        mimeType: 'text/markdown',
+      })),
+    };
   }
 
   private async readTranscript(userId: string, uri: string): Promise<ReadResourceResult> {
@@ -204,16 +226,21 @@ export class McpService implements ToolBackend {
       view = await this.deliberations.view(userId, id);
     } catch (error) {
       if (error instanceof ApiError && error.getStatus() === 404) throw notFound();
-      if (isStoreUnavailable(error)) {
-        throw new McpError(
-          ErrorCode.InternalError,
-          'Storage is unavailable right now; try again in a few seconds',
-        );
-      }
-      this.logError('resources/read', error);
-      throw new McpError(ErrorCode.InternalError, 'Something went wrong on our side');
+      throw this.resourceError('resources/read', error);
     }
     return { contents: [{ uri, mimeType: 'text/markdown', text: transcriptMarkdown(view) }] };
+  }
+
+  /** A resources/* failure as the client sees it: storage away (worth a retry), else ours (logged). */
+  private resourceError(method: string, error: unknown): McpError {
+    if (isStoreUnavailable(error)) {
+      return new McpError(
+        ErrorCode.InternalError,
+        'Storage is unavailable right now; try again in a few seconds',
+      );
+    }
+    this.logError(method, error);
+    return new McpError(ErrorCode.InternalError, 'Something went wrong on our side');
   }
 
   /** A tools/call's record for cancellation; Redis trouble makes the call uncancellable, never failed. */

@@ -7,7 +7,11 @@ import { type StageQueue } from '@conclave/redis';
 import type { NextFunction, Request, Response } from 'express';
 import { AuthService } from '../auth/auth.service';
 import { RateLimited, RateLimiter } from '../common/rate-limiter';
-import { STAGE_QUEUE } from '@conclave/platform';
+import { LIFECYCLE_QUEUE } from '@conclave/contracts';
+import type { ConclaveConfig } from '@conclave/config';
+import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '@conclave/platform';
+import type { RedisClient } from '@conclave/redis';
+import { Queue } from 'bullmq';
 
 export const ADMIN_PATH = '/admin/queues';
 const COOKIE = 'conclave_admin';
@@ -29,9 +33,24 @@ export function mountAdmin(app: INestApplication): void {
   const limiter = app.get(RateLimiter);
   const apiKeys = app.get(ApiKeysRepository);
   const queue = app.get<StageQueue>(STAGE_QUEUE);
+  // The retention job's queue, read on the producer connection (a Queue on a shared connection
+  // holds nothing of its own to close); its runs and failures show beside the stages'. The stage
+  // queue on this connection has checked Redis's version; checking again here would send INFO
+  // while a Cluster may still be connecting, and without an offline queue that failure would
+  // leave this Queue broken (every dashboard request a 500) for the gateway's life.
+  const lifecycle = new Queue(LIFECYCLE_QUEUE, {
+    connection: app.get<RedisClient>(REDIS_PRODUCER),
+    prefix: app.get<ConclaveConfig>(CONFIG).queuePrefix,
+    skipVersionCheck: true,
+  });
+  // Its connection's errors are the producer's, already logged there.
+  lifecycle.on('error', () => undefined);
   const board = new ExpressAdapter();
   board.setBasePath(ADMIN_PATH);
-  createBullBoard({ queues: [new BullMQAdapter(queue.queue)], serverAdapter: board });
+  createBullBoard({
+    queues: [new BullMQAdapter(queue.queue), new BullMQAdapter(lifecycle, { readOnlyMode: true })],
+    serverAdapter: board,
+  });
 
   const guard = (req: Request, res: Response, next: NextFunction) => {
     const fromQuery = typeof req.query.access_token === 'string' ? req.query.access_token : undefined;

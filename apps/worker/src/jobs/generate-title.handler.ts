@@ -5,8 +5,9 @@ import type { JobHandler } from './job-handlers';
 /**
  * `generate-title`: nothing left to do. The title call of a new conversation now runs inside the
  * job of its first stage that calls models, beside those calls, and is stored with their outcomes
- * (StageRunner.runStage): a job of its own would load the message and write it once more. Jobs of
- * this name that gateways still enqueue are acknowledged here without touching PostgreSQL.
+ * (StageRunner.runStage): a job of its own would load the message and write it once more. Gateways
+ * no longer enqueue it; jobs of this name left in a queue by an older release (a rolling upgrade)
+ * are acknowledged here without touching PostgreSQL.
  */
 @Injectable()
 export class GenerateTitleHandler implements JobHandler<StageQueueJobs, typeof JOB_NAMES.title> {

@@ -21,7 +21,10 @@ export class RunStageHandler implements JobHandler<StageQueueJobs, typeof JOB_NA
     let outcome = 'error';
     let mode = 'unknown';
     try {
-      const ran = await this.runner.runStage(data.messageId, data.stage, { firstStart: job.firstStart });
+      const ran = await this.runner.runStage(data.messageId, data.stage, {
+        firstStart: job.firstStart,
+        ...(data.start ? { start: data.start } : {}),
+      });
       outcome = ran ? 'ok' : 'skipped';
       mode = ran?.mode ?? mode;
     } finally {

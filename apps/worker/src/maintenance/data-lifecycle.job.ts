@@ -1,3 +1,4 @@
+import { LIFECYCLE_QUEUE } from '@conclave/contracts';
 import {
   Inject,
   Injectable,
@@ -19,10 +20,11 @@ import { hostname } from 'node:os';
 import { CONSUMER_ERRORS, REDIS_CONSUMER } from '../tokens';
 
 /**
- * Queue, scheduler and job names are stored state in Redis: never rename them casually.
- * One queue of its own, so the stage queue's workers and metrics never see this job.
+ * Queue (LIFECYCLE_QUEUE, in the contracts: Bull Board shows it too), scheduler and job names are
+ * stored state in Redis: never rename them casually. One queue of its own, so the stage queue's
+ * workers and metrics never see this job.
  */
-export const LIFECYCLE_QUEUE = 'data-lifecycle';
+export { LIFECYCLE_QUEUE };
 /** The job scheduler's fixed id: however many workers register it, there is one. */
 export const LIFECYCLE_SCHEDULER_ID = 'data-lifecycle';
 export const LIFECYCLE_JOB_NAME = 'run';

@@ -4,6 +4,7 @@ import { StageRunner, callDeadline, type CallFailureDetail, type StageRunnerOpti
 import { LiveCalls } from './live-calls';
 import { endingWrite } from './ending';
 import { MemoryStore } from '../testing/memory-store';
+import type { FirstStageStart } from '@conclave/contracts';
 import type { LoadedDeliberation, ModeDefaults } from './types';
 
 const DEFAULTS: ModeDefaults = {
@@ -168,6 +169,78 @@ describe('StageRunner', () => {
     expect(await runner.runStage('m1', 'stage3', { firstStart: true })).toBeNull();
     expect(loads).toBe(3);
     expect(store.writes).toEqual([]);
+  });
+
+  describe("a new conversation's first stage, carried in its job", () => {
+    const startOf = (loaded: LoadedDeliberation): FirstStageStart => ({
+      conversationId: loaded.conversationId,
+      mode: loaded.mode,
+      question: loaded.question,
+      config: loaded.config,
+      createdAt: loaded.createdAt.toISOString(),
+    });
+    const counted = (store: MemoryStore) => {
+      const count = { loads: 0 };
+      const load = store.load.bind(store);
+      store.load = async (messageId) => {
+        count.loads += 1;
+        return load(messageId);
+      };
+      return count;
+    };
+
+    it('runs from the start on the first start, without a load, and still writes its opening', async () => {
+      const { store, runner, enqueued } = setUp();
+      store.state.needsTitle = true;
+      const start = startOf(await loadedOf(store));
+      const count = counted(store);
+      await runner.runStage('m1', 'stage1', { firstStart: true, start });
+      expect(count.loads).toBe(0);
+      expect(store.writes[0]).toBe('events');
+      expect(store.events[0]).toMatchObject({ type: 'stage1_start' });
+      expect(enqueued).toEqual(['stage2']);
+      // The title call ran beside the stage's calls, as for a loaded first stage.
+      expect(store.outcomes.title).toHaveLength(1);
+      await runner.runStage('m1', 'stage2', { firstStart: true });
+      await runner.runStage('m1', 'stage3', { firstStart: true });
+      expect(count.loads).toBe(0);
+      expect(store.state.status).toBe('complete');
+    });
+
+    it('loads instead when the job starts again', async () => {
+      const { store, runner } = setUp();
+      const start = startOf(await loadedOf(store));
+      const count = counted(store);
+      await runner.runStage('m1', 'stage1', { firstStart: false, start });
+      expect(count.loads).toBe(1);
+    });
+
+    it('sees a stop stored before the job started: the calls are abandoned, no rows, the end kept', async () => {
+      const seen: string[] = [];
+      const hanging: ModelProvider = {
+        name: 'hanging',
+        key: 'hanging',
+        complete: (request) =>
+          new Promise((_, reject) => {
+            seen.push(request.model);
+            request.signal.addEventListener('abort', () => reject(request.signal.reason as Error), {
+              once: true,
+            });
+          }),
+      };
+      // A title call left running would hang this test past its timeout.
+      const { store, runner, enqueued } = setUp(hanging, { titleTimeoutMs: 600_000 });
+      store.state.needsTitle = true;
+      const start = startOf(await loadedOf(store));
+      await store.writeStage('m1', endingWrite('stage1', { kind: 'cancelled', reason: 'stopped' }));
+      await runner.runStage('m1', 'stage1', { firstStart: true, start });
+      expect(store.state.status).toBe('cancelled');
+      expect(store.rows).toEqual([]);
+      expect(enqueued).toEqual([]);
+      expect(store.events.filter((e) => e.type === 'stage1_start')).toEqual([]);
+      expect((store.outcomes.stage1 ?? []).filter((o) => o.ok)).toEqual([]);
+      expect(seen).toContain('sim/a');
+    }, 10_000);
   });
 
   it("stores and parses a model's output without the marker lines of its own prompt", async () => {

@@ -1,4 +1,4 @@
-import { isTerminalStatus, type DeliveredEvent } from '@conclave/contracts';
+import { isTerminalStatus, type DeliveredEvent, type FirstStageStart } from '@conclave/contracts';
 import { ModelCallError, userFacingCallError, type ModelProvider } from '@conclave/llm';
 import { Coalescer } from './coalescer';
 import { endingWrite, STOPPED_CALL_ERROR, type DeliberationEnd } from './ending';
@@ -266,10 +266,19 @@ export class StageRunner {
   async runStage(
     messageId: string,
     stage: string,
-    options: { firstStart?: boolean } = {},
+    options: { firstStart?: boolean; start?: FirstStageStart } = {},
   ): Promise<{ mode: string } | null> {
-    const carried = this.takeCarried(messageId, stage, options.firstStart === true);
-    const loaded = carried?.loaded ?? (await this.store.load(messageId, this.options.historyTurns));
+    const firstStart = options.firstStart === true;
+    const carried = this.takeCarried(messageId, stage, firstStart);
+    // A new conversation's first stage, on its job's first start, runs from what the gateway stored
+    // (the job carries it); its opening is written with the guard below like any loaded stage's.
+    const start = !carried && firstStart ? options.start : undefined;
+    const fromStart = start !== undefined;
+    const loaded =
+      carried?.loaded ??
+      (start
+        ? loadedFromStart(messageId, stage, start)
+        : await this.store.load(messageId, this.options.historyTurns));
     if (!loaded || isTerminalStatus(loaded.status)) return null;
     if (loaded.stage !== stage) {
       // This stage was committed by an earlier attempt that died before it scheduled the next one
@@ -412,9 +421,12 @@ export class StageRunner {
                   call: titleCall,
                   title: true,
                   // Not abandoned with the stage: a conversation keeps its title after a stopped turn.
+                  // Except when the stage ran from its job's start and its opening found the turn
+                  // stopped before it began: a load would have found that and made no call at all.
                   outcome: await this.callOne(messageId, 'title', titleCall, {
                     timeoutMs: this.options.titleTimeoutMs ?? 30_000,
                     silent: true,
+                    ...(fromStart ? { abandon: abandon.signal } : {}),
                   }),
                 }))(),
             ]
@@ -815,4 +827,30 @@ export class StageRunner {
       this.options.log?.(`after ${messageId} finished: ${String(error)}`);
     }
   }
+}
+
+/**
+ * What a load of a new conversation's message returns before its first stage ran, from the start
+ * its job carries (FirstStageStart): queued at `stage`, a title to make, nothing stored yet.
+ */
+export function loadedFromStart(
+  messageId: string,
+  stage: string,
+  start: FirstStageStart,
+): LoadedDeliberation {
+  return {
+    messageId,
+    conversationId: start.conversationId,
+    mode: start.mode,
+    status: 'queued',
+    stage,
+    needsTitle: true,
+    createdAt: new Date(start.createdAt),
+    batchId: null,
+    question: start.question,
+    config: start.config,
+    history: [],
+    rows: [],
+    outcomes: {},
+  };
 }

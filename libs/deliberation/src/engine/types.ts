@@ -1,6 +1,7 @@
 import type {
   DeliveredEvent,
   FinishReason,
+  FirstStageStart,
   ModeDefaults,
   ModeDescription,
   ModeName,
@@ -266,6 +267,8 @@ export type StageJobState = 'pending' | 'missing' | 'completed' | 'failed';
 export interface EnqueueOptions {
   /** Batch items run behind interactive deliberations (00-shared.md §8, batches). */
   background?: boolean;
+  /** A new conversation's first stage: the message as stored, for the job's first start (no load). */
+  start?: FirstStageStart;
 }
 
 export interface StageScheduler {

@@ -117,7 +117,33 @@ describe('SimulatedProvider streaming', () => {
     expect(whole.content).toBe(completion.content);
   });
 
-  it('stops writing when the call is aborted mid-stream', async () => {
+  it('ends a streamed answer at its latency when the event loop was busy, not later by the delay', async () => {
+    const pieces: number[] = [];
+    const started = Date.now();
+    const call = streaming(400, 8).complete({
+      model: 'sim/a',
+      messages: [{ role: 'user', content: 'q' }],
+      signal: AbortSignal.timeout(5000),
+      onDelta: () => pieces.push(Date.now() - started),
+    });
+    // A busy worker: the event loop is blocked for 150 ms before the first piece is due. Chained
+    // timers would push every piece back by it (the answer ending near 400 + 150 ms).
+    setTimeout(() => {
+      const until = Date.now() + 150;
+      while (Date.now() < until) {
+        /* busy */
+      }
+    }, 10);
+    await call;
+    const elapsed = Date.now() - started;
+    expect(pieces).toHaveLength(8);
+    // The pieces that fell due while the loop was blocked come together when it is free.
+    expect(pieces[1] - pieces[0]).toBeLessThan(20);
+    expect(elapsed).toBeGreaterThanOrEqual(395);
+    expect(elapsed).toBeLessThan(480);
+  });
+
+  it('stops writing when the call is aborted mid-stream, for good', async () => {
     const pieces: string[] = [];
     const controller = new AbortController();
     const call = streaming(400, 8).complete({
@@ -130,6 +156,9 @@ describe('SimulatedProvider streaming', () => {
       },
     });
     await expect(call).rejects.toMatchObject({ kind: 'aborted' });
+    // Not now, nor once the pieces still due would have come (50 ms apart).
+    expect(pieces).toHaveLength(2);
+    await new Promise((resolve) => setTimeout(resolve, 200));
     expect(pieces).toHaveLength(2);
   });
 

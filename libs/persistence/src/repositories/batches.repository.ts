@@ -58,10 +58,9 @@ export interface BatchItem {
   attempt: number;
 }
 
-/** What one dispatch took: items to enqueue (may be none), and whether they owe titles. */
+/** What one dispatch took: items to enqueue (may be none). */
 export interface DispatchPick {
   items: { messageId: string; stage: string }[];
-  generateTitles: boolean;
 }
 
 interface BatchRecord {
@@ -325,12 +324,11 @@ export class BatchesRepository {
       const [batch]: {
         status: BatchStatus;
         concurrency: number;
-        generate_titles: boolean;
         max_cost_usd: string | null;
       }[] = await manager.query(
         // NO KEY UPDATE: dispatchers exclude each other, but the foreign-key checks of the batch's
         // messages (KEY SHARE) do not wait for them.
-        'SELECT status, concurrency, generate_titles, max_cost_usd FROM batches WHERE id = $1 FOR NO KEY UPDATE',
+        'SELECT status, concurrency, max_cost_usd FROM batches WHERE id = $1 FOR NO KEY UPDATE',
         [batchId],
       );
       if (
@@ -363,7 +361,7 @@ export class BatchesRepository {
         [batchId],
       );
       const slots = batch.concurrency - inflight;
-      if (slots <= 0) return { items: [], generateTitles: batch.generate_titles };
+      if (slots <= 0) return { items: [] };
       const items = returnedRows<{ id: string; stage: string }>(
         await manager.query(
           `UPDATE messages SET dispatched_at = now() WHERE id IN (
@@ -379,10 +377,7 @@ export class BatchesRepository {
           [batchId],
         );
       }
-      return {
-        items: items.map((i) => ({ messageId: i.id, stage: i.stage })),
-        generateTitles: batch.generate_titles,
-      };
+      return { items: items.map((i) => ({ messageId: i.id, stage: i.stage })) };
     });
   }
 

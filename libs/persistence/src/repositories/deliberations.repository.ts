@@ -1,10 +1,12 @@
-import type {
-  CallSummary,
-  DeliberationAccepted,
-  FinishReason,
-  MessageRole,
-  MessageStatus,
-  ModeName,
+import {
+  FIRST_STAGE_START_MAX_CHARS,
+  type CallSummary,
+  type DeliberationAccepted,
+  type FinishReason,
+  type FirstStageStart,
+  type MessageRole,
+  type MessageStatus,
+  type ModeName,
 } from '@conclave/contracts';
 import type { HistoryTurn, StageRow } from '@conclave/deliberation';
 import type { DataSource } from 'typeorm';
@@ -104,11 +106,25 @@ export interface FollowUpState {
   pending: number;
 }
 
+/** One of a user's deliberations, as a listing shows it. */
+export interface RecentDeliberation {
+  messageId: string;
+  mode: ModeName;
+  status: MessageStatus;
+  createdAt: Date;
+  /** Its conversation's title (null until one is made). */
+  title: string | null;
+  /** The first 200 characters of its question. */
+  question: string;
+}
+
 export interface StartedTurn {
   conversationId: string;
   messageId: string;
   /** The turn started its conversation. */
   isNew: boolean;
+  /** The first turn of a conversation (not too big to carry): its first job runs from this, without a load. */
+  start?: FirstStageStart;
 }
 
 /** Deliberations as the gateway sees them: starting a turn, the assistant message, its stage rows and events' position. */
@@ -160,22 +176,35 @@ export class DeliberationsRepository {
       }
       // A new conversation (or one without turns) gets a title.
       const isNew = !turn.conversationId || number === 1;
-      await manager.query(
-        `INSERT INTO messages (conversation_id, role, content, status, turn, mode)
-         VALUES ($1, 'user', $2, 'complete', $3, $4)`,
-        [conversationId, turn.userContent, number, turn.mode],
-      );
-      const [assistant]: { id: string }[] = await manager.query(
-        `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title)
-         VALUES ($1, 'assistant', '', 'queued', $2, $3, $4, $5, $6) RETURNING id`,
-        [conversationId, number, turn.mode, turn.config, turn.firstStage, isNew],
-      );
-      await manager.query('UPDATE conversations SET updated_at = now() WHERE id = $1', [conversationId]);
+      // The question and the assistant message in one statement (the same now() as two).
+      const inserted: { id: string; role: 'user' | 'assistant'; created_at: Date; config: unknown }[] =
+        await manager.query(
+          `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title)
+           VALUES ($1, 'user', $2, 'complete', $3, $4, NULL, NULL, false),
+                  ($1, 'assistant', '', 'queued', $3, $4, $5, $6, $7)
+           RETURNING id, role, created_at, config`,
+          [conversationId, turn.userContent, number, turn.mode, turn.config, turn.firstStage, isNew],
+        );
+      const assistant = inserted.find((row) => row.role === 'assistant');
+      if (!assistant) throw new Error('the assistant message was not stored');
+      // A conversation created above has updated_at = now() already.
+      if (turn.conversationId)
+        await manager.query('UPDATE conversations SET updated_at = now() WHERE id = $1', [conversationId]);
       if (idempotency) {
         const accepted: DeliberationAccepted = { conversationId, messageId: assistant.id };
         await recordResponse(manager, idempotency, accepted);
       }
-      return { conversationId, messageId: assistant.id, isNew };
+      // The first turn of a conversation: what a load of it would return rides in its first job
+      // (unless it is too big to keep in Redis beside the job).
+      const start: FirstStageStart = {
+        conversationId,
+        mode: turn.mode,
+        question: turn.userContent,
+        config: assistant.config,
+        createdAt: new Date(assistant.created_at).toISOString(),
+      };
+      const carried = number === 1 && JSON.stringify(start).length <= FIRST_STAGE_START_MAX_CHARS;
+      return { conversationId, messageId: assistant.id, isNew, ...(carried ? { start } : {}) };
     });
   }
 
@@ -192,6 +221,34 @@ export class DeliberationsRepository {
         );
       }
     });
+  }
+
+  /** The user's `limit` most recent deliberations (assistant messages), newest first. */
+  async recent(userId: string, limit: number): Promise<RecentDeliberation[]> {
+    const rows: {
+      id: string;
+      mode: ModeName;
+      status: MessageStatus;
+      created_at: Date;
+      title: string | null;
+      question: string | null;
+    }[] = await this.dataSource.query(
+      `SELECT m.id, m.mode, m.status, m.created_at, c.title,
+         (SELECT left(u.content, 200) FROM messages u WHERE u.conversation_id = m.conversation_id
+            AND u.turn = m.turn AND u.role = 'user') AS question
+       FROM messages m JOIN conversations c ON c.id = m.conversation_id
+       WHERE c.user_id = $1 AND m.role = 'assistant'
+       ORDER BY m.created_at DESC, m.id LIMIT $2`,
+      [userId, limit],
+    );
+    return rows.map((r) => ({
+      messageId: r.id,
+      mode: r.mode,
+      status: r.status,
+      createdAt: new Date(r.created_at),
+      title: r.title,
+      question: r.question ?? '',
+    }));
   }
 
   /** The assistant message `messageId` (a UUID), if its conversation is the user's. */

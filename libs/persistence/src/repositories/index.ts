@@ -32,6 +32,7 @@ export {
   DeliberationsRepository,
   type FollowUpState,
   type NewTurn,
+  type RecentDeliberation,
   type StartedTurn,
   type StoredMessage,
 } from './deliberations.repository';
@@ -44,16 +45,7 @@ export {
 export { UsageRepository } from './usage.repository';
 export { LifecycleRepository, removeConversations, type BatchDeletion } from './lifecycle.repository';
 export { PresetsRepository, type NewPreset, type SavedPreset } from './presets.repository';
-export {
-  ReportsRepository,
-  type ReportBatchShape,
-  type ReportBatchUsage,
-  type ReportFailureGroup,
-  type ReportItemRecord,
-  type ReportModelCalls,
-  type ReportStageCallCounts,
-  type ReportStageRecord,
-} from './reports.repository';
+export { ReportsRepository, type ReportBatchShape, type ReportStageRecord } from './reports.repository';
 
 /** Every repository: each is built from the DataSource alone (how PersistenceModule provides them). */
 export const REPOSITORIES = [

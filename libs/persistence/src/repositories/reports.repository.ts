@@ -1,3 +1,11 @@
+import type {
+  ReportCallAggregate,
+  ReportFailureRow,
+  ReportItem,
+  ReportStageCalls,
+  ReportStageRow,
+  ReportUsageAggregate,
+} from '@conclave/analysis';
 import type { MessageStatus, ModeName } from '@conclave/contracts';
 import type { DataSource } from 'typeorm';
 
@@ -27,63 +35,9 @@ const TEXT_KEYS = [
 const SKIPPED_STAGES = ['present', 'stage1', 'synthesis'];
 const FINISHED = `('complete', 'failed', 'cancelled')`;
 
-export interface ReportItemRecord {
-  index: number;
+/** A stage row as the report builders read it, with the item it belongs to. */
+export interface ReportStageRecord extends ReportStageRow {
   messageId: string;
-  mode: ModeName;
-  status: MessageStatus;
-  reference: string | number | null;
-  key: string | null;
-}
-
-export interface ReportStageRecord {
-  messageId: string;
-  stageType: string;
-  model: string | null;
-  participant: number | null;
-  data: Record<string, unknown> | null;
-}
-
-export interface ReportModelCalls {
-  model: string;
-  calls: number;
-  failed: number;
-  promptTokens: number;
-  completionTokens: number;
-  costUsd: number;
-  okCalls: number;
-  latencyP50: number | null;
-  latencyP95: number | null;
-}
-
-export interface ReportStageCallCounts {
-  mode: ModeName;
-  stage: string;
-  model: string;
-  calls: number;
-  failed: number;
-}
-
-export interface ReportBatchUsage {
-  items: number;
-  promptTokens: number;
-  completionTokens: number;
-  costUsd: number;
-  costMean: number | null;
-  costP50: number | null;
-  costP95: number | null;
-  durationItems: number;
-  durationP50: number | null;
-  durationP95: number | null;
-  okCalls: number;
-  latencyP50: number | null;
-  latencyP95: number | null;
-}
-
-export interface ReportFailureGroup {
-  error: string;
-  count: number;
-  examples: { index: number; messageId: string; key: string | null }[];
 }
 
 export interface ReportBatchShape {
@@ -99,7 +53,7 @@ export class ReportsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Up to `limit` items after `afterIndex`, in submission order. */
-  async itemsPage(batchId: string, afterIndex: number, limit: number): Promise<ReportItemRecord[]> {
+  async itemsPage(batchId: string, afterIndex: number, limit: number): Promise<ReportItem[]> {
     const rows: {
       id: string;
       batch_index: number;
@@ -157,7 +111,7 @@ export class ReportsRepository {
   }
 
   /** Per model: calls, failures, tokens, cost, latency quantiles of successful calls (finished items, every attempt). */
-  async modelCalls(batchId: string): Promise<ReportModelCalls[]> {
+  async modelCalls(batchId: string): Promise<ReportCallAggregate[]> {
     const rows: {
       model: string;
       calls: number;
@@ -193,7 +147,7 @@ export class ReportsRepository {
   }
 
   /** Calls per mode, stage and model of the finished items' latest attempts (e.g. council's chairman). */
-  async stageCalls(batchId: string): Promise<ReportStageCallCounts[]> {
+  async stageCalls(batchId: string): Promise<ReportStageCalls[]> {
     const rows: { mode: ModeName; stage: string; model: string; calls: number; failed: number }[] =
       await this.dataSource.query(
         `SELECT a.mode, c.stage, c.model, COUNT(*)::int AS calls, COUNT(*) FILTER (WHERE NOT c.ok)::int AS failed
@@ -209,7 +163,7 @@ export class ReportsRepository {
    * Batch-wide usage: totals over every attempt's calls; per item cost and duration (dispatch to
    * completion) over the latest attempts that ran (complete or failed); call latency of successful calls.
    */
-  async usage(batchId: string): Promise<ReportBatchUsage> {
+  async usage(batchId: string): Promise<ReportUsageAggregate> {
     const [items]: {
       items: number;
       prompt: number;
@@ -269,7 +223,7 @@ export class ReportsRepository {
   }
 
   /** Failed items (latest attempts) grouped by error text, most frequent first: the first `limit` groups. */
-  async failureGroups(batchId: string, limit: number): Promise<ReportFailureGroup[]> {
+  async failureGroups(batchId: string, limit: number): Promise<ReportFailureRow[]> {
     const rows: {
       error: string;
       n: number;

@@ -1,6 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { FIRST_STAGE_START_MAX_CHARS } from '@conclave/contracts';
+import { loadedFromStart } from '@conclave/deliberation';
 import { createDataSource, migrate } from '../data-source';
+import { TypeOrmDeliberationStore } from '../deliberation.store';
 import { ApiKeysRepository } from './api-keys.repository';
 import { BatchesRepository, type NewBatchItem } from './batches.repository';
 import { ConversationsRepository } from './conversations.repository';
@@ -146,6 +149,7 @@ describe('DeliberationsRepository', () => {
       conversationId: expect.any(String),
       messageId: expect.any(String),
       isNew: true,
+      start: expect.any(Object),
     });
     const message = await deliberations.ownedMessage(userId, started!.messageId);
     expect(message).toEqual({
@@ -167,6 +171,90 @@ describe('DeliberationsRepository', () => {
       batchId: null,
     });
     expect(await deliberations.status(started!.messageId)).toBe('queued');
+  });
+
+  it("carries a new conversation's first stage: exactly what a load of the message returns", async () => {
+    const userId = await newUser();
+    const store = new TypeOrmDeliberationStore(db);
+    // Keys jsonb orders otherwise, nested objects, unicode: the carried config reads as a load's.
+    const config = {
+      zeta: 1,
+      councilModels: ['sim/a', 'sim/b'],
+      chairmanModel: 'sim/c',
+      a: { yy: [1, null], x: 'é' },
+    };
+    const started = (await deliberations.startTurn(turn(userId, { config }), null, noFollowUps))!;
+    if (!started.start) throw new Error('no start carried');
+    const carried = loadedFromStart(started.messageId, 'stage1', started.start);
+    const loaded = await store.load(started.messageId, 10);
+    expect(carried).toEqual(loaded);
+    expect(JSON.stringify(carried)).toBe(JSON.stringify(loaded));
+    // Through a job's JSON in Redis and back, as the worker receives it.
+    expect(loadedFromStart(started.messageId, 'stage1', JSON.parse(JSON.stringify(started.start)))).toEqual(
+      loaded,
+    );
+  });
+
+  it('carries no start for a follow-up, an imported history, or a question too long to keep beside the job', async () => {
+    const userId = await newUser();
+    const first = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    await setStatus(first.messageId, 'complete');
+    const followUp = (await deliberations.startTurn(
+      turn(userId, { conversationId: first.conversationId }),
+      null,
+      () => undefined,
+    ))!;
+    expect(followUp.start).toBeUndefined();
+    const imported = (await deliberations.startTurn(
+      turn(userId, { history: [{ question: 'Earlier?', answer: 'Yes.' }] }),
+      null,
+      noFollowUps,
+    ))!;
+    expect(imported.isNew).toBe(true);
+    expect(imported.start).toBeUndefined();
+    const long = (await deliberations.startTurn(
+      turn(userId, { userContent: 'x'.repeat(FIRST_STAGE_START_MAX_CHARS) }),
+      null,
+      noFollowUps,
+    ))!;
+    expect(long.start).toBeUndefined();
+  });
+
+  it("lists a user's most recent deliberations, newest first, up to the limit, and no one else's", async () => {
+    const userId = await newUser();
+    const other = await newUser();
+    const first = (await deliberations.startTurn(
+      turn(userId, { userContent: 'First?' }),
+      null,
+      noFollowUps,
+    ))!;
+    const second = (await deliberations.startTurn(
+      turn(userId, { userContent: 'Second?' }),
+      null,
+      noFollowUps,
+    ))!;
+    await deliberations.startTurn(turn(other, { userContent: 'Theirs?' }), null, noFollowUps);
+    await db.query(`UPDATE conversations SET title = 'Named' WHERE id = $1`, [first.conversationId]);
+    const recent = await deliberations.recent(userId, 10);
+    expect(recent).toEqual([
+      {
+        messageId: second.messageId,
+        mode: 'council',
+        status: 'queued',
+        createdAt: expect.any(Date),
+        title: null,
+        question: 'Second?',
+      },
+      {
+        messageId: first.messageId,
+        mode: 'council',
+        status: 'queued',
+        createdAt: expect.any(Date),
+        title: 'Named',
+        question: 'First?',
+      },
+    ]);
+    expect((await deliberations.recent(userId, 1)).map((d) => d.messageId)).toEqual([second.messageId]);
   });
 
   it("gives the assistant message to its owner only, and never a user's message", async () => {
@@ -530,7 +618,6 @@ describe('BatchesRepository', () => {
 
     // The first two in submission order (RETURNING gives them in no particular order).
     const first = await batches.pickItems(batchId);
-    expect(first?.generateTitles).toBe(false);
     expect(first?.items).toHaveLength(2);
     expect(first?.items).toEqual(
       expect.arrayContaining(items.slice(0, 2).map((i) => ({ messageId: i.messageId, stage: 'stage1' }))),
@@ -538,7 +625,7 @@ describe('BatchesRepository', () => {
     const running = await batches.find(batchId);
     expect(running?.status).toBe('running');
     expect(running?.startedAt).toBeInstanceOf(Date);
-    expect(await batches.pickItems(batchId)).toEqual({ items: [], generateTitles: false });
+    expect(await batches.pickItems(batchId)).toEqual({ items: [] });
 
     await setStatus(items[0].messageId, 'complete');
     await batches.closeIfDone(batchId);
