@@ -159,11 +159,16 @@ describe('live deltas (model_delta / model_partial)', () => {
   it('every mode: deltas rebuild each stored answer exactly; a subscriber without deltas gets none', async () => {
     const runs = await Promise.all(
       Object.entries(BODIES).map(async ([mode, body]) => {
+        // Connected before the deliberation starts, as a web client is: subscribing is then one
+        // round trip after the 202.
+        const [forDeltas, forStored] = [await stack.connect(), await stack.connect()];
         const { messageId } = await stack.deliberate(body);
         const [watched, plain] = await Promise.all([
-          stack.follow(messageId, { deltas: true }),
-          stack.follow(messageId),
+          stack.follow(messageId, { deltas: true, socket: forDeltas }),
+          stack.follow(messageId, { socket: forStored }),
         ]);
+        forDeltas.disconnect();
+        forStored.disconnect();
         return { mode, messageId, watched, plain };
       }),
     );
@@ -173,7 +178,15 @@ describe('live deltas (model_delta / model_partial)', () => {
       expect(stored(watched)).toEqual(plain);
       expect(live(plain)).toEqual([]);
       expect(live(watched).length).toBeGreaterThan(0);
-      expect(expectDeltasMatchStored(watched, messageId)).toBeGreaterThan(1);
+      // A call (200-600 ms) can settle before the watch reaches the worker on a busy machine: it
+      // has nothing to stream, and its succeeded event comes before the first live piece. Every
+      // call that settles after that piece must be rebuilt whole.
+      const firstLive = watched.findIndex(isLive);
+      const settledBefore = watched
+        .slice(0, firstLive)
+        .filter((e) => e.type === 'model_progress' && e.state === 'succeeded')
+        .map((e) => e.seq);
+      expect(expectDeltasMatchStored(watched, messageId, Math.max(0, ...settledBefore))).toBeGreaterThan(1);
     }
     // Delphi keeps its panelists anonymous: numbered, no model.
     const delphi = live(runs.find((r) => r.mode === 'delphi')?.watched ?? []);
