@@ -11,7 +11,9 @@
  *   npm run bench -- --servers shared     # DATABASE_URL / REDIS_URL instead of private servers
  *   npm run bench -- --no-profile         # skip the worker CPU profile (full mode takes one)
  *   npm run bench -- --quick --profile    # take it in quick mode too
- *   BENCH_CONCURRENCY_PROFILE=1 npm run bench -- --only concurrency  # a worker profile through the burst
+ *   BENCH_CONCURRENCY_PROFILE=1 npm run bench -- --only concurrency  # a worker profile through the burst (=gateway: the gateway)
+ *   BENCH_WORKER_NODE_OPTIONS='--max-semi-space-size=32' npm run bench -- --only cpu,concurrency
+ *                                         # NODE_OPTIONS for the worker processes of cpu and concurrency
  *   npm run bench -- --runtime ts-node    # run gateway and workers under ts-node, as the tests do
  *                                         # (default: compiled JavaScript, as in production)
  *

@@ -121,11 +121,15 @@ export const concurrency: Scenario = {
       WORKER_CONCURRENCY: String(workerConcurrency),
     }).init();
     try {
-      const workerProfile = process.env.BENCH_CONCURRENCY_PROFILE
-        ? path.join(tmpdir(), `conclave-bench-concurrency-worker-${Date.now()}.cpuprofile`)
+      // BENCH_CONCURRENCY_PROFILE=1 (or worker) profiles the worker through the burst; =gateway the gateway.
+      const profiled = process.env.BENCH_CONCURRENCY_PROFILE === 'gateway' ? 'gateway' : 'worker';
+      const profile = process.env.BENCH_CONCURRENCY_PROFILE
+        ? path.join(tmpdir(), `conclave-bench-concurrency-${profiled}-${Date.now()}.cpuprofile`)
         : null;
-      const [, worker] = await Promise.all([
-        stack.spawnGateway(),
+      const workerProfile = profiled === 'worker' ? profile : null;
+      const gatewayProfile = profiled === 'gateway' ? profile : null;
+      const [gateway, worker] = await Promise.all([
+        stack.spawnGateway(gatewayProfile ? profilerEnv(gatewayProfile) : {}),
         stack.spawnWorker({
           ...(workerProfile ? profilerEnv(workerProfile) : {}),
           ...(process.env.BENCH_WORKER_NODE_OPTIONS
@@ -164,7 +168,7 @@ export const concurrency: Scenario = {
       }, 500);
       const from = ctx.sampler.cpu();
       ctx.sampler.resetPeaks();
-      if (workerProfile) startProfile(worker.child);
+      if (profile) startProfile((profiled === 'gateway' ? gateway : worker).child);
       const t0 = Date.now();
       const runs = await mapLimit(
         Array.from({ length: count }, (_, i) => i),
@@ -181,9 +185,9 @@ export const concurrency: Scenario = {
       const submittedS = (Date.now() - t0) / 1000;
       const followed = await Promise.all(runs.map((r) => r.done));
       clearInterval(connections);
-      if (workerProfile) {
-        await stopProfile(worker.child, workerProfile);
-        ctx.log(`  concurrency: worker profile of the burst written to ${workerProfile}`);
+      if (profile) {
+        await stopProfile((profiled === 'gateway' ? gateway : worker).child, profile);
+        ctx.log(`  concurrency: ${profiled} profile of the burst written to ${profile}`);
       }
       const cpu = ProcSampler.report(from, ctx.sampler.cpu(), cpus().length);
       const peakRssMb = ctx.sampler.peakRss();

@@ -127,6 +127,37 @@ export interface StartedTurn {
   start?: FirstStageStart;
 }
 
+/** A message as startTurn's INSERT returns it. */
+interface InsertedMessage {
+  id: string;
+  role: 'user' | 'assistant';
+  created_at: Date;
+  config: unknown;
+  conversation_id: string;
+}
+
+/**
+ * The turn as stored. The first turn of a conversation: what a load of it would return rides in its
+ * first job (unless it is too big to keep in Redis beside the job).
+ */
+function startedTurn(
+  turn: NewTurn,
+  conversationId: string,
+  assistant: InsertedMessage,
+  isNew: boolean,
+  firstTurn: boolean,
+): StartedTurn {
+  const start: FirstStageStart = {
+    conversationId,
+    mode: turn.mode,
+    question: turn.userContent,
+    config: assistant.config,
+    createdAt: new Date(assistant.created_at).toISOString(),
+  };
+  const carried = firstTurn && JSON.stringify(start).length <= FIRST_STAGE_START_MAX_CHARS;
+  return { conversationId, messageId: assistant.id, isNew, ...(carried ? { start } : {}) };
+}
+
 /** Deliberations as the gateway sees them: starting a turn, the assistant message, its stage rows and events' position. */
 export class DeliberationsRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -142,6 +173,7 @@ export class DeliberationsRepository {
     idempotency: IdempotencyKey | null,
     admit: (conversation: FollowUpState) => void,
   ): Promise<StartedTurn | null> {
+    if (!turn.conversationId && !turn.history?.length && !idempotency) return this.startConversation(turn);
     return this.dataSource.transaction(async (manager) => {
       let conversationId = turn.conversationId;
       let number = 1;
@@ -177,14 +209,13 @@ export class DeliberationsRepository {
       // A new conversation (or one without turns) gets a title.
       const isNew = !turn.conversationId || number === 1;
       // The question and the assistant message in one statement (the same now() as two).
-      const inserted: { id: string; role: 'user' | 'assistant'; created_at: Date; config: unknown }[] =
-        await manager.query(
-          `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title)
+      const inserted: InsertedMessage[] = await manager.query(
+        `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title)
            VALUES ($1, 'user', $2, 'complete', $3, $4, NULL, NULL, false),
                   ($1, 'assistant', '', 'queued', $3, $4, $5, $6, $7)
-           RETURNING id, role, created_at, config`,
-          [conversationId, turn.userContent, number, turn.mode, turn.config, turn.firstStage, isNew],
-        );
+           RETURNING id, role, created_at, config, conversation_id`,
+        [conversationId, turn.userContent, number, turn.mode, turn.config, turn.firstStage, isNew],
+      );
       const assistant = inserted.find((row) => row.role === 'assistant');
       if (!assistant) throw new Error('the assistant message was not stored');
       // A conversation created above has updated_at = now() already.
@@ -194,18 +225,27 @@ export class DeliberationsRepository {
         const accepted: DeliberationAccepted = { conversationId, messageId: assistant.id };
         await recordResponse(manager, idempotency, accepted);
       }
-      // The first turn of a conversation: what a load of it would return rides in its first job
-      // (unless it is too big to keep in Redis beside the job).
-      const start: FirstStageStart = {
-        conversationId,
-        mode: turn.mode,
-        question: turn.userContent,
-        config: assistant.config,
-        createdAt: new Date(assistant.created_at).toISOString(),
-      };
-      const carried = number === 1 && JSON.stringify(start).length <= FIRST_STAGE_START_MAX_CHARS;
-      return { conversationId, messageId: assistant.id, isNew, ...(carried ? { start } : {}) };
+      return startedTurn(turn, conversationId, assistant, isNew, number === 1);
     });
+  }
+
+  /**
+   * A new conversation with nothing else to store (no earlier turns, no idempotency key): its row
+   * and both messages in one statement, atomic on its own, so one round trip instead of a
+   * transaction's four (the common request, and the whole of a burst's).
+   */
+  private async startConversation(turn: NewTurn): Promise<StartedTurn> {
+    const inserted: InsertedMessage[] = await this.dataSource.query(
+      `WITH conversation AS (INSERT INTO conversations (user_id, mode) VALUES ($1, $2) RETURNING id)
+       INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title)
+       VALUES ((SELECT id FROM conversation), 'user', $3, 'complete', 1, $2, NULL, NULL, false),
+              ((SELECT id FROM conversation), 'assistant', '', 'queued', 1, $2, $4, $5, true)
+       RETURNING id, role, created_at, config, conversation_id`,
+      [turn.userId, turn.mode, turn.userContent, turn.config, turn.firstStage],
+    );
+    const assistant = inserted.find((row) => row.role === 'assistant');
+    if (!assistant) throw new Error('the assistant message was not stored');
+    return startedTurn(turn, assistant.conversation_id, assistant, true, true);
   }
 
   /** Takes back a turn nothing was enqueued for: its idempotency key, and its conversation when new, else its messages. */

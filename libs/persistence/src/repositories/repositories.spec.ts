@@ -7,7 +7,7 @@ import { TypeOrmDeliberationStore } from '../deliberation.store';
 import { ApiKeysRepository } from './api-keys.repository';
 import { BatchesRepository, type NewBatchItem } from './batches.repository';
 import { ConversationsRepository } from './conversations.repository';
-import { DeliberationsRepository, type NewTurn } from './deliberations.repository';
+import { DeliberationsRepository, type NewTurn, type StartedTurn } from './deliberations.repository';
 import { IdempotencyRace, IdempotencyRepository, type IdempotencyKey } from './idempotency.repository';
 import { UsageRepository } from './usage.repository';
 
@@ -193,6 +193,35 @@ describe('DeliberationsRepository', () => {
     expect(loadedFromStart(started.messageId, 'stage1', JSON.parse(JSON.stringify(started.start)))).toEqual(
       loaded,
     );
+  });
+
+  it('stores a new conversation the same in one statement (no key) as in a transaction (with a key)', async () => {
+    const userId = await newUser();
+    const config = { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c', z: { b: 1, a: 2 } };
+    const plain = (await deliberations.startTurn(turn(userId, { config }), null, noFollowUps))!;
+    const keyed = (await deliberations.startTurn(turn(userId, { config }), keyOf(userId), noFollowUps))!;
+    const stored = async (started: StartedTurn) => {
+      const [conversation] = await db.query(
+        `SELECT user_id, mode, title, created_at = updated_at AS untouched FROM conversations WHERE id = $1`,
+        [started.conversationId],
+      );
+      const messages = await db.query(
+        `SELECT role, content, status, turn, mode, config::text AS config, stage, needs_title, last_seq,
+           created_at = (SELECT created_at FROM conversations WHERE id = $1) AS with_conversation
+         FROM messages WHERE conversation_id = $1 ORDER BY role DESC`,
+        [started.conversationId],
+      );
+      return { conversation, messages };
+    };
+    expect(await stored(plain)).toEqual(await stored(keyed));
+    expect((await stored(plain)).messages).toHaveLength(2);
+    expect({ ...plain, conversationId: '', messageId: '' }).toEqual({
+      ...keyed,
+      conversationId: '',
+      messageId: '',
+      start: { ...keyed.start, conversationId: plain.conversationId, createdAt: plain.start?.createdAt },
+    });
+    expect(plain.start?.conversationId).toBe(plain.conversationId);
   });
 
   it('carries no start for a follow-up, an imported history, or a question too long to keep beside the job', async () => {
