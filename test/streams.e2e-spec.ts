@@ -363,7 +363,7 @@ describe('caps, rate limits and slow consumers on live connections', () => {
     }
     await sleep(300); // every replay done
     const hub = roomy.app.get(EventHub);
-    const fetches = jest.spyOn(roomy.app.get(DeliberationsService), 'eventsAfter');
+    const fetches = jest.spyOn(roomy.app.get(DeliberationsService), 'replayAfter');
     const queries = jest.spyOn(roomy.app.get(DataSource), 'query');
     try {
       await hub.resyncAll();

@@ -1,4 +1,4 @@
-import type { DeliveredEvent, FinishReason, ModeName } from '@conclave/contracts';
+import { isTerminalStatus, type DeliveredEvent, type FinishReason, type ModeName } from '@conclave/contracts';
 import type {
   CallOutcome,
   CommittedStage,
@@ -289,6 +289,12 @@ export interface DeliberationStoreOptions {
   preparedStatements?: boolean;
 }
 
+/** A message's stored events after a seq, and whether it has ended (or no longer exists). */
+export interface StoredReplay {
+  events: DeliveredEvent[];
+  finished: boolean;
+}
+
 export class TypeOrmDeliberationStore implements DeliberationStore {
   private readonly named: boolean;
 
@@ -431,6 +437,29 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       [messageId, afterSeq],
     );
     return records.map(toDeliveredEvent);
+  }
+
+  /**
+   * eventsAfter, and whether the deliberation has ended (or is gone), read in one statement: one
+   * snapshot, so when it has ended its terminal event is among the events (when due). A
+   * subscription's replay, which otherwise asks the status in a second round trip.
+   */
+  async replayAfter(messageId: string, afterSeq: number): Promise<StoredReplay> {
+    const records = await this.prepared<EventRecord & { status: string | null }>(
+      'conclave_replay_after',
+      `SELECT message_id, seq, type, payload, created_at, NULL::text AS status FROM deliberation_events
+       WHERE message_id = $1 AND message_created_at = (SELECT created_at FROM messages WHERE id = $1)
+         AND seq > $2
+       UNION ALL
+       SELECT id, NULL, NULL, NULL, NULL, status FROM messages WHERE id = $1
+       ORDER BY seq NULLS LAST`,
+      [messageId, afterSeq],
+    );
+    const status = records.find((r) => r.seq === null)?.status ?? null;
+    return {
+      events: records.filter((r) => r.seq !== null).map(toDeliveredEvent),
+      finished: status === null || isTerminalStatus(status),
+    };
   }
 
   async unfinishedMessages(idleMs: number): Promise<UnfinishedMessage[]> {

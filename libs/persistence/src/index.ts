@@ -3,6 +3,7 @@ export {
   TypeOrmDeliberationStore,
   type DeliberationStoreOptions,
   type StageRowRecord,
+  type StoredReplay,
 } from './deliberation.store';
 export * from './api-keys';
 export * from './batches';

@@ -305,4 +305,9 @@ export class DeliberationsService {
   eventsAfter(messageId: string, afterSeq: number) {
     return this.store.eventsAfter(messageId, afterSeq);
   }
+
+  /** eventsAfter, and whether the deliberation has ended, in one query (a subscription's replay). */
+  replayAfter(messageId: string, afterSeq: number) {
+    return this.store.replayAfter(messageId, afterSeq);
+  }
 }

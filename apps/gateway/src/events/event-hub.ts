@@ -108,7 +108,8 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
     let listener: Listener = () => undefined;
     const delivery = new OrderedDelivery(
       Math.min(afterSeq, MAX_SEQ),
-      (after) => this.deliberations.eventsAfter(messageId, after),
+      // Events and status in one query: a new subscriber's replay is one round trip.
+      (after) => this.deliberations.replayAfter(messageId, after),
       send,
       (reason) => {
         this.removeListener(messageId, listener);

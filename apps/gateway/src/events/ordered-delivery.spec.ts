@@ -124,6 +124,36 @@ describe('OrderedDelivery', () => {
     expect(delivery.isEnded).toBe(false);
   });
 
+  it('takes whether the deliberation ended from the replay itself when the fetch tells it', async () => {
+    const stored = [event(1), event(2, 'complete')];
+    let asked = 0;
+    const run = async (afterSeq: number, finished: boolean) => {
+      const sent: number[] = [];
+      let ended: string | null = null;
+      const delivery = new OrderedDelivery(
+        afterSeq,
+        async (after) => ({ events: stored.filter((e) => e.seq > after), finished }),
+        (e) => sent.push(e.seq),
+        (reason) => (ended = reason),
+        async () => {
+          asked += 1;
+          return true;
+        },
+      );
+      await delivery.start();
+      return { sent, ended };
+    };
+    // Past the terminal event of an ended deliberation: done without a second question.
+    expect(await run(2, true)).toEqual({ sent: [], ended: 'terminal' });
+    // The terminal event replayed: done by it.
+    expect(await run(0, true)).toEqual({ sent: [1, 2], ended: 'terminal' });
+    // Running (the fetch says so even though `finished` would say otherwise): stays open.
+    expect(await run(1, false)).toEqual({ sent: [2], ended: 'terminal' });
+    stored.pop();
+    expect(await run(1, false)).toEqual({ sent: [], ended: null });
+    expect(asked).toBe(0);
+  });
+
   it('resync fetches events whose publish was lost, without a later live event', async () => {
     const stored = [event(1)];
     const t = setup(stored);

@@ -1,7 +1,13 @@
 import { TERMINAL_EVENT_TYPES, type DeliveredEvent } from '@conclave/contracts';
 import { isStoreUnavailable } from '@conclave/persistence';
 
-export type FetchAfter = (afterSeq: number) => Promise<DeliveredEvent[]>;
+/**
+ * The events stored after a seq; with `finished` when the store read whether the deliberation has
+ * ended in the same snapshot (its terminal event is then among the events, when due).
+ */
+export type FetchAfter = (
+  afterSeq: number,
+) => Promise<DeliveredEvent[] | { events: DeliveredEvent[]; finished: boolean }>;
 
 /**
  * Delivers one message's events to one subscriber in seq order, exactly once: first whatever is
@@ -21,7 +27,10 @@ export class OrderedDelivery {
     private readonly fetchAfter: FetchAfter,
     private readonly send: (event: DeliveredEvent) => void,
     private readonly onEnd: (reason: 'terminal' | 'closed' | 'failed') => void = () => undefined,
-    /** Whether the deliberation has ended; a subscriber already past its last event is then done. */
+    /**
+     * Whether the deliberation has ended; a subscriber already past its last event is then done.
+     * Not asked when the replay's fetch answered it.
+     */
     private readonly finished: () => Promise<boolean> = async () => false,
     /** After each event sent: null to go on, or a promise to wait for (the subscriber's backlog). */
     private readonly room: () => Promise<void> | null = () => null,
@@ -48,8 +57,12 @@ export class OrderedDelivery {
   /** Replays what is stored; call after the live listener is registered so nothing falls between. */
   start(): Promise<void> {
     this.started = this.enqueue(async () => {
-      await this.catchUp();
-      if (!this.ended && (await this.finished())) {
+      const finished = await this.catchUp();
+      if (this.ended) return;
+      if (finished !== undefined) {
+        // Read with the events: had it ended, its terminal event was among them if it was due.
+        if (finished) this.end('terminal');
+      } else if (await this.finished()) {
         // The terminal event is stored with the final status, so it was replayed if it was due.
         await this.catchUp();
         this.end('terminal');
@@ -60,7 +73,9 @@ export class OrderedDelivery {
 
   /** Looks for stored events this subscriber has not had (a lost publish, a Redis reconnect). */
   resync(): void {
-    void this.enqueue(() => this.catchUp());
+    void this.enqueue(async () => {
+      await this.catchUp();
+    });
   }
 
   offer(event: DeliveredEvent): void {
@@ -89,11 +104,15 @@ export class OrderedDelivery {
     return this.chain;
   }
 
-  private async catchUp(): Promise<void> {
-    for (const event of await this.fetchAfter(this.lastSeq)) {
-      if (this.ended) return;
+  /** Sends what is stored after the last event sent; returns `finished` when the fetch told it. */
+  private async catchUp(): Promise<boolean | undefined> {
+    const fetched = await this.fetchAfter(this.lastSeq);
+    const events = Array.isArray(fetched) ? fetched : fetched.events;
+    for (const event of events) {
+      if (this.ended) break;
       if (event.seq === this.lastSeq + 1) await this.deliver(event);
     }
+    return Array.isArray(fetched) ? undefined : fetched.finished;
   }
 
   private async deliver(event: DeliveredEvent): Promise<void> {

@@ -224,6 +224,35 @@ describe('DeliberationsRepository', () => {
     expect(plain.start?.conversationId).toBe(plain.conversationId);
   });
 
+  it("reads a subscription's replay: the events after a seq and whether the deliberation has ended", async () => {
+    const userId = await newUser();
+    const store = new TypeOrmDeliberationStore(db);
+    const started = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    const { messageId } = started;
+    expect(await store.replayAfter(messageId, 0)).toEqual({ events: [], finished: false });
+    const ev = (key: string) => ({ key, type: key, payload: { n: key } });
+    await store.writeStage(messageId, { stage: 'stage1', events: [ev('a'), ev('b'), ev('c')] });
+    const running = await store.replayAfter(messageId, 1);
+    expect(running).toEqual({ events: await store.eventsAfter(messageId, 1), finished: false });
+    expect(running.events.map((e) => [e.seq, e.type])).toEqual([
+      [2, 'b'],
+      [3, 'c'],
+    ]);
+    await store.writeStage(messageId, {
+      stage: 'stage1',
+      events: [{ key: 'complete', type: 'complete', payload: {} }],
+      update: { status: 'complete', stage: null, content: 'Done', completed: true },
+    });
+    const ended = await store.replayAfter(messageId, 3);
+    expect(ended).toEqual({
+      events: [expect.objectContaining({ seq: 4, type: 'complete' })],
+      finished: true,
+    });
+    // Past the last event of an ended deliberation, or a message that does not exist: finished.
+    expect(await store.replayAfter(messageId, 4)).toEqual({ events: [], finished: true });
+    expect(await store.replayAfter(randomUUID(), 0)).toEqual({ events: [], finished: true });
+  });
+
   it('carries no start for a follow-up, an imported history, or a question too long to keep beside the job', async () => {
     const userId = await newUser();
     const first = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
