@@ -215,7 +215,7 @@ describe('StageRunner', () => {
       expect(count.loads).toBe(1);
     });
 
-    it('sees a stop stored before the job started: the calls are abandoned, no rows, the end kept', async () => {
+    it('sees a stop stored before the job started: no call goes out, the title neither; no rows, the end kept', async () => {
       const seen: string[] = [];
       const hanging: ModelProvider = {
         name: 'hanging',
@@ -238,9 +238,29 @@ describe('StageRunner', () => {
       expect(store.rows).toEqual([]);
       expect(enqueued).toEqual([]);
       expect(store.events.filter((e) => e.type === 'stage1_start')).toEqual([]);
-      expect((store.outcomes.stage1 ?? []).filter((o) => o.ok)).toEqual([]);
-      expect(seen).toContain('sim/a');
+      expect(store.outcomes.stage1 ?? []).toEqual([]);
+      expect(store.outcomes.title ?? []).toEqual([]);
+      expect(seen).toEqual([]);
     }, 10_000);
+
+    it('sends nothing for a deliberation deleted before its job started', async () => {
+      const seen: string[] = [];
+      const recording: ModelProvider = {
+        name: 'recording',
+        key: 'recording',
+        complete: async (request) => {
+          seen.push(request.model);
+          return simulatedProvider().complete(request);
+        },
+      };
+      const { store, runner, enqueued } = setUp(recording);
+      store.state.needsTitle = true;
+      const start = startOf(await loadedOf(store));
+      store.writeStage = async () => ({ kind: 'missing' });
+      expect(await runner.runStage('m1', 'stage1', { firstStart: true, start })).toBeNull();
+      expect(seen).toEqual([]);
+      expect(enqueued).toEqual([]);
+    });
   });
 
   it("stores and parses a model's output without the marker lines of its own prompt", async () => {
