@@ -140,7 +140,11 @@ export class SimulatedProvider implements ModelProvider {
     const { signal } = request;
     if (pieces.length === 0 || step <= 0) {
       if (pieces.length === 0) await this.wait(latencyMs, signal);
-      for (const piece of pieces) request.onDelta?.(piece);
+      for (const piece of pieces) {
+        // No wait between pieces, but an abort (before the call, or from onDelta) still stops it.
+        if (signal.aborted) throw abortError(signal);
+        request.onDelta?.(piece);
+      }
       return;
     }
     if (signal.aborted) throw abortError(signal);
