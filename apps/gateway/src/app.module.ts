@@ -28,6 +28,7 @@ import { OPENAI_CONTROLLERS, OPENAI_PROVIDERS } from './openai';
 import { PresetsController, PresetsModule } from './presets';
 import type { Metrics } from '@conclave/observability';
 import { DeliberationsRepository } from '@conclave/persistence';
+import { LifecycleQueueView } from './ops/admin';
 import { ProbesController } from './ops/probes.controller';
 import { RateLimiter } from './common/rate-limiter';
 import {
@@ -101,6 +102,7 @@ export class AppModule {
         DeliberationsGateway,
         BudgetsService,
         DryRunService,
+        LifecycleQueueView,
         ...MCP_PROVIDERS,
         ...OPENAI_PROVIDERS,
       ],

@@ -1,7 +1,7 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import type { INestApplication } from '@nestjs/common';
+import { Inject, Injectable, type INestApplication, type OnApplicationShutdown } from '@nestjs/common';
 import { ApiKeysRepository } from '@conclave/persistence';
 import { type StageQueue } from '@conclave/redis';
 import type { NextFunction, Request, Response } from 'express';
@@ -14,6 +14,32 @@ import type { RedisClient } from '@conclave/redis';
 import { Queue } from 'bullmq';
 
 export const ADMIN_PATH = '/admin/queues';
+
+/**
+ * The retention job's queue, for the dashboard: its runs and failures show beside the stages'. On
+ * the producer connection, closed with the application (the Queue puts listeners on it).
+ */
+@Injectable()
+export class LifecycleQueueView implements OnApplicationShutdown {
+  readonly queue: Queue;
+
+  constructor(@Inject(REDIS_PRODUCER) producer: RedisClient, @Inject(CONFIG) config: ConclaveConfig) {
+    this.queue = new Queue(LIFECYCLE_QUEUE, {
+      connection: producer,
+      prefix: config.queuePrefix,
+      // The stage queue on this connection has checked Redis's version; checking again here would
+      // send INFO while a Cluster may still be connecting, and without an offline queue that
+      // failure would leave this Queue broken (every dashboard request a 500) for good.
+      skipVersionCheck: true,
+    });
+    // Its connection's errors are the producer's, already logged there.
+    this.queue.on('error', () => undefined);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.queue.close().catch(() => undefined);
+  }
+}
 const COOKIE = 'conclave_admin';
 
 function cookie(req: Request, name: string): string | undefined {
@@ -33,18 +59,7 @@ export function mountAdmin(app: INestApplication): void {
   const limiter = app.get(RateLimiter);
   const apiKeys = app.get(ApiKeysRepository);
   const queue = app.get<StageQueue>(STAGE_QUEUE);
-  // The retention job's queue, read on the producer connection (a Queue on a shared connection
-  // holds nothing of its own to close); its runs and failures show beside the stages'. The stage
-  // queue on this connection has checked Redis's version; checking again here would send INFO
-  // while a Cluster may still be connecting, and without an offline queue that failure would
-  // leave this Queue broken (every dashboard request a 500) for the gateway's life.
-  const lifecycle = new Queue(LIFECYCLE_QUEUE, {
-    connection: app.get<RedisClient>(REDIS_PRODUCER),
-    prefix: app.get<ConclaveConfig>(CONFIG).queuePrefix,
-    skipVersionCheck: true,
-  });
-  // Its connection's errors are the producer's, already logged there.
-  lifecycle.on('error', () => undefined);
+  const lifecycle = app.get(LifecycleQueueView).queue;
   const board = new ExpressAdapter();
   board.setBasePath(ADMIN_PATH);
   createBullBoard({

@@ -278,7 +278,7 @@ export class DeliberationsRepository {
             AND u.turn = m.turn AND u.role = 'user') AS question
        FROM messages m JOIN conversations c ON c.id = m.conversation_id
        WHERE c.user_id = $1 AND m.role = 'assistant'
-       ORDER BY m.created_at DESC, m.id LIMIT $2`,
+       ORDER BY m.created_at DESC, m.id DESC LIMIT $2`,
       [userId, limit],
     );
     return rows.map((r) => ({
