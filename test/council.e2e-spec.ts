@@ -280,7 +280,12 @@ describe('council mode end to end (real gateway, worker, Postgres, Redis, Socket
   });
 
   it('lists, shows and deletes conversations', async () => {
-    const { conversationId } = await stack.run({ question: 'Delete me', councilModels: ['sim/a', 'sim/b'] });
+    const { conversationId, messageId } = await stack.run({
+      question: 'Delete me',
+      councilModels: ['sim/a', 'sim/b'],
+    });
+    // The first job, which carried the question, is kept for a while after it completed.
+    expect((await stack.jobsOf(messageId)).map((j) => j.id)).toContain(`${messageId}__stage1`);
     const list = await stack.api<{ id: string; mode: string; lastStatus: string }[]>(
       'GET',
       '/api/conversations',
@@ -290,6 +295,8 @@ describe('council mode end to end (real gateway, worker, Postgres, Redis, Socket
       lastStatus: 'complete',
     });
     expect((await stack.api('DELETE', `/api/conversations/${conversationId}`)).status).toBe(204);
+    // Deleting the conversation removes it: the question is in Redis no more.
+    expect((await stack.jobsOf(messageId)).map((j) => j.id)).not.toContain(`${messageId}__stage1`);
     expect((await stack.api('GET', `/api/conversations/${conversationId}`)).status).toBe(404);
     expect((await stack.api('DELETE', `/api/conversations/${conversationId}`)).status).toBe(404);
   });

@@ -208,6 +208,27 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
     });
     const [message] = await stack.db.query('SELECT status, error FROM messages WHERE id = $1', [messageId]);
     expect(message.status).toBe('failed');
+    // The failed job is kept for days: it keeps ids, not the question its first start carried.
+    const again = createRedis(stack.config.redisUrl, 'worker');
+    const kept = new Queue<StageJobData>(STAGE_QUEUE, {
+      connection: again,
+      prefix: stack.config.redisPrefix,
+    });
+    try {
+      // Dropped as the failure is handled, beside the error event: given a moment.
+      let job = await kept.getJob(`${messageId}__stage1`);
+      for (let i = 0; i < 40 && job?.data.start; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        job = await kept.getJob(`${messageId}__stage1`);
+      }
+      expect({ state: await job?.getState(), data: job?.data }).toEqual({
+        state: 'failed',
+        data: { messageId, stage: 'stage1' },
+      });
+    } finally {
+      await kept.close();
+      again.disconnect();
+    }
   });
 
   it('a deliberation stored but never enqueued is found and finished', async () => {

@@ -106,6 +106,14 @@ export class StageQueue implements StageScheduler {
     await this.enqueueStage(messageId, stage, options);
   }
 
+  /**
+   * Removes a stage's job in whatever state it waits or was kept in (a running one is left to end:
+   * BullMQ refuses to remove a locked job). True when it was removed.
+   */
+  async removeStage(messageId: string, stage: string): Promise<boolean> {
+    return (await this.queue.remove(stageJobId(messageId, stage))) === 1;
+  }
+
   close(): Promise<void> {
     return this.queue.close();
   }

@@ -1,7 +1,12 @@
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject, Injectable, type Type } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import { STAGE_QUEUE_DEFINITION, type StageQueueJobs } from '@conclave/contracts';
+import {
+  JOB_NAMES,
+  STAGE_QUEUE_DEFINITION,
+  type StageJobData,
+  type StageQueueJobs,
+} from '@conclave/contracts';
 import { withLogContext, type Logger } from '@conclave/observability';
 import { isStoreUnavailable } from '@conclave/persistence';
 import { LOGGER } from '@conclave/platform';
@@ -69,6 +74,14 @@ export class StageProcessor extends WorkerHost {
       { jobId: job.id, job: job.name, messageId: payload?.messageId, attempt: job.attemptsMade },
       `job failed: ${error.message}`,
     );
+    // A new conversation's first job carries its question (`start`). A failed job is kept for days
+    // (and shown on the dashboard) while its retries load the message anyway: it keeps ids only.
+    if (job.name === JOB_NAMES.stage && payload && 'start' in payload) {
+      const { messageId, stage } = payload as StageJobData;
+      job
+        .updateData({ messageId, stage })
+        .catch((e: unknown) => this.logger.info(`could not drop the start of job ${job.id}: ${String(e)}`));
+    }
     const spent = job.attemptsMade >= (job.opts.attempts ?? 1) || /stalled/i.test(error.message);
     if (spent) {
       void this.jobs

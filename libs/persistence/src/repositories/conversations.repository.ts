@@ -109,6 +109,19 @@ export class ConversationsRepository {
     return rows.map(toStoredMessage);
   }
 
+  /** The first turn's deliberation (its assistant message) of the user's conversation, if any. */
+  async firstDeliberation(
+    userId: string,
+    conversationId: string,
+  ): Promise<{ messageId: string; mode: ModeName } | null> {
+    const [row]: { id: string; mode: ModeName }[] = await this.dataSource.query(
+      `SELECT m.id, m.mode FROM messages m JOIN conversations c ON c.id = m.conversation_id
+       WHERE c.id = $1 AND c.user_id = $2 AND m.role = 'assistant' ORDER BY m.turn LIMIT 1`,
+      [conversationId, userId],
+    );
+    return row ? { messageId: row.id, mode: row.mode } : null;
+  }
+
   /**
    * Deletes the user's conversation with everything stored for it; returns its deliberations that
    * were still queued or running, or null when the user has no such conversation.
