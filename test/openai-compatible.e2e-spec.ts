@@ -445,10 +445,22 @@ describe('the OpenAI-compatible endpoint through the openai SDK', () => {
 
     // The conversation holds the twelve exchanges as its earlier turns, then the question.
     const conversation = await stack.api<{
-      messages: { role: string; turn: number; content: string; status: string }[];
+      messages: {
+        role: string;
+        turn: number;
+        content: string;
+        status: string;
+        deliberation?: { status: string; calls: unknown[] };
+      }[];
     }>('GET', `/api/conversations/${answer.conclave.conversationId}`, { token: keys.alice });
     const messages = conversation.body.messages;
     expect(messages).toHaveLength(26);
+    // What the web client tells an earlier turn by (isImportedTurn): complete, an answer, no call.
+    for (const m of messages.slice(0, 24).filter((m) => m.role === 'assistant')) {
+      expect(m.deliberation).toMatchObject({ status: 'complete', calls: [] });
+      expect(m.content).not.toBe('');
+    }
+    expect(messages[25].deliberation?.calls.length).toBeGreaterThan(0);
     expect(messages.slice(0, 24).map((m) => [m.turn, m.role, m.content, m.status])).toEqual(
       turns.flatMap((t, i) => [
         [i + 1, 'user', t.question, 'complete'],

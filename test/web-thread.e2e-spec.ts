@@ -239,6 +239,34 @@ describe('web client: conversations as threads, on any screen', () => {
     await page.close();
   }, 60_000);
 
+  it('shows the earlier turns a chat brought through /v1 as their answers, then the deliberated one', async () => {
+    const answer = await api<{ conclave: { conversationId: string; messageId: string } }>(
+      'POST',
+      '/v1/chat/completions',
+      {
+        model: 'conclave/council',
+        messages: [
+          { role: 'user', content: 'Which sort is stable?' },
+          { role: 'assistant', content: 'Merge sort is **stable**; quicksort is not.' },
+          { role: 'user', content: 'And heapsort?' },
+        ],
+      },
+    );
+    const page = await open(`#/c/${answer.conclave.conversationId}`);
+    await complete(page, answer.conclave.messageId);
+    const earlier = page.locator('.turn-imported');
+    expect(await earlier.count()).toBe(1);
+    expect(await earlier.locator('.question').textContent()).toBe('Which sort is stable?');
+    expect(await earlier.getByRole('region', { name: 'answer to turn 1' }).textContent()).toContain(
+      'Merge sort is stable; quicksort is not.',
+    );
+    expect(await earlier.locator('strong').textContent()).toBe('stable');
+    expect(await page.locator('.turn').count()).toBe(2);
+    expect(page.errors).toEqual([]);
+    await page.screenshot({ path: path.join(SHOTS, 'thread-imported-history.png'), fullPage: true });
+    await page.close();
+  }, 60_000);
+
   it('sidebar: the active item, a live status and title, batch items grouped; the batch list moves on', async () => {
     // A batch whose items take a moment, created before the batches page opens.
     const lines = ['One?', 'Two?', 'Three?'].map((q) =>

@@ -58,6 +58,8 @@ export interface Turn {
   status: MessageStatus | null;
   config: Record<string, unknown> | null;
   view: DeliberationView | null;
+  /** The assistant message's stored answer ('' until the deliberation completes). */
+  answer: string;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -69,7 +71,7 @@ export function turnsOf(detail: ConversationDetail): Turn[] {
   const at = (n: number): Turn => {
     let turn = turns.get(n);
     if (!turn) {
-      turn = { turn: n, question: '', messageId: null, status: null, config: null, view: null };
+      turn = { turn: n, question: '', messageId: null, status: null, config: null, view: null, answer: '' };
       turns.set(n, turn);
     }
     return turn;
@@ -82,10 +84,18 @@ export function turnsOf(detail: ConversationDetail): Turn[] {
       turn.status = m.deliberation?.status ?? m.status;
       turn.config = isRecord(m.config) ? m.config : null;
       turn.view = m.deliberation ?? null;
+      turn.answer = m.content;
     }
   }
   return [...turns.values()].sort((a, b) => a.turn - b.turn);
 }
+
+/**
+ * A turn brought in with the conversation's history (the OpenAI-compatible API stores a chat's
+ * earlier exchanges so): complete, with an answer but no model call of its own.
+ */
+export const isImportedTurn = (turn: Turn): boolean =>
+  turn.view !== null && turn.view.status === 'complete' && turn.view.calls.length === 0 && turn.answer !== '';
 
 const TERMINAL: readonly string[] = ['complete', 'failed', 'cancelled'];
 export const isActiveStatus = (status: string | null | undefined): boolean =>

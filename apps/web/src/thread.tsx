@@ -16,6 +16,7 @@ import {
   displayTitle,
   getConversation,
   isActiveStatus,
+  isImportedTurn,
   isTerminal,
   turnsOf,
   type ConversationDetail,
@@ -170,9 +171,11 @@ function TurnView({
       });
   }, [messageId]);
 
+  const imported = isImportedTurn(turn);
   const settledAtStart = useRef(isTerminal(turn.status));
   useEffect(() => {
-    if (!messageId) return;
+    // An imported turn has no events to follow.
+    if (!messageId || imported) return;
     return follow(messageId, {
       onEvent: (event) => {
         setTimeline((t) => applyEvent(t, event));
@@ -184,7 +187,7 @@ function TurnView({
       },
       onLive: (event) => setTimeline((t) => applyLive(t, event)),
     });
-  }, [messageId, reload, callbacks]);
+  }, [messageId, reload, callbacks, imported]);
 
   // The turn just asked takes the focus; the one a link names comes into view.
   useEffect(() => {
@@ -201,6 +204,32 @@ function TurnView({
   const calls = timeline.stages.reduce((n, s) => n + s.participants.length, 0);
   const questionId = `turn-${messageId ?? index}-question`;
   const errorText = timeline.error ?? view?.error ?? null;
+  if (imported) {
+    return (
+      <li
+        className="turn turn-imported"
+        ref={ref}
+        tabIndex={-1}
+        data-message-id={messageId ?? undefined}
+        data-status="imported"
+        aria-labelledby={questionId}
+      >
+        <TurnQuestion turn={turn} mode={mode} view={view} id={questionId} />
+        <div className="turn-meta">
+          <span className="badge">earlier turn</span>
+          {messageId && (
+            <a className="permalink" href={`#/m/${messageId}`} aria-label={`Link to turn ${index + 1}`}>
+              #{index + 1}
+            </a>
+          )}
+        </div>
+        <section className="imported-answer" aria-label={`answer to turn ${index + 1}`}>
+          <p className="muted">Brought in with the conversation&apos;s history: not deliberated here.</p>
+          <Markdown text={turn.answer} />
+        </section>
+      </li>
+    );
+  }
   return (
     <li
       className="turn"

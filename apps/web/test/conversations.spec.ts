@@ -89,7 +89,15 @@ describe('a conversation as turns', () => {
       ],
     });
     expect(turns).toEqual([
-      { turn: 1, question: 'First?', messageId: 'a1', status: 'complete', config: null, view: null },
+      {
+        turn: 1,
+        question: 'First?',
+        messageId: 'a1',
+        status: 'complete',
+        config: null,
+        view: null,
+        answer: 'x',
+      },
       // the deliberation's own status is the newer one
       {
         turn: 2,
@@ -98,6 +106,7 @@ describe('a conversation as turns', () => {
         status: 'running',
         config: { councilModels: ['sim/x'] },
         view,
+        answer: '',
       },
     ]);
   });

@@ -156,6 +156,36 @@ describe('a conversation as a thread', () => {
     );
   });
 
+  it('shows an earlier turn brought in with the history as its answer, with nothing to follow', async () => {
+    const thread = councilThread();
+    // Turn 1 as the OpenAI-compatible API stores a chat's earlier exchange: complete, no call.
+    thread.messages[1] = {
+      ...thread.messages[1],
+      content: 'Two, the **only** even prime. <img src=x onerror="alert(1)">',
+      deliberation: view('a1', {
+        calls: [],
+        result: {},
+        usage: { promptTokens: 0, completionTokens: 0, costUsd: 0 },
+      }),
+    };
+    routes['GET /api/conversations/c1'] = () => ({ status: 200, body: thread });
+    const { container } = render(<Thread conversationId="c1" onChanged={jest.fn()} onDeleted={jest.fn()} />);
+    await screen.findByText('Name a prime.');
+    await settle();
+    const [earlier, later] = [...container.querySelectorAll('.turn')];
+    expect(earlier.getAttribute('data-status')).toBe('imported');
+    const answer = screen.getByRole('region', { name: 'answer to turn 1' });
+    expect(answer.textContent).toContain('Two, the only even prime.');
+    expect(answer.querySelector('strong')?.textContent).toBe('only');
+    // Markdown, not HTML: nothing the answer carried runs.
+    expect(answer.querySelector('img')).toBeNull();
+    expect(earlier.textContent).toContain('not deliberated here');
+    expect(earlier.querySelector('[data-testid="status"]')).toBeNull();
+    // Only the deliberated turn is followed.
+    expect(followMock.mock.calls.map(([id]) => id)).toEqual(['a2']);
+    expect(later.getAttribute('data-status')).toBe('complete');
+  });
+
   it('holds the follow-up back while the last turn runs, and reads the thread again when it ends', async () => {
     routes['GET /api/conversations/c1'] = () => ({ status: 200, body: councilThread('running') });
     const handlers = new Map<string, FollowHandlers>();
