@@ -1,12 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import {
-  isModelId,
-  isTerminalStatus,
-  isUuid,
-  type DeliberationAccepted,
-  type DeliberationView,
-} from '@conclave/contracts';
+import { isModelId, isUuid, type DeliberationAccepted, type DeliberationView } from '@conclave/contracts';
 import { modeDefinition, type HistoryTurn } from '@conclave/deliberation';
 import {
   ConversationsRepository,
@@ -311,16 +305,7 @@ export class DeliberationsService {
     );
   }
 
-  async isFinished(messageId: string): Promise<boolean> {
-    const status = await this.deliberations.status(messageId);
-    return status === null || isTerminalStatus(status);
-  }
-
-  eventsAfter(messageId: string, afterSeq: number) {
-    return this.store.eventsAfter(messageId, afterSeq);
-  }
-
-  /** eventsAfter, and whether the deliberation has ended, in one query (a subscription's replay). */
+  /** The events stored after a seq, and whether the deliberation has ended, in one query (a subscription's replay). */
   replayAfter(messageId: string, afterSeq: number) {
     return this.store.replayAfter(messageId, afterSeq);
   }

@@ -116,7 +116,8 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
         this.deliveries.delete(delivery);
         onEnd?.(reason);
       },
-      () => this.deliberations.isFinished(messageId),
+      // Whether it has ended comes with the replay's events (replayAfter).
+      undefined,
       room,
     );
     this.deliveries.set(delivery, messageId);
