@@ -441,8 +441,10 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
 
   /**
    * eventsAfter, and whether the deliberation has ended (or is gone), read in one statement: one
-   * snapshot, so when it has ended its terminal event is among the events (when due). A
-   * subscription's replay, which otherwise asks the status in a second round trip.
+   * snapshot, so when it ended through a stage write its terminal event is among the events (when
+   * due). (A batch item cancelled while still queued, or stopped by its batch's budget, ends with
+   * its status alone, no event.) A subscription's replay, which otherwise asks the status in a
+   * second round trip.
    */
   async replayAfter(messageId: string, afterSeq: number): Promise<StoredReplay> {
     const records = await this.prepared<EventRecord & { status: string | null }>(

@@ -147,8 +147,9 @@ describe('OrderedDelivery', () => {
     expect(await run(2, true)).toEqual({ sent: [], ended: 'terminal' });
     // The terminal event replayed: done by it.
     expect(await run(0, true)).toEqual({ sent: [1, 2], ended: 'terminal' });
-    // Running (the fetch says so even though `finished` would say otherwise): stays open.
+    // Its terminal event ends it whatever the fetch said.
     expect(await run(1, false)).toEqual({ sent: [2], ended: 'terminal' });
+    // Running (the fetch says so even though `finished` would say otherwise): stays open.
     stored.pop();
     expect(await run(1, false)).toEqual({ sent: [], ended: null });
     expect(asked).toBe(0);

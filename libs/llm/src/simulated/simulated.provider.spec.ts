@@ -184,6 +184,15 @@ describe('SimulatedProvider streaming', () => {
     });
     await expect(call).rejects.toMatchObject({ kind: 'aborted' });
     expect(during).toHaveLength(1);
+    // Stopped by its last piece: still a stopped call, not an answer.
+    const last = new AbortController();
+    const pieces: string[] = [];
+    const atLast = request(last.signal, (text) => {
+      pieces.push(text);
+      if (pieces.length === 4) last.abort();
+    });
+    await expect(atLast).rejects.toMatchObject({ kind: 'aborted' });
+    expect(pieces).toHaveLength(4);
   });
 
   it('cuts a text into at most n runs of whole words', () => {

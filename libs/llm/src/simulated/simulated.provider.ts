@@ -145,6 +145,7 @@ export class SimulatedProvider implements ModelProvider {
         if (signal.aborted) throw abortError(signal);
         request.onDelta?.(piece);
       }
+      if (signal.aborted) throw abortError(signal);
       return;
     }
     if (signal.aborted) throw abortError(signal);
