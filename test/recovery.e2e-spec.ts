@@ -1,5 +1,4 @@
-import { STAGE_QUEUE, type DeliveredEvent, type StageJobData } from '@conclave/contracts';
-import { Queue } from 'bullmq';
+import type { DeliveredEvent } from '@conclave/contracts';
 import { fallbackTitle } from '@conclave/deliberation';
 import { TypeOrmDeliberationStore, createDataSource } from '@conclave/persistence';
 import { StageQueue, createRedis } from '@conclave/redis';
@@ -186,19 +185,11 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
     // a config the council cannot plan with: the stage job throws, on its first start (which runs
     // from the start its job carries) and on every retry (which load the message)
     await stack.db.query(`UPDATE messages SET config = '{"councilModels": 5}' WHERE id = $1`, [messageId]);
-    const redis = createRedis(stack.config.redisUrl, 'worker');
-    const queue = new Queue<StageJobData>(STAGE_QUEUE, {
-      connection: redis,
-      prefix: stack.config.redisPrefix,
-    });
-    try {
+    await stack.stageQueue(async (queue) => {
       const job = await queue.getJob(`${messageId}__stage1`);
       if (!job?.data.start) throw new Error('the first job carries no start');
       await job.updateData({ ...job.data, start: { ...job.data.start, config: { councilModels: 5 } } });
-    } finally {
-      await queue.close();
-      redis.disconnect();
-    }
+    });
     const following = stack.follow(messageId);
     await stack.startWorker();
     const events = await following;
@@ -209,12 +200,7 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
     const [message] = await stack.db.query('SELECT status, error FROM messages WHERE id = $1', [messageId]);
     expect(message.status).toBe('failed');
     // The failed job is kept for days: it keeps ids, not the question its first start carried.
-    const again = createRedis(stack.config.redisUrl, 'worker');
-    const kept = new Queue<StageJobData>(STAGE_QUEUE, {
-      connection: again,
-      prefix: stack.config.redisPrefix,
-    });
-    try {
+    await stack.stageQueue(async (kept) => {
       // Dropped as the failure is handled, beside the error event: given a moment.
       let job = await kept.getJob(`${messageId}__stage1`);
       for (let i = 0; i < 40 && job?.data.start; i++) {
@@ -225,10 +211,7 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
         state: 'failed',
         data: { messageId, stage: 'stage1' },
       });
-    } finally {
-      await kept.close();
-      again.disconnect();
-    }
+    });
   });
 
   it('a deliberation stored but never enqueued is found and finished', async () => {

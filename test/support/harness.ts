@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { INestApplication } from '@nestjs/common';
 import { loadConfig, type ConclaveConfig } from '@conclave/config';
-import { STAGE_QUEUE, type DeliveredEvent } from '@conclave/contracts';
+import { STAGE_QUEUE, type DeliveredEvent, type StageJobData } from '@conclave/contracts';
 import type { ModelProvider } from '@conclave/llm';
 import { createLogger } from '@conclave/observability';
 import { ApiKeysRepository, createDataSource, migrate, type StageRowRecord } from '@conclave/persistence';
@@ -275,22 +275,27 @@ export class TestStack {
     ) as Promise<StageRowRecord[]>;
   }
 
-  async queueCounts(): Promise<Record<string, number>> {
+  /** The stage queue as BullMQ sees it, on a connection of its own for the time of `work`. */
+  async stageQueue<T>(work: (queue: Queue<StageJobData>) => Promise<T>): Promise<T> {
     const connection = new IORedis(this.config.redisUrl, { maxRetriesPerRequest: null });
-    const queue = new Queue(STAGE_QUEUE, { connection, prefix: this.config.redisPrefix });
+    const queue = new Queue<StageJobData>(STAGE_QUEUE, { connection, prefix: this.config.redisPrefix });
     try {
-      return await queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed', 'prioritized');
+      return await work(queue);
     } finally {
       await queue.close();
       connection.disconnect();
     }
   }
 
+  queueCounts(): Promise<Record<string, number>> {
+    return this.stageQueue((queue) =>
+      queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed', 'prioritized'),
+    );
+  }
+
   /** The names and ids of the stage queue's jobs of one message, in any state, sorted by id. */
-  async jobsOf(messageId: string): Promise<{ id: string; name: string }[]> {
-    const connection = new IORedis(this.config.redisUrl, { maxRetriesPerRequest: null });
-    const queue = new Queue(STAGE_QUEUE, { connection, prefix: this.config.redisPrefix });
-    try {
+  jobsOf(messageId: string): Promise<{ id: string; name: string }[]> {
+    return this.stageQueue(async (queue) => {
       const jobs = await queue.getJobs(
         ['waiting', 'active', 'completed', 'failed', 'delayed', 'prioritized'],
         0,
@@ -300,10 +305,7 @@ export class TestStack {
         .filter((job) => String(job.id).startsWith(`${messageId}__`))
         .map((job) => ({ id: String(job.id), name: job.name }))
         .sort((a, b) => a.id.localeCompare(b.id));
-    } finally {
-      await queue.close();
-      connection.disconnect();
-    }
+    });
   }
 
   async stop(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { BatchAccepted, BatchView } from '@conclave/contracts';
 import { useEffect, useRef, useState } from 'react';
 import { api, ApiFailure, apiKey, connection } from './api';
+import { ConfirmDelete } from './confirm-delete';
 import { ComparePicker, reportPath } from './compare-picker';
 import { displayTitle, type ConversationSummary } from './conversations';
 
@@ -282,27 +283,17 @@ function BatchProgress({
           Cancel
         </button>
       )}
-      {view.finishedAt &&
-        (confirmingDelete ? (
-          <p className="batch-delete">
-            Delete this batch, its {view.total === 1 ? 'item' : `${view.total} items`} and all their
-            deliberations?{' '}
-            <button type="button" className="danger" onClick={confirmDelete}>
-              Delete
-            </button>{' '}
-            <button type="button" className="secondary" onClick={() => setConfirmingDelete(false)}>
-              Keep
-            </button>
-          </p>
-        ) : (
-          <button
-            type="button"
-            className="secondary"
-            onClick={() => (setConfirmingDelete(true), setDeleteError(null))}
-          >
-            Delete batch…
-          </button>
-        ))}
+      {view.finishedAt && (
+        <ConfirmDelete
+          asking={confirmingDelete}
+          onAsk={() => (setConfirmingDelete(true), setDeleteError(null))}
+          onKeep={() => setConfirmingDelete(false)}
+          onConfirm={confirmDelete}
+          question={`Delete this batch, its ${view.total === 1 ? 'item' : `${view.total} items`} and all their deliberations?`}
+          opener="Delete batch…"
+          className="batch-delete"
+        />
+      )}
       {deleteError && (
         <p className="field-error" role="alert">
           {deleteError}

@@ -12,6 +12,7 @@ import {
   presetRequest,
   savePreset,
 } from './presets';
+import { ConfirmDelete } from './confirm-delete';
 import { modelsIn, RosterField } from './roster-input';
 
 export const DESCRIPTIONS: Record<ModeName, string> = {
@@ -410,26 +411,19 @@ export function NewDeliberation({
           </small>
         </label>
       )}
-      {chosenPreset &&
-        (confirmingDelete ? (
-          <span className="preset-delete">
-            Delete preset “{chosenPreset}”?{' '}
-            <button type="button" className="danger" onClick={() => void removePreset()}>
-              Delete
-            </button>{' '}
-            <button type="button" className="secondary" onClick={() => setConfirmingDelete(false)}>
-              Keep
-            </button>
-          </span>
-        ) : (
-          <button
-            type="button"
-            className="secondary preset-delete"
-            onClick={() => (setConfirmingDelete(true), setPresetNote(null))}
-          >
-            Delete preset…
-          </button>
-        ))}
+      {chosenPreset && (
+        <ConfirmDelete
+          asking={confirmingDelete}
+          onAsk={() => (setConfirmingDelete(true), setPresetNote(null))}
+          onKeep={() => setConfirmingDelete(false)}
+          onConfirm={() => void removePreset()}
+          question={`Delete preset “${chosenPreset}”?`}
+          opener="Delete preset…"
+          as="span"
+          className="preset-delete"
+          openerClassName="secondary preset-delete"
+        />
+      )}
 
       <details className="save-preset">
         <summary>Save as preset</summary>

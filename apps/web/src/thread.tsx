@@ -7,7 +7,7 @@ import {
   type ModeDescription,
   type ModeName,
 } from '@conclave/contracts';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { ApiFailure, follow, getDeliberation, getModes } from './api';
 import {
   claimFocus,
@@ -204,58 +204,50 @@ function TurnView({
   const calls = timeline.stages.reduce((n, s) => n + s.participants.length, 0);
   const questionId = `turn-${messageId ?? index}-question`;
   const errorText = timeline.error ?? view?.error ?? null;
-  if (imported) {
-    return (
-      <li
-        className="turn turn-imported"
-        ref={ref}
-        tabIndex={-1}
-        data-message-id={messageId ?? undefined}
-        data-status="imported"
-        aria-labelledby={questionId}
-      >
-        <TurnQuestion turn={turn} mode={mode} view={view} id={questionId} />
-        <div className="turn-meta">
-          <span className="badge">earlier turn</span>
-          {messageId && (
-            <a className="permalink" href={`#/m/${messageId}`} aria-label={`Link to turn ${index + 1}`}>
-              #{index + 1}
-            </a>
-          )}
-        </div>
-        <section className="imported-answer" aria-label={`answer to turn ${index + 1}`}>
-          <p className="muted">Brought in with the conversation&apos;s history: not deliberated here.</p>
-          <Markdown text={turn.answer} />
-        </section>
-      </li>
-    );
-  }
-  return (
+  const permalink = messageId && (
+    <a className="permalink" href={`#/m/${messageId}`} aria-label={`Link to turn ${index + 1}`}>
+      #{index + 1}
+    </a>
+  );
+  const shell = (meta: ReactNode, body: ReactNode) => (
     <li
-      className="turn"
+      className={imported ? 'turn turn-imported' : 'turn'}
       ref={ref}
       tabIndex={-1}
       data-message-id={messageId ?? undefined}
-      data-status={view?.status ?? 'loading'}
+      data-status={imported ? 'imported' : (view?.status ?? 'loading')}
       aria-labelledby={questionId}
     >
       <TurnQuestion turn={turn} mode={mode} view={view} id={questionId} />
       <div className="turn-meta">
-        <span className={`badge status status-${status}`} data-testid="status">
-          {status}
-        </span>
-        {view?.simulated && <span className="badge badge-sim">simulated</span>}
-        {view && (
-          <small className="muted">
-            {view.usage.promptTokens + view.usage.completionTokens} tokens · ${view.usage.costUsd.toFixed(4)}
-          </small>
-        )}
-        {messageId && (
-          <a className="permalink" href={`#/m/${messageId}`} aria-label={`Link to turn ${index + 1}`}>
-            #{index + 1}
-          </a>
-        )}
+        {meta}
+        {permalink}
       </div>
+      {body}
+    </li>
+  );
+  if (imported) {
+    return shell(
+      <span className="badge">earlier turn</span>,
+      <section className="imported-answer" aria-label={`answer to turn ${index + 1}`}>
+        <p className="muted">Brought in with the conversation&apos;s history: not deliberated here.</p>
+        <Markdown text={turn.answer} />
+      </section>,
+    );
+  }
+  return shell(
+    <>
+      <span className={`badge status status-${status}`} data-testid="status">
+        {status}
+      </span>
+      {view?.simulated && <span className="badge badge-sim">simulated</span>}
+      {view && (
+        <small className="muted">
+          {view.usage.promptTokens + view.usage.completionTokens} tokens · ${view.usage.costUsd.toFixed(4)}
+        </small>
+      )}
+    </>,
+    <>
       {view && <RunBar view={view} active={active} endedAt={timeline.endedAt} onStopped={setOwn} />}
       {/* Until complete, and when it stopped short, the calls show each answer; once complete the result does. */}
       {!complete && <Timeline timeline={timeline} showAnswers />}
@@ -276,7 +268,7 @@ function TurnView({
           <Timeline timeline={timeline} showAnswers={false} />
         </details>
       )}
-    </li>
+    </>,
   );
 }
 
