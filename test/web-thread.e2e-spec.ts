@@ -265,6 +265,14 @@ describe('web client: conversations as threads, on any screen', () => {
     expect(page.errors).toEqual([]);
     await page.screenshot({ path: path.join(SHOTS, 'thread-imported-history.png'), fullPage: true });
     await page.close();
+    // At phone width too: no horizontal scroll.
+    const phone = await open(`#/c/${answer.conclave.conversationId}`, { viewport: PHONE });
+    await complete(phone, answer.conclave.messageId);
+    expect(await phone.locator('.turn-imported .imported-answer').isVisible()).toBe(true);
+    expect(await overflow(phone)).toBeLessThanOrEqual(0);
+    expect(phone.errors).toEqual([]);
+    await phone.screenshot({ path: path.join(SHOTS, 'thread-phone-imported-history.png'), fullPage: true });
+    await phone.close();
   }, 60_000);
 
   it('sidebar: the active item, a live status and title, batch items grouped; the batch list moves on', async () => {
