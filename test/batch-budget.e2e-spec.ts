@@ -194,6 +194,13 @@ describe('budgets and retries', () => {
         expect(line.error).toMatch(/budget of \$0\.12 \(maxCostUsd\) was reached .*not started/);
         expect(line.attempt).toBe(1);
       }
+      // Each ended as a stop ends a deliberation: its stored `cancelled { reason }`, the only event.
+      const watcher = await stack.connect(bob);
+      const replayed = await stack.follow(cancelled[0].messageId, { socket: watcher });
+      watcher.disconnect();
+      expect(replayed).toEqual([
+        expect.objectContaining({ type: 'cancelled', seq: 1, reason: cancelled[0].error }),
+      ]);
       // Submission order: the cancelled items are the last ones.
       expect(lines.slice(0, done.complete).every((l) => l.status === 'complete')).toBe(true);
       const csv = await stack.api<string>('GET', `/api/batches/${accepted.body.batchId}/results?format=csv`, {

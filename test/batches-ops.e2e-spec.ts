@@ -106,11 +106,33 @@ describe('batch operations', () => {
       maxInFlight = Math.max(maxInFlight, inflight);
       return complete >= 4;
     });
+    // Someone watching the last item, which has not started: its stop reaches them as any stop does.
+    const [{ id: lastItem }]: { id: string }[] = await stack.db.query(
+      `SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND batch_index = 39`,
+      [accepted.body.batchId],
+    );
+    const watched: DeliveredEvent[] = [];
+    const ended = new Promise<void>((resolve) =>
+      socket.on('cancelled', (event: DeliveredEvent) => {
+        if (event.messageId !== lastItem) return;
+        watched.push(event);
+        resolve();
+      }),
+    );
+    expect(await socket.emitWithAck('subscribe', { messageId: lastItem, afterSeq: 0 })).toMatchObject({
+      ok: true,
+    });
     const cancelled = await stack.api<BatchView>('POST', `/api/batches/${accepted.body.batchId}/cancel`);
     expect(cancelled.status).toBe(200);
     expect(cancelled.body.status).toBe('cancelled');
     expect(cancelled.body.queued).toBe(0);
     expect(cancelled.body.cancelled).toBeGreaterThan(20);
+    await ended;
+    expect(watched).toEqual([
+      expect.objectContaining({ type: 'cancelled', seq: 1, reason: 'The batch was cancelled.' }),
+    ]);
+    // Stored, so a later subscriber replays the same end.
+    expect(await stack.follow(lastItem)).toEqual(watched);
     const done = await finished;
     expect(done).toMatchObject({ status: 'cancelled', queued: 0, running: 0 });
     expect(done.complete + done.failed + done.cancelled).toBe(40);

@@ -1,6 +1,6 @@
 import { batchesChannel } from '@conclave/contracts';
 import type { BatchesRepository } from './repositories/batches.repository';
-import type { RedisClient, StageQueue } from '@conclave/redis';
+import { RedisEventPublisher, type RedisClient, type StageQueue } from '@conclave/redis';
 import { KeyedSingleFlight } from './single-flight';
 
 /**
@@ -19,15 +19,21 @@ export class BatchDispatcher {
     await this.notify(batchId);
   });
 
+  private readonly events: RedisEventPublisher;
+
   constructor(
     private readonly batches: BatchesRepository,
     private readonly queue: StageQueue,
     private readonly redis: RedisClient,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.events = new RedisEventPublisher(redis, prefix);
+  }
 
   async dispatch(batchId: string): Promise<number> {
     const picked = await this.batches.pickItems(batchId);
+    // Items the budget ended: their watchers see `cancelled` now (or on their next replay, if lost).
+    if (picked?.cancelled?.length) await this.events.publish(picked.cancelled).catch(() => undefined);
     if (!picked || picked.items.length === 0) return 0;
     // Committed first: a lost enqueue is found by the reconciler, never a double dispatch.
     await this.queue.enqueueMany(

@@ -245,7 +245,7 @@ export class BatchesService {
       // Queued items stop at once, in one statement (an item a worker holds at this instant is
       // skipped, see cancelQueuedItems). Running ones, and any so skipped, are stopped one by one as
       // a user's cancel stops a deliberation: event `cancelled`, their calls aborted in every worker.
-      await this.batches.cancelQueuedItems(batchId);
+      await this.cancels.announce(await this.batches.cancelQueuedItems(batchId, BATCH_CANCEL_REASON));
       for (const item of await this.batches.unfinishedItems(batchId)) {
         await this.cancels.stop({ ...item, batchId }, BATCH_CANCEL_REASON, { moveBatch: false });
       }

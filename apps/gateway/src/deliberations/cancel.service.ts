@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import { isTerminalStatus, type MessageStatus } from '@conclave/contracts';
+import { isTerminalStatus, type DeliveredEvent, type MessageStatus } from '@conclave/contracts';
 import { endingWrite } from '@conclave/deliberation';
 import { BatchDispatcher, DeliberationsRepository, TypeOrmDeliberationStore } from '@conclave/persistence';
 import { CONFIG, REDIS_PRODUCER } from '@conclave/platform';
@@ -10,6 +10,8 @@ import { DeliberationsService } from './deliberations.service';
 
 /** What a user's stop records as the deliberation's error and the `cancelled` event's reason. */
 export const USER_CANCEL_REASON = 'Cancelled by the user.';
+
+const ANNOUNCED_PER_MESSAGE = 500;
 
 /** A deliberation to stop: where it is, and the batch it belongs to. */
 export interface StopTarget {
@@ -61,6 +63,23 @@ export class CancelService {
     if (stopped === 'missing') throw ApiError.notFound(`deliberation ${messageId}`);
     // It ended meanwhile (its last stage committed, a failure, another stop): that one stands.
     if (stopped === 'ended') throw alreadyEnded(await this.repository.status(message.id));
+  }
+
+  /**
+   * Publishes the stored `cancelled` events of deliberations ended without a stop of their own (a
+   * batch's queued items): nothing of theirs runs, so no worker needs the control channel. A lost
+   * publish is logged: subscribers catch up from the store.
+   */
+  async announce(events: DeliveredEvent[]): Promise<void> {
+    // In messages of a few hundred: a 10 000-item batch's cancel is not one 2 MB message.
+    for (let i = 0; i < events.length; i += ANNOUNCED_PER_MESSAGE) {
+      const chunk = events.slice(i, i + ANNOUNCED_PER_MESSAGE);
+      await this.publisher
+        .publish(chunk)
+        .catch((error: unknown) =>
+          this.logger.warn(`could not publish ${chunk.length} cancels: ${String(error)}`),
+        );
+    }
   }
 
   /**

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { BatchAccepted, BatchStatus, MessageStatus, ModeName } from '@conclave/contracts';
-import type { DataSource } from 'typeorm';
-import { returnedRows } from '../deliberation.store';
+import type {
+  BatchAccepted,
+  BatchStatus,
+  DeliveredEvent,
+  MessageStatus,
+  ModeName,
+} from '@conclave/contracts';
+import type { DataSource, EntityManager } from 'typeorm';
+import { returnedRows, toDeliveredEvent } from '../deliberation.store';
 import { recordResponse, type IdempotencyKey } from './idempotency.repository';
 
 export interface Batch {
@@ -61,6 +67,43 @@ export interface BatchItem {
 /** What one dispatch took: items to enqueue (may be none). */
 export interface DispatchPick {
   items: { messageId: string; stage: string }[];
+  /** Items the pick ended instead (the budget ran out): their stored `cancelled` events, to publish. */
+  cancelled?: DeliveredEvent[];
+}
+
+/**
+ * Ends the queued items `selected` (a subquery on $1 giving message ids) as cancelled with the
+ * reason $2, as a stop ends a deliberation (deviations.md 10): status `cancelled` and the stored
+ * event `cancelled { reason }` after their last one, in one statement. Returns those events, for
+ * the caller to publish once they are committed.
+ */
+async function endQueued(
+  manager: EntityManager | DataSource,
+  selected: string,
+  params: [batchId: string, reason: string],
+): Promise<DeliveredEvent[]> {
+  const rows: {
+    message_id: string;
+    seq: number;
+    type: string;
+    payload: Record<string, unknown>;
+    created_at: Date;
+  }[] = await manager.query(
+    `WITH ended AS (
+         UPDATE messages SET status = 'cancelled', error = $2, stage = NULL, completed_at = now(),
+           updated_at = now(), last_seq = last_seq + 1
+         WHERE id IN (${selected})
+         RETURNING id, created_at, last_seq),
+       appended AS (
+         INSERT INTO deliberation_events (message_id, message_created_at, seq, event_key, type, payload, created_at)
+         SELECT id, created_at, last_seq, 'cancelled', 'cancelled', jsonb_build_object('reason', $2::text),
+           clock_timestamp()
+         FROM ended
+         RETURNING message_id, seq, type, payload, created_at)
+       SELECT message_id, seq, type, payload, created_at FROM appended`,
+    params,
+  );
+  return rows.map(toDeliveredEvent);
 }
 
 interface BatchRecord {
@@ -240,21 +283,17 @@ export class BatchesRepository {
   }
 
   /**
-   * Cancels the batch's queued items; returns how many. An item a worker holds at this instant is
-   * starting: it is skipped (instead of waiting on its row lock, which could deadlock with the worker).
+   * Cancels the batch's queued items with `reason`; returns their stored `cancelled` events (one
+   * per item). An item a worker holds at this instant is starting: it is skipped (instead of
+   * waiting on its row lock, which could deadlock with the worker).
    */
-  async cancelQueuedItems(batchId: string): Promise<number> {
-    const cancelled = returnedRows<{ id: string }>(
-      await this.dataSource.query(
-        `UPDATE messages SET status = 'cancelled', error = 'The batch was cancelled.', stage = NULL,
-           completed_at = now(), updated_at = now()
-         WHERE id IN (SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued'
-                      FOR UPDATE SKIP LOCKED)
-         RETURNING id`,
-        [batchId],
-      ),
+  cancelQueuedItems(batchId: string, reason: string): Promise<DeliveredEvent[]> {
+    return endQueued(
+      this.dataSource,
+      `SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued'
+       FOR UPDATE SKIP LOCKED`,
+      [batchId, reason],
     );
-    return cancelled.length;
   }
 
   /**
@@ -316,8 +355,9 @@ export class BatchesRepository {
    * free slots (its concurrency less the dispatched items still queued or running), in submission
    * order, and the batch running if it was queued. Null when the batch is gone, complete, cancelled
    * or out of budget. A batch with a budget whose recorded cost (every model call of its items, all
-   * attempts) has reached it starts nothing more: its items not yet dispatched are cancelled and it
-   * becomes `budget_exhausted` (items already dispatched finish).
+   * attempts) has reached it starts nothing more: its items not yet dispatched are cancelled (their
+   * `cancelled` events in the answer) and it becomes `budget_exhausted` (items already dispatched
+   * finish).
    */
   pickItems(batchId: string): Promise<DispatchPick | null> {
     return this.dataSource.transaction(async (manager) => {
@@ -346,13 +386,14 @@ export class BatchesRepository {
           [batchId, batch.max_cost_usd],
         );
         if (reached) {
-          await manager.query(
-            `UPDATE messages SET status = 'cancelled', error = $2, stage = NULL, completed_at = now(), updated_at = now()
-             WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued' AND dispatched_at IS NULL`,
+          const cancelled = await endQueued(
+            manager,
+            `SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued'
+             AND dispatched_at IS NULL`,
             [batchId, budgetCancelReason(Number(batch.max_cost_usd), Number(spent))],
           );
           await manager.query(`UPDATE batches SET status = 'budget_exhausted' WHERE id = $1`, [batchId]);
-          return null;
+          return { items: [], cancelled };
         }
       }
       const [{ inflight }]: { inflight: number }[] = await manager.query(

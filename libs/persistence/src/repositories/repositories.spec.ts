@@ -714,11 +714,19 @@ describe('BatchesRepository', () => {
     await batches.markCancelled(batchId);
     expect((await batches.find(batchId))?.status).toBe('cancelled');
     expect(await batches.pickItems(batchId)).toBeNull();
-    expect(await batches.cancelQueuedItems(batchId)).toBe(2);
+    const announced = await batches.cancelQueuedItems(batchId, 'The batch was cancelled.');
     expect(await batches.queuedItemCount(batchId)).toBe(0);
-    expect(await batches.cancelQueuedItems(batchId)).toBe(0);
+    expect(await batches.cancelQueuedItems(batchId, 'The batch was cancelled.')).toEqual([]);
     const cancelled = (await batches.itemsPage(batchId, -1, 10)).filter((i) => i.status === 'cancelled');
     expect(cancelled.map((i) => i.error)).toEqual(['The batch was cancelled.', 'The batch was cancelled.']);
+    // Each ends as a stop ends a deliberation: its stored `cancelled { reason }`, returned to publish.
+    expect(announced).toHaveLength(2);
+    expect(new Set(announced.map((e) => e.messageId))).toEqual(new Set(cancelled.map((i) => i.messageId)));
+    for (const event of announced) {
+      expect(event).toMatchObject({ type: 'cancelled', seq: 1, reason: 'The batch was cancelled.' });
+      const replayed = await new TypeOrmDeliberationStore(db).replayAfter(event.messageId, 0);
+      expect(replayed).toEqual({ events: [event], finished: true });
+    }
     // The running item is left to the cancel's ending write, with the stage it is at.
     expect(await batches.unfinishedItems(batchId)).toEqual([
       { messageId: picked.messageId, stage: 'stage1' },
