@@ -435,6 +435,45 @@ describe('stopping a deliberation', () => {
     expect((await stack.api('GET', `/api/deliberations/${messageId}`, { token: alice })).status).toBe(404);
   });
 
+  it('a deliberation stopped while it waits for a worker never reaches a provider: its job is gone', async () => {
+    const tag = nextTag();
+    const m = (name: string) => `local/${tag}-${name}`;
+    await stack.stopWorker(worker);
+    let messageId = '';
+    try {
+      ({ messageId } = await stack.deliberate(
+        { question: 'Stop me before I start', councilModels: [m('a'), m('b')], chairmanModel: m('chair') },
+        alice,
+      ));
+      expect((await stack.jobsOf(messageId)).map((j) => j.id)).toEqual([`${messageId}__stage1`]);
+      expect((await cancel(messageId)).status).toBe(200);
+      // Its job, which carried the question, is removed: no worker takes it, no question goes out.
+      expect(await stack.jobsOf(messageId)).toEqual([]);
+    } finally {
+      worker = await stack.startWorker(
+        new RetryingProvider(new OpenAiCompatibleProvider({ baseURL: server.baseURL, apiKey: 'sk-cancel' }), {
+          policy: { maxAttempts: 2, baseDelayMs: 20, maxDelayMs: 200 },
+        }),
+      );
+    }
+    // The worker is back and runs the next deliberation; the stopped one sent nothing, its title neither.
+    const next = nextTag();
+    const after = await stack.deliberate(
+      {
+        question: 'After the stop',
+        councilModels: [`local/${next}-a`, `local/${next}-b`],
+        chairmanModel: `local/${next}-c`,
+      },
+      alice,
+    );
+    const afterSocket = await stack.connect(alice);
+    expect((await stack.follow(after.messageId, { socket: afterSocket })).at(-1)?.type).toBe('complete');
+    afterSocket.disconnect();
+    expect(server.requests.filter((r) => tagOf(r) === tag)).toEqual([]);
+    expect((await storedEvents(messageId)).map((e) => e.type)).toEqual(['cancelled']);
+    expect((await view(messageId)).status).toBe('cancelled');
+  });
+
   it('ends the SSE stream after `cancelled`, then answers 204', async () => {
     const stream: { text?: Promise<string> } = {};
     const { messageId, events } = await stopDuring(MODES[2], 'later', {

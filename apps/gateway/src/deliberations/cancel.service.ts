@@ -3,8 +3,8 @@ import type { ConclaveConfig } from '@conclave/config';
 import { isTerminalStatus, type DeliveredEvent, type MessageStatus } from '@conclave/contracts';
 import { endingWrite } from '@conclave/deliberation';
 import { BatchDispatcher, DeliberationsRepository, TypeOrmDeliberationStore } from '@conclave/persistence';
-import { CONFIG, REDIS_PRODUCER } from '@conclave/platform';
-import { publishControl, RedisEventPublisher, type RedisClient } from '@conclave/redis';
+import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '@conclave/platform';
+import { publishControl, RedisEventPublisher, StageQueue, type RedisClient } from '@conclave/redis';
 import { ApiError } from '../common/api-error';
 import { DeliberationsService } from './deliberations.service';
 
@@ -45,6 +45,7 @@ export class CancelService {
     private readonly repository: DeliberationsRepository,
     private readonly dispatcher: BatchDispatcher,
     @Inject(REDIS_PRODUCER) private readonly redis: RedisClient,
+    @Inject(STAGE_QUEUE) private readonly queue: StageQueue,
   ) {
     this.publisher = new RedisEventPublisher(redis, config.redisPrefix);
   }
@@ -63,6 +64,16 @@ export class CancelService {
     if (stopped === 'missing') throw ApiError.notFound(`deliberation ${messageId}`);
     // It ended meanwhile (its last stage committed, a failure, another stop): that one stands.
     if (stopped === 'ended') throw alreadyEnded(await this.repository.status(message.id));
+    if (message.status === 'queued' && message.stage) {
+      // Still waiting for a worker: its job goes, so no worker starts it (a new conversation's
+      // first job carries the question, and would send it before its opening saw the stop). One a
+      // worker holds already is left to the abort above.
+      await this.queue
+        .removeStage(message.id, message.stage)
+        .catch((error: unknown) =>
+          this.logger.warn(`could not remove the job of ${message.id}: ${String(error)}`),
+        );
+    }
   }
 
   /**

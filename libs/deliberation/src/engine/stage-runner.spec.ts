@@ -215,7 +215,7 @@ describe('StageRunner', () => {
       expect(count.loads).toBe(1);
     });
 
-    it('sees a stop stored before the job started: no call goes out, the title neither; no rows, the end kept', async () => {
+    it('sees a stop stored before the job started: the calls are abandoned, no rows, the end kept', async () => {
       const seen: string[] = [];
       const hanging: ModelProvider = {
         name: 'hanging',
@@ -238,29 +238,40 @@ describe('StageRunner', () => {
       expect(store.rows).toEqual([]);
       expect(enqueued).toEqual([]);
       expect(store.events.filter((e) => e.type === 'stage1_start')).toEqual([]);
-      expect(store.outcomes.stage1 ?? []).toEqual([]);
-      expect(store.outcomes.title ?? []).toEqual([]);
-      expect(seen).toEqual([]);
+      expect((store.outcomes.stage1 ?? []).filter((o) => o.ok)).toEqual([]);
+      // The title call was abandoned with them: nothing but its stopped outcome.
+      expect((store.outcomes.title ?? []).filter((o) => o.ok)).toEqual([]);
+      expect(seen).toContain('sim/a');
     }, 10_000);
 
-    it('sends nothing for a deliberation deleted before its job started', async () => {
-      const seen: string[] = [];
-      const recording: ModelProvider = {
-        name: 'recording',
-        key: 'recording',
-        complete: async (request) => {
-          seen.push(request.model);
-          return simulatedProvider().complete(request);
-        },
+    it('abandons the calls of a deliberation deleted before its job started, the title call too', async () => {
+      const aborted: string[] = [];
+      const hanging: ModelProvider = {
+        name: 'hanging',
+        key: 'hanging',
+        complete: (request) =>
+          new Promise((_, reject) => {
+            request.signal.addEventListener(
+              'abort',
+              () => {
+                aborted.push(request.model);
+                reject(request.signal.reason as Error);
+              },
+              { once: true },
+            );
+          }),
       };
-      const { store, runner, enqueued } = setUp(recording);
+      // Ends only once every call, the title's among them, has been aborted.
+      const { store, runner, enqueued } = setUp(hanging, { titleTimeoutMs: 600_000 });
       store.state.needsTitle = true;
       const start = startOf(await loadedOf(store));
       store.writeStage = async () => ({ kind: 'missing' });
-      expect(await runner.runStage('m1', 'stage1', { firstStart: true, start })).toBeNull();
-      expect(seen).toEqual([]);
+      await runner.runStage('m1', 'stage1', { firstStart: true, start });
+      // The three council calls and the title's.
+      expect(aborted).toHaveLength(4);
+      expect(aborted).toEqual(expect.arrayContaining(['sim/a', 'sim/b', 'sim/c']));
       expect(enqueued).toEqual([]);
-    });
+    }, 10_000);
   });
 
   it("stores and parses a model's output without the marker lines of its own prompt", async () => {

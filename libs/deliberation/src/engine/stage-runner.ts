@@ -352,15 +352,6 @@ export class StageRunner {
             else abandon.abort(new DeliberationStopped(STOPPED_CALL_ERROR.failed));
           });
     opened.catch((error: unknown) => abandon.abort(error));
-    if (fromStart) {
-      // A job's carried start cannot know of a stop or a deletion stored since the request; the
-      // guarded opening does. Nothing goes out, the title call neither, until it has answered: a
-      // question stopped or deleted while queued is never sent to a provider. (A load, which this
-      // start replaces, cost the same round trip before the calls.) If the opening fails, the job
-      // fails and its retry loads.
-      await opened;
-      if (abandon.signal.aborted) return null;
-    }
 
     // A new conversation's title: its call runs beside the first stage that calls models, and its
     // outcome is stored with theirs (no job of its own loads and writes the message again).
@@ -430,9 +421,12 @@ export class StageRunner {
                   call: titleCall,
                   title: true,
                   // Not abandoned with the stage: a conversation keeps its title after a stopped turn.
+                  // Except when the stage ran from its job's start and its opening found the turn
+                  // stopped or deleted before it began (a load would have made no call at all).
                   outcome: await this.callOne(messageId, 'title', titleCall, {
                     timeoutMs: this.options.titleTimeoutMs ?? 30_000,
                     silent: true,
+                    ...(fromStart ? { abandon: abandon.signal } : {}),
                   }),
                 }))(),
             ]
