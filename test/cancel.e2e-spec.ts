@@ -449,6 +449,19 @@ describe('stopping a deliberation', () => {
       expect((await cancel(messageId)).status).toBe(200);
       // Its job, which carried the question, is removed: no worker takes it, no question goes out.
       expect(await stack.jobsOf(messageId)).toEqual([]);
+      // The same for a conversation deleted while its first deliberation waits.
+      const doomed = await stack.deliberate(
+        { question: 'Delete me before I start', councilModels: [m('d'), m('e')], chairmanModel: m('chair') },
+        alice,
+      );
+      expect((await stack.jobsOf(doomed.messageId)).map((j) => j.id)).toEqual([
+        `${doomed.messageId}__stage1`,
+      ]);
+      const deleted = await stack.api('DELETE', `/api/conversations/${doomed.conversationId}`, {
+        token: alice,
+      });
+      expect(deleted.status).toBe(204);
+      expect(await stack.jobsOf(doomed.messageId)).toEqual([]);
     } finally {
       worker = await stack.startWorker(
         new RetryingProvider(new OpenAiCompatibleProvider({ baseURL: server.baseURL, apiKey: 'sk-cancel' }), {
@@ -456,7 +469,8 @@ describe('stopping a deliberation', () => {
         }),
       );
     }
-    // The worker is back and runs the next deliberation; the stopped one sent nothing, its title neither.
+    // The worker is back and runs the next deliberation; the stopped and the deleted one sent
+    // nothing, their titles neither.
     const next = nextTag();
     const after = await stack.deliberate(
       {

@@ -442,9 +442,9 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
   /**
    * eventsAfter, and whether the deliberation has ended (or is gone), read in one statement: one
    * snapshot, so when it ended through a stage write its terminal event is among the events (when
-   * due). (A batch item cancelled while still queued, or stopped by its batch's budget, ends with
-   * its status alone, no event.) A subscription's replay, which otherwise asks the status in a
-   * second round trip.
+   * due). (A batch item cancelled while still queued, or stopped by its batch's budget, before
+   * such items got their `cancelled` event, ends with its status alone.) A subscription's replay,
+   * which otherwise asks the status in a second round trip.
    */
   async replayAfter(messageId: string, afterSeq: number): Promise<StoredReplay> {
     const records = await this.prepared<EventRecord & { status: string | null }>(

@@ -11,8 +11,6 @@ import { DeliberationsService } from './deliberations.service';
 /** What a user's stop records as the deliberation's error and the `cancelled` event's reason. */
 export const USER_CANCEL_REASON = 'Cancelled by the user.';
 
-const ANNOUNCED_PER_MESSAGE = 500;
-
 /** A deliberation to stop: where it is, and the batch it belongs to. */
 export interface StopTarget {
   messageId: string;
@@ -57,6 +55,17 @@ export class CancelService {
   async cancel(userId: string, messageId: string): Promise<void> {
     const message = await this.deliberations.ownedMessage(userId, messageId);
     if (isTerminalStatus(message.status)) throw alreadyEnded(message.status);
+    if (message.status === 'queued' && message.stage) {
+      // Still waiting for a worker: its job goes first, so no worker can take it from here on (a
+      // new conversation's first job carries the question, and would send it beside the opening
+      // that sees the stop). A job a worker holds already is left to the abort below; if this
+      // stop then fails, the reconciler finds the queued message without a job and enqueues it.
+      await this.queue
+        .removeStage(message.id, message.stage)
+        .catch((error: unknown) =>
+          this.logger.warn(`could not remove the job of ${message.id}: ${String(error)}`),
+        );
+    }
     const stopped = await this.stop(
       { messageId: message.id, stage: message.stage, batchId: message.batchId },
       USER_CANCEL_REASON,
@@ -64,16 +73,6 @@ export class CancelService {
     if (stopped === 'missing') throw ApiError.notFound(`deliberation ${messageId}`);
     // It ended meanwhile (its last stage committed, a failure, another stop): that one stands.
     if (stopped === 'ended') throw alreadyEnded(await this.repository.status(message.id));
-    if (message.status === 'queued' && message.stage) {
-      // Still waiting for a worker: its job goes, so no worker starts it (a new conversation's
-      // first job carries the question, and would send it before its opening saw the stop). One a
-      // worker holds already is left to the abort above.
-      await this.queue
-        .removeStage(message.id, message.stage)
-        .catch((error: unknown) =>
-          this.logger.warn(`could not remove the job of ${message.id}: ${String(error)}`),
-        );
-    }
   }
 
   /**
@@ -82,15 +81,11 @@ export class CancelService {
    * publish is logged: subscribers catch up from the store.
    */
   async announce(events: DeliveredEvent[]): Promise<void> {
-    // In messages of a few hundred: a 10 000-item batch's cancel is not one 2 MB message.
-    for (let i = 0; i < events.length; i += ANNOUNCED_PER_MESSAGE) {
-      const chunk = events.slice(i, i + ANNOUNCED_PER_MESSAGE);
-      await this.publisher
-        .publish(chunk)
-        .catch((error: unknown) =>
-          this.logger.warn(`could not publish ${chunk.length} cancels: ${String(error)}`),
-        );
-    }
+    await this.publisher
+      .publish(events)
+      .catch((error: unknown) =>
+        this.logger.warn(`could not publish ${events.length} cancels: ${String(error)}`),
+      );
   }
 
   /**

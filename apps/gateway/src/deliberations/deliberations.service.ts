@@ -263,23 +263,25 @@ export class DeliberationsService {
 
   async deleteConversation(userId: string, conversationId: string): Promise<void> {
     // Its first job carried the question (FirstStageStart) and is kept after it ends: read which it
-    // is before the rows go, remove it after.
+    // is and remove it before the rows go.
     const first = isUuid(conversationId)
       ? await this.conversations.firstDeliberation(userId, conversationId)
       : null;
-    const unfinished = isUuid(conversationId)
-      ? await this.conversations.delete(userId, conversationId)
-      : null;
-    if (!unfinished) throw ApiError.notFound(`conversation ${conversationId}`);
     const firstStage = first ? modeDefinition(first.mode)?.firstStage : undefined;
     if (first && firstStage) {
-      // A running job is left to end (its calls are stopped below; its opening finds the message gone).
+      // Before the rows go, so that no worker takes a waiting one from here on (it would send the
+      // question beside the opening that finds the message gone). A running job is left to end:
+      // its calls are stopped below.
       await this.queue
         .removeStage(first.messageId, firstStage)
         .catch((error: unknown) =>
           this.logger.warn(`could not remove the first job of a deleted conversation: ${String(error)}`),
         );
     }
+    const unfinished = isUuid(conversationId)
+      ? await this.conversations.delete(userId, conversationId)
+      : null;
+    if (!unfinished) throw ApiError.notFound(`conversation ${conversationId}`);
     // Live subscribers of a running deliberation get a last event; nothing is stored any more.
     const at = new Date().toISOString();
     await this.publisher

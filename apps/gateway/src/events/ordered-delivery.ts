@@ -61,7 +61,8 @@ export class OrderedDelivery {
       if (this.ended) return;
       if (finished !== undefined) {
         // Read with the events: had it ended by a stage write, its terminal event was among them
-        // if it was due (a batch item cancelled while queued ends with its status alone).
+        // if it was due (a batch item cancelled while queued before such items got their
+        // `cancelled` event ends with its status alone).
         if (finished) this.end('terminal');
       } else if (await this.finished()) {
         // The terminal event is stored with the final status, so it was replayed if it was due.

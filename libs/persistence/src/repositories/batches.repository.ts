@@ -73,8 +73,9 @@ export interface DispatchPick {
 
 /**
  * Ends the queued items `selected` (a subquery on $1 giving message ids) as cancelled with the
- * reason $2, as a stop ends a deliberation (deviations.md 10): status `cancelled` and the stored
- * event `cancelled { reason }` after their last one, in one statement. Returns those events, for
+ * reason $2, as a stop ends a deliberation (deviations.md 10): status `cancelled`, the stored
+ * event `cancelled { reason }` after their last one, and their conversation's updated_at, in one
+ * statement. Returns those events, for
  * the caller to publish once they are committed.
  */
 async function endQueued(
@@ -92,8 +93,11 @@ async function endQueued(
     `WITH ended AS (
          UPDATE messages SET status = 'cancelled', error = $2, stage = NULL, completed_at = now(),
            updated_at = now(), last_seq = last_seq + 1
-         WHERE id IN (${selected})
-         RETURNING id, created_at, last_seq),
+         -- Rechecked here: a row a concurrent stop ended while this waited for it is left alone.
+         WHERE id IN (${selected}) AND status = 'queued'
+         RETURNING id, conversation_id, created_at, last_seq),
+       touched AS (
+         UPDATE conversations SET updated_at = now() WHERE id IN (SELECT conversation_id FROM ended)),
        appended AS (
          INSERT INTO deliberation_events (message_id, message_created_at, seq, event_key, type, payload, created_at)
          SELECT id, created_at, last_seq, 'cancelled', 'cancelled', jsonb_build_object('reason', $2::text),

@@ -742,6 +742,72 @@ describe('BatchesRepository', () => {
     expect(ended?.finishedAt).toBeInstanceOf(Date);
     expect(await batches.activeCount(userId)).toBe(0);
   });
+
+  it('a spent budget ends the items it had not started, except one a stop ended while it waited', async () => {
+    const userId = await newUser();
+    const batchId = await batches.create(
+      {
+        userId,
+        name: 'budgeted',
+        concurrency: 1,
+        generateTitles: false,
+        defaults: { mode: 'council' },
+        items: [item('1'), item('2'), item('3')],
+        maxCostUsd: 0.01,
+      },
+      null,
+    );
+    const [picked] = (await batches.pickItems(batchId))!.items;
+    await insertCall(picked.messageId, 'a', 10, 20, 0.02);
+    const [, second, third] = await batches.itemsPage(batchId, -1, 10);
+
+    // A user's stop of the third item, as its ending write does it, holds the row while the next
+    // dispatch finds the budget spent and waits for that row.
+    const stop = db.createQueryRunner();
+    await stop.connect();
+    try {
+      await stop.startTransaction();
+      await stop.query(
+        `UPDATE messages SET status = 'cancelled', error = 'Cancelled by the user.', stage = NULL,
+           completed_at = now(), last_seq = last_seq + 1 WHERE id = $1`,
+        [third.messageId],
+      );
+      await stop.query(
+        `INSERT INTO deliberation_events (message_id, message_created_at, seq, event_key, type, payload, created_at)
+         SELECT id, created_at, last_seq, 'cancelled', 'cancelled', '{"reason": "Cancelled by the user."}', now()
+         FROM messages WHERE id = $1`,
+        [third.messageId],
+      );
+      const dispatch = batches.pickItems(batchId);
+      for (let waited = 0; ; waited += 20) {
+        const [{ n }]: { n: number }[] = await db.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH ended AS%'`,
+        );
+        if (n > 0) break;
+        if (waited > 10_000) throw new Error('the dispatch never waited for the stopped row');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await stop.commitTransaction();
+      const outcome = await dispatch;
+      // The stopped item keeps its own end; only the second is ended by the budget.
+      expect(outcome?.items).toEqual([]);
+      expect(outcome?.cancelled?.map((e) => e.messageId)).toEqual([second.messageId]);
+    } finally {
+      await stop.release();
+    }
+    const stored = new TypeOrmDeliberationStore(db);
+    expect((await stored.replayAfter(third.messageId, 0)).events).toEqual([
+      expect.objectContaining({ type: 'cancelled', seq: 1, reason: 'Cancelled by the user.' }),
+    ]);
+    expect((await stored.replayAfter(second.messageId, 0)).events).toEqual([
+      expect.objectContaining({
+        type: 'cancelled',
+        seq: 1,
+        reason: expect.stringMatching(/budget of \$0\.01/),
+      }),
+    ]);
+    expect((await batches.find(batchId))?.status).toBe('budget_exhausted');
+  });
 });
 
 describe('UsageRepository', () => {
