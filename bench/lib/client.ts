@@ -1,4 +1,5 @@
 import type { DeliveredEvent, LiveEvent } from '@conclave/contracts';
+import { Agent, request as httpRequest } from 'node:http';
 import { io, type Socket } from 'socket.io-client';
 
 /** Wall-clock milliseconds with sub-millisecond resolution (comparable with Date.now() elsewhere). */
@@ -13,6 +14,15 @@ export interface HttpAnswer<T> {
   at: number;
 }
 
+/**
+ * Keep-alive connections for every request the benchmark makes. node:http rather than fetch: the
+ * client shares the machine's cores with what it measures, and fetch (undici) costs it several
+ * times the CPU per request.
+ */
+// A free connection is closed after 2 s idle, before the server's keep-alive timeout (5 s) could
+// close it under a request just sent on it ("socket hang up").
+const agent = new Agent({ keepAlive: true, maxSockets: 128, timeout: 2_000 });
+
 export async function http<T = unknown>(
   baseUrl: string,
   method: string,
@@ -20,12 +30,29 @@ export async function http<T = unknown>(
   body?: unknown,
 ): Promise<HttpAnswer<T>> {
   const started = now();
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const request = httpRequest(
+      new URL(`${baseUrl}${path}`),
+      {
+        method,
+        agent,
+        headers: payload
+          ? { 'content-type': 'application/json', 'content-length': String(payload.length) }
+          : {},
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
   });
-  const text = await response.text();
   const at = now();
   let parsed: unknown = text;
   try {
@@ -33,7 +60,7 @@ export async function http<T = unknown>(
   } catch {
     // not JSON: keep the text
   }
-  return { status: response.status, body: parsed as T, ms: at - started, at };
+  return { status, body: parsed as T, ms: at - started, at };
 }
 
 /** POST /api/deliberations; throws unless 202. */
