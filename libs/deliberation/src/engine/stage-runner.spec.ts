@@ -31,6 +31,26 @@ function simulatedProvider(): SimulatedProvider {
   });
 }
 
+/** A provider whose calls never answer: they end only when aborted. Records the models called and aborted. */
+function hangingProvider(): { provider: ModelProvider; seen: string[]; aborted: string[] } {
+  const seen: string[] = [];
+  const aborted: string[] = [];
+  const provider: ModelProvider = {
+    name: 'hanging',
+    key: 'hanging',
+    complete: (request) =>
+      new Promise((_, reject) => {
+        seen.push(request.model);
+        const abort = () => {
+          aborted.push(request.model);
+          reject(request.signal.reason as Error);
+        };
+        request.signal.addEventListener('abort', abort, { once: true });
+      }),
+  };
+  return { provider, seen, aborted };
+}
+
 function setUp(provider?: ModelProvider, options: Partial<StageRunnerOptions> = {}) {
   const mode = modeDefinition('council');
   if (!mode) throw new Error('council is not registered');
@@ -216,20 +236,9 @@ describe('StageRunner', () => {
     });
 
     it('sees a stop stored before the job started: the calls are abandoned, no rows, the end kept', async () => {
-      const seen: string[] = [];
-      const hanging: ModelProvider = {
-        name: 'hanging',
-        key: 'hanging',
-        complete: (request) =>
-          new Promise((_, reject) => {
-            seen.push(request.model);
-            request.signal.addEventListener('abort', () => reject(request.signal.reason as Error), {
-              once: true,
-            });
-          }),
-      };
+      const { provider, seen } = hangingProvider();
       // A title call left running would hang this test past its timeout.
-      const { store, runner, enqueued } = setUp(hanging, { titleTimeoutMs: 600_000 });
+      const { store, runner, enqueued } = setUp(provider, { titleTimeoutMs: 600_000 });
       store.state.needsTitle = true;
       const start = startOf(await loadedOf(store));
       await store.writeStage('m1', endingWrite('stage1', { kind: 'cancelled', reason: 'stopped' }));
@@ -245,24 +254,9 @@ describe('StageRunner', () => {
     }, 10_000);
 
     it('abandons the calls of a deliberation deleted before its job started, the title call too', async () => {
-      const aborted: string[] = [];
-      const hanging: ModelProvider = {
-        name: 'hanging',
-        key: 'hanging',
-        complete: (request) =>
-          new Promise((_, reject) => {
-            request.signal.addEventListener(
-              'abort',
-              () => {
-                aborted.push(request.model);
-                reject(request.signal.reason as Error);
-              },
-              { once: true },
-            );
-          }),
-      };
+      const { provider, aborted } = hangingProvider();
       // Ends only once every call, the title's among them, has been aborted.
-      const { store, runner, enqueued } = setUp(hanging, { titleTimeoutMs: 600_000 });
+      const { store, runner, enqueued } = setUp(provider, { titleTimeoutMs: 600_000 });
       store.state.needsTitle = true;
       const start = startOf(await loadedOf(store));
       store.writeStage = async () => ({ kind: 'missing' });
