@@ -410,18 +410,8 @@ describe('StageRunner', () => {
   });
 
   it('abandons the calls and stores nothing of them when the opening cannot be written', async () => {
-    const aborted: string[] = [];
-    const { store, runner } = setUp({
-      name: 'hanging',
-      complete(request) {
-        return new Promise((_, reject) => {
-          request.signal?.addEventListener('abort', () => {
-            aborted.push(request.model);
-            reject(request.signal?.reason);
-          });
-        });
-      },
-    });
+    const { provider, aborted } = hangingProvider();
+    const { store, runner } = setUp(provider);
     store.writeStage = async () => {
       throw new Error('connection terminated');
     };
