@@ -2,7 +2,7 @@
 // page.evaluate bodies run in the browser.
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { browserSuite, SHOTS } from './support/web-build';
+import { browserSuite, contrast, SHOTS } from './support/web-build';
 
 interface Accepted {
   conversationId: string;
@@ -82,38 +82,6 @@ describe('web client: conversations as threads, on any screen', () => {
   const messageOf = (page: Page) => /#\/m\/([\w-]+)/.exec(page.url())?.[1] ?? '';
   const overflow = (page: Page) =>
     page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-
-  /** Every visible text's contrast against its background (as in web.e2e-spec.ts). */
-  const contrast = (page: Page) =>
-    page.evaluate(() => {
-      const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
-      const luminance = ([r, g, b]: number[]) => {
-        const channel = (v: number) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
-        return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
-      };
-      const background = (el: Element | null): number[] => {
-        for (; el; el = el.parentElement) {
-          const c = rgb(getComputedStyle(el).backgroundColor);
-          if (c.length === 3 || (c.length === 4 && c[3] > 0)) return c.slice(0, 3);
-        }
-        return rgb(getComputedStyle(document.documentElement).backgroundColor).slice(0, 3);
-      };
-      const found: string[] = [];
-      let count = 0;
-      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        const el = node.parentElement;
-        if (!el || !node.textContent?.trim() || el.closest('svg') || !el.checkVisibility()) continue;
-        count++;
-        const [a, b] = [luminance(rgb(getComputedStyle(el).color)), luminance(background(el))];
-        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-        if (ratio < 4.5)
-          found.push(
-            `${el.tagName}.${el.className} "${node.textContent.trim().slice(0, 30)}": ${ratio.toFixed(2)}`,
-          );
-      }
-      return { checked: count, failures: found };
-    });
 
   const COUNCIL = ['sim/athena', 'sim/hermes'];
 

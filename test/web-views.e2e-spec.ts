@@ -4,7 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { builtWebClient, launchChromium } from './support/web-build';
+import { builtWebClient, contrast, launchChromium } from './support/web-build';
 import { TestStack } from './support/harness';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -145,37 +145,12 @@ describe('result views in a browser', () => {
       return found;
     });
 
-  /** Every visible text in the result whose colour fails WCAG AA contrast on its background. */
-  const contrastFailures = (page: Page) =>
-    page.evaluate(() => {
-      const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
-      const luminance = ([r, g, b]: number[]) => {
-        const channel = (v: number) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
-        return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
-      };
-      const background = (el: Element | null): number[] => {
-        for (; el; el = el.parentElement) {
-          const c = rgb(getComputedStyle(el).backgroundColor);
-          if (c.length === 3 || (c.length === 4 && c[3] > 0)) return c.slice(0, 3);
-        }
-        return [255, 255, 255];
-      };
-      const found: string[] = [];
-      for (const result of document.querySelectorAll('.result')) {
-        const walker = document.createTreeWalker(result, NodeFilter.SHOW_TEXT);
-        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-          const el = node.parentElement;
-          if (!el || !node.textContent?.trim() || el.closest('svg') || !el.checkVisibility()) continue;
-          const [a, b] = [luminance(rgb(getComputedStyle(el).color)), luminance(background(el))];
-          const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-          if (ratio < 4.5)
-            found.push(
-              `${el.tagName}.${el.className} "${node.textContent.trim().slice(0, 20)}": ${ratio.toFixed(2)}`,
-            );
-        }
-      }
-      return [...new Set(found)];
-    });
+  /** The texts under .result that fail WCAG AA contrast (and there are texts to check). */
+  const contrastFailures = async (page: Page) => {
+    const { checked, failures } = await contrast(page, '.result');
+    expect(checked).toBeGreaterThan(0);
+    return failures;
+  };
 
   /** Opens every closed <details> in the result, so what it holds is on the page. */
   const openAll = (page: Page) =>

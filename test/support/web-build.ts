@@ -1,4 +1,4 @@
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
@@ -107,4 +107,45 @@ export function browserSuite(env: Record<string, string> = {}): { stack: TestSta
       return browser;
     },
   };
+}
+
+/**
+ * Every visible text (outside SVG charts) under the elements `within` selects, checked against
+ * WCAG AA (4.5:1) on the background it is drawn on: how many texts were checked, and the failures.
+ * A text on no opaque background is measured against the page's own, or white.
+ */
+export function contrast(page: Page, within = 'body'): Promise<{ checked: number; failures: string[] }> {
+  return page.evaluate((selector) => {
+    const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).map(Number);
+    const opaque = (c: number[]) => c.length === 3 || (c.length === 4 && c[3] > 0);
+    const luminance = ([r, g, b]: number[]) => {
+      const channel = (v: number) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+      return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+    };
+    const page = rgb(getComputedStyle(document.documentElement).backgroundColor);
+    const background = (el: Element | null): number[] => {
+      for (; el; el = el.parentElement) {
+        const c = rgb(getComputedStyle(el).backgroundColor);
+        if (opaque(c)) return c.slice(0, 3);
+      }
+      return opaque(page) ? page.slice(0, 3) : [255, 255, 255];
+    };
+    const failures = new Set<string>();
+    let checked = 0;
+    for (const root of document.querySelectorAll(selector)) {
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const el = node.parentElement;
+        if (!el || !node.textContent?.trim() || el.closest('svg') || !el.checkVisibility()) continue;
+        checked++;
+        const [a, b] = [luminance(rgb(getComputedStyle(el).color)), luminance(background(el))];
+        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+        if (ratio < 4.5)
+          failures.add(
+            `${el.tagName}.${el.className} "${node.textContent.trim().slice(0, 30)}": ${ratio.toFixed(2)}`,
+          );
+      }
+    }
+    return { checked, failures: [...failures] };
+  }, within);
 }
