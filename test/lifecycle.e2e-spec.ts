@@ -15,7 +15,7 @@ import {
   weekPartition,
 } from '@conclave/persistence';
 import { DataSource } from 'typeorm';
-import { TestStack } from './support/harness';
+import { rowsOf, STORED_TABLES, TestStack } from './support/harness';
 
 /**
  * Issue 23, data lifecycle (API and storage): DELETE /api/batches/:id, the weekly partitions of
@@ -37,32 +37,6 @@ async function until<T>(probe: () => Promise<T | null | false>, timeoutMs = 60_0
 }
 
 const COUNCIL = { mode: 'council', councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c' };
-const TABLES = [
-  'conversations',
-  'messages',
-  'deliberation_stages',
-  'model_calls',
-  'deliberation_events',
-] as const;
-type Table = (typeof TABLES)[number];
-
-/** How many rows each table holds for these conversations. */
-async function rowsOf(db: DataSource, conversationIds: string[]): Promise<Record<Table, number>> {
-  const [row]: Record<Table, number>[] = await db.query(
-    `SELECT
-       (SELECT count(*)::int FROM conversations WHERE id = ANY($1::uuid[])) AS conversations,
-       (SELECT count(*)::int FROM messages WHERE conversation_id = ANY($1::uuid[])) AS messages,
-       (SELECT count(*)::int FROM deliberation_stages s JOIN messages m ON m.id = s.message_id
-          WHERE m.conversation_id = ANY($1::uuid[])) AS deliberation_stages,
-       (SELECT count(*)::int FROM model_calls c JOIN messages m ON m.id = c.message_id
-          WHERE m.conversation_id = ANY($1::uuid[])) AS model_calls,
-       (SELECT count(*)::int FROM deliberation_events e JOIN messages m ON m.id = e.message_id
-          WHERE m.conversation_id = ANY($1::uuid[])) AS deliberation_events`,
-    [conversationIds],
-  );
-  return row;
-}
-
 /** Events of messages that no longer exist (there must never be any: the foreign key cascades). */
 async function orphanEvents(db: DataSource): Promise<number> {
   const [{ n }]: { n: number }[] = await db.query(
@@ -135,7 +109,7 @@ describe('data lifecycle: DELETE /api/batches/:id, event partitions, migration',
       expect(doomedConversations).toHaveLength(3);
       const before = await rowsOf(stack.db, doomedConversations);
       // Every kind of row is there to delete: stage rows, model calls and events of each item.
-      for (const table of TABLES) expect(before[table]).toBeGreaterThan(0);
+      for (const table of STORED_TABLES) expect(before[table]).toBeGreaterThan(0);
       const [itemMessage]: { id: string }[] = await stack.db.query(
         `SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' LIMIT 1`,
         [doomed],

@@ -2,10 +2,9 @@ import type { BatchAccepted, BatchView } from '@conclave/contracts';
 import { ensureEventPartitions, listEventPartitions, weekPartition } from '@conclave/persistence';
 import { Queue, type Job } from 'bullmq';
 import IORedis from 'ioredis';
-import type { DataSource } from 'typeorm';
 import type { LifecycleRunSummary } from '../apps/worker/src/maintenance/data-lifecycle.job';
 import type { RunningWorker } from '../apps/worker/src/worker';
-import { TestStack } from './support/harness';
+import { rowsOf, TestStack } from './support/harness';
 
 /**
  * Issue 23, retention: the fleet-wide data-lifecycle job (one BullMQ job scheduler, two workers)
@@ -30,24 +29,6 @@ async function until<T>(probe: () => Promise<T | null | false>, timeoutMs = 60_0
 
 const COUNCIL = { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c' };
 const SLOW = { councilModels: ['sim/slow:delay60000', 'sim/b'], chairmanModel: 'sim/c' };
-
-/** Rows of every kind stored for these conversations. */
-async function rowsOf(db: DataSource, ids: string[]) {
-  const [row]: Record<'conversations' | 'messages' | 'stages' | 'calls' | 'events', number>[] =
-    await db.query(
-      `SELECT
-       (SELECT count(*)::int FROM conversations WHERE id = ANY($1::uuid[])) AS conversations,
-       (SELECT count(*)::int FROM messages WHERE conversation_id = ANY($1::uuid[])) AS messages,
-       (SELECT count(*)::int FROM deliberation_stages s JOIN messages m ON m.id = s.message_id
-          WHERE m.conversation_id = ANY($1::uuid[])) AS stages,
-       (SELECT count(*)::int FROM model_calls c JOIN messages m ON m.id = c.message_id
-          WHERE m.conversation_id = ANY($1::uuid[])) AS calls,
-       (SELECT count(*)::int FROM deliberation_events e JOIN messages m ON m.id = e.message_id
-          WHERE m.conversation_id = ANY($1::uuid[])) AS events`,
-      [ids],
-    );
-  return row;
-}
 
 /** `metric{labels} value` lines of a Prometheus exposition, summed over the given label filter. */
 function metricValue(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -221,16 +202,16 @@ describe('retention: the fleet-wide data-lifecycle job', () => {
        WHERE m.conversation_id = ANY($1::uuid[]) AND e.tableoid = $2::regclass`,
       [doomed, week.name],
     );
-    expect(placed).toBe(doomedRows.events); // the old rows are all in their week's partition
+    expect(placed).toBe(doomedRows.deliberation_events); // the old rows are all in their week's partition
 
     const setUp = Date.now();
     await until(async () => (await rowsOf(stack.db, doomed)).conversations === 0 && (await runAfter(setUp)));
     expect(await rowsOf(stack.db, doomed)).toEqual({
       conversations: 0,
       messages: 0,
-      stages: 0,
-      calls: 0,
-      events: 0,
+      deliberation_stages: 0,
+      model_calls: 0,
+      deliberation_events: 0,
     });
     expect((await batchView(oldBatch)).status).toBe(404);
     expect((await stack.db.query('SELECT 1 FROM batches WHERE id = $1', [oldBatch])).length).toBe(0);
@@ -240,9 +221,9 @@ describe('retention: the fleet-wide data-lifecycle job', () => {
     expect(keptNow).toMatchObject({
       conversations: keptRows.conversations,
       messages: keptRows.messages,
-      stages: keptRows.stages,
+      deliberation_stages: keptRows.deliberation_stages,
     });
-    expect(keptNow.events).toBeGreaterThanOrEqual(keptRows.events);
+    expect(keptNow.deliberation_events).toBeGreaterThanOrEqual(keptRows.deliberation_events);
     expect(
       (await stack.api<{ status: string }>('GET', `/api/deliberations/${running.messageId}`)).body.status,
     ).toBe('running');
@@ -257,9 +238,9 @@ describe('retention: the fleet-wide data-lifecycle job', () => {
     expect(total('conversations')).toBe(16);
     expect(total('batches')).toBe(1);
     expect(total('messages')).toBe(doomedRows.messages);
-    expect(total('stage_rows')).toBe(doomedRows.stages);
-    expect(total('model_calls')).toBe(doomedRows.calls);
-    expect(total('events')).toBe(doomedRows.events);
+    expect(total('stage_rows')).toBe(doomedRows.deliberation_stages);
+    expect(total('model_calls')).toBe(doomedRows.model_calls);
+    expect(total('events')).toBe(doomedRows.deliberation_events);
     const working = runs.filter((r) => r.removed.conversations > 0);
     // 14 plain conversations need three chunks of five; the batch's two items go in one more.
     expect(working.reduce((n, r) => n + r.chunks, 0)).toBeGreaterThanOrEqual(4);
@@ -276,7 +257,7 @@ describe('retention: the fleet-wide data-lifecycle job', () => {
     const counted = (kind: string) =>
       exposed.reduce((n, text) => n + metricValue(text, 'conclave_retention_deleted_total', { kind }), 0);
     expect(counted('conversations')).toBe(16);
-    expect(counted('events')).toBe(doomedRows.events);
+    expect(counted('events')).toBe(doomedRows.deliberation_events);
     expect(counted('batches')).toBe(1);
     const okRuns = exposed.reduce(
       (n, text) => n + metricValue(text, 'conclave_lifecycle_runs_total', { outcome: 'ok' }),

@@ -330,6 +330,36 @@ export class TestStack {
 }
 
 /** 01-council.md §C, for a new conversation. */
+/** The tables a conversation's data is stored in. */
+export const STORED_TABLES = [
+  'conversations',
+  'messages',
+  'deliberation_stages',
+  'model_calls',
+  'deliberation_events',
+] as const;
+export type StoredTable = (typeof STORED_TABLES)[number];
+
+/** How many rows each table holds for these conversations. */
+export async function rowsOf(
+  db: DataSource,
+  conversationIds: string[],
+): Promise<Record<StoredTable, number>> {
+  const [row]: Record<StoredTable, number>[] = await db.query(
+    `SELECT
+       (SELECT count(*)::int FROM conversations WHERE id = ANY($1::uuid[])) AS conversations,
+       (SELECT count(*)::int FROM messages WHERE conversation_id = ANY($1::uuid[])) AS messages,
+       (SELECT count(*)::int FROM deliberation_stages s JOIN messages m ON m.id = s.message_id
+          WHERE m.conversation_id = ANY($1::uuid[])) AS deliberation_stages,
+       (SELECT count(*)::int FROM model_calls c JOIN messages m ON m.id = c.message_id
+          WHERE m.conversation_id = ANY($1::uuid[])) AS model_calls,
+       (SELECT count(*)::int FROM deliberation_events e JOIN messages m ON m.id = e.message_id
+          WHERE m.conversation_id = ANY($1::uuid[])) AS deliberation_events`,
+    [conversationIds],
+  );
+  return row;
+}
+
 export const COUNCIL_SEQUENCE = [
   'stage1_start',
   'stage1_complete',
