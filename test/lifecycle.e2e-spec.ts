@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { BatchAccepted, BatchView } from '@conclave/contracts';
 import {
   BudgetsRepository,
+  CONVERSATION_TABLES,
   LifecycleRepository,
   MIGRATIONS,
   TypeOrmDeliberationStore,
@@ -15,7 +16,7 @@ import {
   weekPartition,
 } from '@conclave/persistence';
 import { DataSource } from 'typeorm';
-import { rowsOf, STORED_TABLES, TestStack } from './support/harness';
+import { rowsOf, TestStack } from './support/harness';
 
 /**
  * Issue 23, data lifecycle (API and storage): DELETE /api/batches/:id, the weekly partitions of
@@ -109,7 +110,7 @@ describe('data lifecycle: DELETE /api/batches/:id, event partitions, migration',
       expect(doomedConversations).toHaveLength(3);
       const before = await rowsOf(stack.db, doomedConversations);
       // Every kind of row is there to delete: stage rows, model calls and events of each item.
-      for (const table of STORED_TABLES) expect(before[table]).toBeGreaterThan(0);
+      for (const table of CONVERSATION_TABLES) expect(before[table]).toBeGreaterThan(0);
       const [itemMessage]: { id: string }[] = await stack.db.query(
         `SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' LIMIT 1`,
         [doomed],

@@ -1,5 +1,12 @@
 import { cpus } from 'node:os';
-import { ensureEventPartitions, listEventPartitions, weekPartition, WEEK_MS } from '@conclave/persistence';
+import {
+  CONVERSATION_TABLES,
+  ensureEventPartitions,
+  listEventPartitions,
+  weekPartition,
+  WEEK_MS,
+  type ConversationTable,
+} from '@conclave/persistence';
 import { Queue, type Job } from 'bullmq';
 import IORedis from 'ioredis';
 import type { QueryRunner } from 'typeorm';
@@ -12,14 +19,8 @@ import { HarnessError, type Check, type Scenario } from '../lib/types';
 import { describeCpu, requestFor } from './overhead';
 
 const MODES = ['council', 'vote', 'jury', 'debate', 'delphi'] as const;
-const TABLES = [
-  'conversations',
-  'messages',
-  'deliberation_stages',
-  'model_calls',
-  'deliberation_events',
-] as const;
-type TableName = (typeof TABLES)[number];
+const TABLES = CONVERSATION_TABLES;
+type TableName = ConversationTable;
 const LABEL: Record<TableName, string> = {
   conversations: 'conversations',
   messages: 'messages',

@@ -7,7 +7,13 @@ import { loadConfig, type ConclaveConfig } from '@conclave/config';
 import { STAGE_QUEUE, type DeliveredEvent, type StageJobData } from '@conclave/contracts';
 import type { ModelProvider } from '@conclave/llm';
 import { createLogger } from '@conclave/observability';
-import { ApiKeysRepository, createDataSource, migrate, type StageRowRecord } from '@conclave/persistence';
+import {
+  ApiKeysRepository,
+  createDataSource,
+  migrate,
+  type ConversationTable,
+  type StageRowRecord,
+} from '@conclave/persistence';
 import IORedis from 'ioredis';
 import { Queue } from 'bullmq';
 import { io, type Socket } from 'socket.io-client';
@@ -330,22 +336,12 @@ export class TestStack {
 }
 
 /** 01-council.md §C, for a new conversation. */
-/** The tables a conversation's data is stored in. */
-export const STORED_TABLES = [
-  'conversations',
-  'messages',
-  'deliberation_stages',
-  'model_calls',
-  'deliberation_events',
-] as const;
-export type StoredTable = (typeof STORED_TABLES)[number];
-
 /** How many rows each table holds for these conversations. */
 export async function rowsOf(
   db: DataSource,
   conversationIds: string[],
-): Promise<Record<StoredTable, number>> {
-  const [row]: Record<StoredTable, number>[] = await db.query(
+): Promise<Record<ConversationTable, number>> {
+  const [row]: Record<ConversationTable, number>[] = await db.query(
     `SELECT
        (SELECT count(*)::int FROM conversations WHERE id = ANY($1::uuid[])) AS conversations,
        (SELECT count(*)::int FROM messages WHERE conversation_id = ANY($1::uuid[])) AS messages,

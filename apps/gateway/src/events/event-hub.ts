@@ -116,8 +116,6 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
         this.deliveries.delete(delivery);
         onEnd?.(reason);
       },
-      // Whether it has ended comes with the replay's events (replayAfter).
-      undefined,
       room,
     );
     this.deliveries.set(delivery, messageId);

@@ -19,7 +19,7 @@ function setup(stored: DeliveredEvent[], afterSeq = 0) {
     async (after) => {
       fetches += 1;
       if (hold) await new Promise<void>((resolve) => (release = resolve));
-      return stored.filter((e) => e.seq > after);
+      return replay(stored, after, false);
     },
     (e) => sent.push(e.seq),
     (reason) => (ended = reason),
@@ -36,6 +36,12 @@ function setup(stored: DeliveredEvent[], afterSeq = 0) {
     },
   };
 }
+
+/** What the store's replayAfter answers: the events after a seq, and whether it has ended. */
+const replay = (stored: DeliveredEvent[], after: number, finished: boolean) => ({
+  events: stored.filter((e) => e.seq > after),
+  finished,
+});
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -102,10 +108,9 @@ describe('OrderedDelivery', () => {
     const stored = [event(1), event(2, 'complete')];
     const delivery = new OrderedDelivery(
       2,
-      async (after) => stored.filter((e) => e.seq > after),
+      async (after) => replay(stored, after, true),
       (e) => sent.push(e.seq),
       (reason) => (ended = reason),
-      async () => true,
     );
     await delivery.start();
     expect(sent).toEqual([]);
@@ -115,30 +120,24 @@ describe('OrderedDelivery', () => {
   it('keeps a subscriber of a running deliberation open when it has seen everything so far', async () => {
     const delivery = new OrderedDelivery(
       1,
-      async () => [],
+      async () => ({ events: [], finished: false }),
       () => undefined,
       () => undefined,
-      async () => false,
     );
     await delivery.start();
     expect(delivery.isEnded).toBe(false);
   });
 
-  it('takes whether the deliberation ended from the replay itself when the fetch tells it', async () => {
+  it('takes whether the deliberation ended from the replay itself', async () => {
     const stored = [event(1), event(2, 'complete')];
-    let asked = 0;
     const run = async (afterSeq: number, finished: boolean) => {
       const sent: number[] = [];
       let ended: string | null = null;
       const delivery = new OrderedDelivery(
         afterSeq,
-        async (after) => ({ events: stored.filter((e) => e.seq > after), finished }),
+        async (after) => replay(stored, after, finished),
         (e) => sent.push(e.seq),
         (reason) => (ended = reason),
-        async () => {
-          asked += 1;
-          return true;
-        },
       );
       await delivery.start();
       return { sent, ended };
@@ -149,10 +148,9 @@ describe('OrderedDelivery', () => {
     expect(await run(0, true)).toEqual({ sent: [1, 2], ended: 'terminal' });
     // Its terminal event ends it whatever the fetch said.
     expect(await run(1, false)).toEqual({ sent: [2], ended: 'terminal' });
-    // Running (the fetch says so even though `finished` would say otherwise): stays open.
+    // Still running, everything seen so far: stays open.
     stored.pop();
     expect(await run(1, false)).toEqual({ sent: [], ended: null });
-    expect(asked).toBe(0);
   });
 
   it('resync fetches events whose publish was lost, without a later live event', async () => {
@@ -186,7 +184,7 @@ describe('OrderedDelivery', () => {
       async (after) => {
         if (down)
           throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-        return stored.filter((e) => e.seq > after);
+        return replay(stored, after, false);
       },
       (e) => sent.push(e.seq),
     );
@@ -212,10 +210,9 @@ describe('OrderedDelivery with a subscriber that reads slowly', () => {
     let release: () => void = () => undefined;
     const delivery = new OrderedDelivery(
       0,
-      async (after) => stored.filter((e) => e.seq > after),
+      async (after) => replay(stored, after, false),
       (e) => sent.push(e.seq),
       () => undefined,
-      async () => false,
       // Full after the first event until released.
       () => (sent.length === 1 ? new Promise<void>((resolve) => (release = resolve)) : null),
     );
@@ -237,10 +234,9 @@ describe('OrderedDelivery with a subscriber that reads slowly', () => {
     let ended: string | null = null;
     const delivery = new OrderedDelivery(
       0,
-      async (after) => stored.filter((e) => e.seq > after),
+      async (after) => replay(stored, after, false),
       (e) => sent.push(e.seq),
       (reason) => (ended = reason),
-      async () => false,
       () => new Promise<void>((resolve) => (release = resolve)),
     );
     const started = delivery.start();

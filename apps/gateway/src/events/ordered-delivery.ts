@@ -1,13 +1,12 @@
 import { TERMINAL_EVENT_TYPES, type DeliveredEvent } from '@conclave/contracts';
-import { isStoreUnavailable } from '@conclave/persistence';
+import { isStoreUnavailable, type StoredReplay } from '@conclave/persistence';
 
 /**
- * The events stored after a seq; with `finished` when the store read whether the deliberation has
- * ended in the same snapshot (its terminal event is then among the events, when due).
+ * The events stored after a seq, and whether the deliberation has ended (or is gone), read in one
+ * snapshot (the store's replayAfter): when it ended by a stage write, its terminal event is among
+ * the events, when due.
  */
-export type FetchAfter = (
-  afterSeq: number,
-) => Promise<DeliveredEvent[] | { events: DeliveredEvent[]; finished: boolean }>;
+export type FetchAfter = (afterSeq: number) => Promise<StoredReplay>;
 
 /**
  * Delivers one message's events to one subscriber in seq order, exactly once: first whatever is
@@ -27,11 +26,6 @@ export class OrderedDelivery {
     private readonly fetchAfter: FetchAfter,
     private readonly send: (event: DeliveredEvent) => void,
     private readonly onEnd: (reason: 'terminal' | 'closed' | 'failed') => void = () => undefined,
-    /**
-     * Whether the deliberation has ended; a subscriber already past its last event is then done.
-     * Not asked when the replay's fetch answered it.
-     */
-    private readonly finished: () => Promise<boolean> = async () => false,
     /** After each event sent: null to go on, or a promise to wait for (the subscriber's backlog). */
     private readonly room: () => Promise<void> | null = () => null,
   ) {
@@ -58,17 +52,10 @@ export class OrderedDelivery {
   start(): Promise<void> {
     this.started = this.enqueue(async () => {
       const finished = await this.catchUp();
-      if (this.ended) return;
-      if (finished !== undefined) {
-        // Read with the events: had it ended by a stage write, its terminal event was among them
-        // if it was due (a batch item cancelled while queued before such items got their
-        // `cancelled` event ends with its status alone).
-        if (finished) this.end('terminal');
-      } else if (await this.finished()) {
-        // The terminal event is stored with the final status, so it was replayed if it was due.
-        await this.catchUp();
-        this.end('terminal');
-      }
+      // Read with the events: had it ended by a stage write, its terminal event was among them if
+      // it was due, and a subscriber already past it is done (as is one of a batch item cancelled
+      // while queued before such items got their `cancelled` event: it ends with its status alone).
+      if (!this.ended && finished) this.end('terminal');
     });
     return this.started;
   }
@@ -106,15 +93,14 @@ export class OrderedDelivery {
     return this.chain;
   }
 
-  /** Sends what is stored after the last event sent; returns `finished` when the fetch told it. */
-  private async catchUp(): Promise<boolean | undefined> {
-    const fetched = await this.fetchAfter(this.lastSeq);
-    const events = Array.isArray(fetched) ? fetched : fetched.events;
+  /** Sends what is stored after the last event sent; returns whether the deliberation had ended. */
+  private async catchUp(): Promise<boolean> {
+    const { events, finished } = await this.fetchAfter(this.lastSeq);
     for (const event of events) {
       if (this.ended) break;
       if (event.seq === this.lastSeq + 1) await this.deliver(event);
     }
-    return Array.isArray(fetched) ? undefined : fetched.finished;
+    return finished;
   }
 
   private async deliver(event: DeliveredEvent): Promise<void> {

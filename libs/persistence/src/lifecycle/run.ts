@@ -1,5 +1,15 @@
 import { retentionCutoff } from './plan';
 
+/** The tables a conversation's data is stored in, the conversation's own first. */
+export const CONVERSATION_TABLES = [
+  'conversations',
+  'messages',
+  'deliberation_stages',
+  'model_calls',
+  'deliberation_events',
+] as const;
+export type ConversationTable = (typeof CONVERSATION_TABLES)[number];
+
 /** What retention deletes, by kind: the `kind` label of conclave_retention_removed_total. */
 export const REMOVED_KINDS = [
   'conversations',
