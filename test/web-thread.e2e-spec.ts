@@ -350,6 +350,44 @@ describe('web client: conversations as threads, on any screen', () => {
     await page.close();
   }, 60_000);
 
+  it("a batch item watched while it waits ends 'cancelled' on the page when its batch is cancelled", async () => {
+    const accepted = await api<{ batchId: string }>('POST', '/api/batches', {
+      defaults: { mode: 'council', councilModels: ['sim/a:delay5000', 'sim/b'], chairmanModel: 'sim/c' },
+      items: [{ question: 'Runs first, slowly?' }, { question: 'Waits its turn?' }],
+      concurrency: 1,
+    });
+    const lines = (await (await fetch(`${stack.baseUrl}/api/batches/${accepted.batchId}/results`)).text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { messageId: string; status: string });
+    const waiting = lines[1].messageId;
+    for (const viewport of [DESKTOP, PHONE]) {
+      const page = await open(`#/m/${waiting}`, { viewport });
+      if (viewport === DESKTOP) {
+        await turnStatus(page, waiting)
+          .filter({ hasText: /^queued$/ })
+          .waitFor({ timeout: 30_000 });
+        await api('POST', `/api/batches/${accepted.batchId}/cancel`);
+      }
+      // On the desktop, without a reload: the stored `cancelled` event reaches the open page. On the
+      // phone, opened afterwards, the same end.
+      await turnStatus(page, waiting)
+        .filter({ hasText: /^cancelled$/ })
+        .waitFor({ timeout: 30_000 });
+      // It never ran: nothing is said to be kept.
+      expect(await page.locator(`.turn[data-message-id="${waiting}"] .cancelled`).innerText()).toBe(
+        'Stopped before it started: The batch was cancelled.',
+      );
+      await page.screenshot({
+        path: path.join(SHOTS, `thread-batch-item-cancelled-${viewport.width}.png`),
+        fullPage: true,
+      });
+      expect(await overflow(page)).toBeLessThanOrEqual(0);
+      expect(page.errors).toEqual([]);
+      await page.close();
+    }
+  }, 60_000);
+
   it('fits 360 px: no horizontal scroll on any view; the sidebar is a drawer', async () => {
     const council = await start({
       question: 'A long question with a long word: Donaudampfschifffahrtsgesellschaftskapitänsmütze?',

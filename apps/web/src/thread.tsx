@@ -258,7 +258,9 @@ function TurnView({
       )}
       {finished === 'cancelled' && (
         <p className="cancelled" role="status">
-          Stopped before the end ({timeline.error}). The answers that had arrived are kept above.
+          {calls > 0
+            ? `Stopped before the end: ${timeline.error ?? ''} The answers that had arrived are kept above.`
+            : `Stopped before it started: ${timeline.error ?? ''}`}
         </p>
       )}
       {view && <ResultBody view={view} events={timeline.events} config={turn.config} />}
