@@ -1,7 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { CallOutcome, DeliberationStore, ModeEvent, StageRow, StageWrite } from '@conclave/deliberation';
 import { MemoryStore } from '../libs/deliberation/src/testing/memory-store';
-import { TypeOrmDeliberationStore, createDataSource, migrate } from '@conclave/persistence';
+import {
+  TypeOrmDeliberationStore,
+  createDataSource,
+  migrate,
+  type DeliberationStoreOptions,
+} from '@conclave/persistence';
 import type { DataSource } from 'typeorm';
 
 /**
@@ -25,6 +30,8 @@ interface StoreFixture {
   start(): Promise<void>;
   stop(): Promise<void>;
   message(options?: MessageOptions): Promise<Subject>;
+  /** A query straight to the database (PostgreSQL's fixture only). */
+  query?(sql: string, params: unknown[]): Promise<Record<string, unknown>[]>;
 }
 
 const memoryFixture = (): StoreFixture => ({
@@ -36,7 +43,7 @@ const memoryFixture = (): StoreFixture => ({
   },
 });
 
-const postgresFixture = (): StoreFixture => {
+const postgresFixture = (options: DeliberationStoreOptions = {}): StoreFixture => {
   const url = `postgres://postgres@127.0.0.1:5432/conclave_t_store_${randomBytes(5).toString('hex')}`;
   let db: DataSource;
   let store: TypeOrmDeliberationStore;
@@ -45,7 +52,7 @@ const postgresFixture = (): StoreFixture => {
       await migrate(url);
       db = createDataSource(url, 2);
       await db.initialize();
-      store = new TypeOrmDeliberationStore(db);
+      store = new TypeOrmDeliberationStore(db, options);
     },
     async stop() {
       await db?.destroy();
@@ -54,6 +61,7 @@ const postgresFixture = (): StoreFixture => {
       await admin.query(`DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
       await admin.destroy();
     },
+    query: (sql, params) => db.query(sql, params),
     async message({ stage = 'stage1', needsTitle = false } = {}) {
       const [user] = await db.query(`INSERT INTO users (name) VALUES ($1) RETURNING id`, [randomUUID()]);
       const [conversation] = await db.query(
@@ -132,7 +140,8 @@ const typesOf = async (subject: Subject) =>
 
 describe.each([
   ['in memory', memoryFixture],
-  ['PostgreSQL', postgresFixture],
+  ['PostgreSQL', () => postgresFixture()],
+  ['PostgreSQL, every write on its own', () => postgresFixture({ groupedWrites: false })],
 ])('the deliberation store contract (%s)', (_name, makeFixture) => {
   const fixture = makeFixture();
   beforeAll(() => fixture.start(), 60_000);
@@ -438,5 +447,76 @@ describe.each([
     expect(await store.loadOutcomes(messageId, 'title')).toEqual([answer('title', 'Generated')]);
     await store.writeStage(messageId, { stage: 'title', events: [], conversationTitle: 'Another' });
     expect(await subject.title()).toBe('Generated');
+  });
+});
+
+describe.each([
+  ['grouped (the default)', {}, 1],
+  ['every write on its own', { groupedWrites: false as const }, 12],
+])('PostgreSQL: stage writes of many deliberations at once, %s', (_name, options, transactions) => {
+  const fixture = postgresFixture(options);
+  beforeAll(() => fixture.start(), 60_000);
+  afterAll(() => fixture.stop());
+  const query = (sql: string, params: unknown[]) =>
+    (fixture.query as NonNullable<StoreFixture['query']>)(sql, params);
+
+  it(`answers each write with its own events, stored in ${transactions} transaction(s)`, async () => {
+    const subjects = await Promise.all(Array.from({ length: 12 }, () => fixture.message()));
+    const answers = await Promise.all(
+      subjects.map(({ store, messageId }, i) =>
+        store.writeStage(messageId, {
+          stage: 'stage1',
+          guard: true,
+          markRunning: true,
+          outcomes: [answer('a', `answer ${i}`)],
+          events: [event('stage1_start'), event('settled', { i })],
+        }),
+      ),
+    );
+    answers.forEach((written, i) =>
+      expect(written).toMatchObject({
+        kind: 'written',
+        events: [
+          { type: 'stage1_start', seq: 1, messageId: subjects[i].messageId },
+          { type: 'settled', seq: 2, i, messageId: subjects[i].messageId },
+        ],
+      }),
+    );
+    const ids = subjects.map((s) => s.messageId);
+    for (const { store, messageId } of subjects) {
+      expect((await store.load(messageId, 0))?.status).toBe('running');
+    }
+    // now() is the transaction's start: one value for all twelve when they were one transaction.
+    const [stored] = await query(
+      `SELECT count(*)::int AS calls, count(DISTINCT created_at)::int AS transactions
+       FROM model_calls WHERE message_id = ANY($1)`,
+      [ids],
+    );
+    expect(stored).toEqual({ calls: 12, transactions });
+  });
+
+  it("keeps one deliberation's writes in the order given, and a write that fails fails alone", async () => {
+    const [one, two] = await Promise.all([fixture.message(), fixture.message()]);
+    const missing = randomUUID();
+    const results = await Promise.allSettled([
+      one.store.writeStage(one.messageId, { stage: 'stage1', events: [event('first')] }),
+      two.store.writeStage(two.messageId, { stage: 'stage1', events: [event('other')] }),
+      one.store.writeStage('not-a-uuid', { stage: 'stage1', events: [event('x')] }),
+      one.store.writeStage(missing, { stage: 'stage1', events: [event('x')] }),
+      one.store.writeStage(one.messageId, { stage: 'stage1', events: [event('second')] }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    expect((results[2] as PromiseRejectedResult).reason).toEqual(
+      expect.objectContaining({ message: expect.stringMatching(/uuid/) }),
+    );
+    expect((results[3] as PromiseFulfilledResult<unknown>).value).toEqual({ kind: 'missing' });
+    expect(await typesOf(one)).toEqual(['first', 'second']);
+    expect(await typesOf(two)).toEqual(['other']);
   });
 });

@@ -12,6 +12,7 @@ import type {
   UnfinishedMessage,
 } from '@conclave/deliberation';
 import type { Pool, QueryResultRow } from 'pg';
+import { GroupedWrites, type GroupedWritesOptions } from './grouped-writes';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
@@ -287,7 +288,28 @@ export interface DeliberationStoreOptions {
    * one is unknown on the next ("prepared statement ... does not exist" / "already exists").
    */
   preparedStatements?: boolean;
+  /**
+   * Stage writes of different deliberations that fall due together go as one statement and one
+   * commit (GroupedWrites). Default: up to 4 groups in the database at once, up to 100 writes each;
+   * false writes each on its own.
+   */
+  groupedWrites?: GroupedWritesOptions | false;
 }
+
+/** One stage write as conclave_stage_write takes it: the message and its parameter, as JSON text. */
+interface StageWriteCall {
+  messageId: string;
+  json: string;
+}
+
+interface StageWriteAnswer {
+  result: StageWriteResult['kind'];
+  events?: CompactEvent[];
+  title?: string | null;
+  outcomes?: ModelCallRecord[];
+}
+
+const DEFAULT_GROUPED_WRITES: GroupedWritesOptions = { maxInFlight: 8, maxGroup: 16 };
 
 /** A message's stored events after a seq, and whether it has ended (or no longer exists). */
 export interface StoredReplay {
@@ -297,12 +319,21 @@ export interface StoredReplay {
 
 export class TypeOrmDeliberationStore implements DeliberationStore {
   private readonly named: boolean;
+  private readonly grouped: GroupedWrites<StageWriteCall, StageWriteAnswer> | null;
 
   constructor(
     private readonly dataSource: DataSource,
     options: DeliberationStoreOptions = {},
   ) {
     this.named = options.preparedStatements ?? true;
+    const grouping = options.groupedWrites ?? DEFAULT_GROUPED_WRITES;
+    this.grouped = grouping
+      ? new GroupedWrites(
+          (calls: StageWriteCall[]) => this.writeGroup(calls),
+          (call: StageWriteCall) => this.writeOne(call),
+          grouping,
+        )
+      : null;
   }
 
   /**
@@ -326,38 +357,54 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
    * payloads stay here instead of travelling back).
    */
   async writeStage(messageId: string, write: StageWrite): Promise<StageWriteResult> {
-    const [row]: {
-      result: {
-        result: StageWriteResult['kind'];
-        events?: CompactEvent[];
-        title?: string | null;
-        outcomes?: ModelCallRecord[];
-      };
-    }[] = await this.prepared(
-      'conclave_stage_write',
-      'SELECT conclave_stage_write($1, $2::jsonb) AS result',
-      [
-        messageId,
-        JSON.stringify({
-          stage: write.stage,
-          guard: write.guard ?? false,
-          markRunning: write.markRunning ?? false,
-          outcomes: (write.outcomes ?? []).map(outcomeRecord),
-          rows: (write.rows ?? []).map(stageRowRecord),
-          events: write.events.map(({ key, type, payload }) => ({ key, type, payload })),
-          ...(write.update ? { update: write.update } : {}),
-          ...(write.title !== undefined ? { title: write.title } : {}),
-          ...(write.conversationTitle !== undefined ? { conversationTitle: write.conversationTitle } : {}),
-          ...(write.titleOutcome ? { titleOutcome: outcomeRecord(write.titleOutcome) } : {}),
-          compact: true,
-        }),
-      ],
-    );
-    const { result, events, outcomes, title } = row.result;
+    const json = JSON.stringify({
+      stage: write.stage,
+      guard: write.guard ?? false,
+      markRunning: write.markRunning ?? false,
+      outcomes: (write.outcomes ?? []).map(outcomeRecord),
+      rows: (write.rows ?? []).map(stageRowRecord),
+      events: write.events.map(({ key, type, payload }) => ({ key, type, payload })),
+      ...(write.update ? { update: write.update } : {}),
+      ...(write.title !== undefined ? { title: write.title } : {}),
+      ...(write.conversationTitle !== undefined ? { conversationTitle: write.conversationTitle } : {}),
+      ...(write.titleOutcome ? { titleOutcome: outcomeRecord(write.titleOutcome) } : {}),
+      compact: true,
+    });
+    const call = { messageId, json };
+    const answer = this.grouped ? await this.grouped.submit(messageId, call) : await this.writeOne(call);
+    const { result, events, outcomes, title } = answer;
     if (result === 'written')
       return { kind: 'written', events: delivered(messageId, write, events ?? [], title) };
     if (result === 'replaced') return { kind: 'replaced', outcomes: (outcomes ?? []).map(toOutcome) };
     return { kind: result };
+  }
+
+  private async writeOne({ messageId, json }: StageWriteCall): Promise<StageWriteAnswer> {
+    const [row]: { result: StageWriteAnswer }[] = await this.prepared(
+      'conclave_stage_write',
+      'SELECT conclave_stage_write($1, $2::jsonb) AS result',
+      [messageId, json],
+    );
+    return row.result;
+  }
+
+  /**
+   * Several deliberations' writes in one statement, so one commit: conclave_stage_write once per
+   * write, in the order given (GroupedWrites sorts them by message, so groups lock in one order).
+   * Any failure fails the statement, and with it every write in it (GroupedWrites then makes each
+   * on its own).
+   */
+  private async writeGroup(calls: StageWriteCall[]): Promise<StageWriteAnswer[]> {
+    const writes = `[${calls.map((c) => `{"m":${JSON.stringify(c.messageId)},"p":${c.json}}`).join(',')}]`;
+    const rows: { n: number; result: StageWriteAnswer }[] = await this.prepared(
+      'conclave_stage_write_group',
+      `SELECT w.n::int AS n, conclave_stage_write((w.e->>'m')::uuid, w.e->'p') AS result
+       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS w(e, n)`,
+      [writes],
+    );
+    const answers: StageWriteAnswer[] = new Array(calls.length);
+    for (const row of rows) answers[row.n - 1] = row.result;
+    return answers;
   }
 
   async load(messageId: string, historyTurns: number): Promise<LoadedDeliberation | null> {

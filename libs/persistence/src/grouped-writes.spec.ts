@@ -1,0 +1,145 @@
+import { GroupedWrites } from './grouped-writes';
+
+interface Write {
+  key: string;
+  value: string;
+}
+
+/** A database stand-in whose answers the test releases by hand, recording what it was sent. */
+class Recorder {
+  readonly groups: string[][] = [];
+  readonly singles: string[] = [];
+  private releases: (() => void)[] = [];
+  failGroups = false;
+  failValue: string | null = null;
+
+  readonly writes = new GroupedWrites<Write, string>(
+    async (items) => {
+      this.groups.push(items.map((w) => w.value));
+      await this.held();
+      if (this.failGroups) throw new Error('group failed');
+      return items.map((w) => `ok:${w.value}`);
+    },
+    async (item) => {
+      this.singles.push(item.value);
+      await this.held();
+      if (item.value === this.failValue) throw new Error(`${item.value} failed`);
+      return `ok:${item.value}`;
+    },
+    { maxInFlight: 2, maxGroup: 3 },
+  );
+
+  private held(): Promise<void> {
+    return new Promise((resolve) => this.releases.push(resolve));
+  }
+
+  get waiting(): number {
+    return this.releases.length;
+  }
+
+  /** Answers every write in the database now. */
+  release(): void {
+    const releases = this.releases.splice(0);
+    for (const release of releases) release();
+  }
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+async function settle(rounds = 5): Promise<void> {
+  for (let i = 0; i < rounds; i++) await turn();
+}
+
+describe('GroupedWrites', () => {
+  it('sends a lone write on its own, at once', async () => {
+    const db = new Recorder();
+    const answer = db.writes.submit('a', { key: 'a', value: 'a1' });
+    await turn();
+    expect(db.singles).toEqual(['a1']);
+    expect(db.groups).toEqual([]);
+    db.release();
+    await expect(answer).resolves.toBe('ok:a1');
+  });
+
+  it('groups writes of one turn, sorted by key, and answers each with its own result', async () => {
+    const db = new Recorder();
+    const answers = ['c', 'a', 'b'].map((k) => db.writes.submit(k, { key: k, value: `${k}1` }));
+    await turn();
+    expect(db.groups).toEqual([['a1', 'b1', 'c1']]);
+    db.release();
+    await expect(Promise.all(answers)).resolves.toEqual(['ok:c1', 'ok:a1', 'ok:b1']);
+  });
+
+  it('keeps at most maxInFlight groups in the database; writes meanwhile go together next', async () => {
+    const db = new Recorder();
+    const first = db.writes.submit('a', { key: 'a', value: 'a1' });
+    await turn();
+    const second = db.writes.submit('b', { key: 'b', value: 'b1' });
+    await turn();
+    expect(db.waiting).toBe(2);
+    const later = ['c', 'd', 'e', 'f'].map((k) => db.writes.submit(k, { key: k, value: `${k}1` }));
+    await settle();
+    // Both slots are taken: nothing more reaches the database until one answers.
+    expect(db.singles).toEqual(['a1', 'b1']);
+    expect(db.groups).toEqual([]);
+    db.release();
+    await settle();
+    // maxGroup 3: c, d, e in one group, f in the other slot.
+    expect(db.groups).toEqual([['c1', 'd1', 'e1']]);
+    expect(db.singles).toEqual(['a1', 'b1', 'f1']);
+    db.release();
+    await expect(Promise.all([first, second, ...later])).resolves.toEqual([
+      'ok:a1',
+      'ok:b1',
+      'ok:c1',
+      'ok:d1',
+      'ok:e1',
+      'ok:f1',
+    ]);
+  });
+
+  it("never has two writes of one key in the database at once, and keeps each key's order", async () => {
+    const db = new Recorder();
+    const answers = [
+      db.writes.submit('a', { key: 'a', value: 'a1' }),
+      db.writes.submit('a', { key: 'a', value: 'a2' }),
+      db.writes.submit('b', { key: 'b', value: 'b1' }),
+      db.writes.submit('a', { key: 'a', value: 'a3' }),
+    ];
+    await settle();
+    expect(db.groups).toEqual([['a1', 'b1']]);
+    expect(db.singles).toEqual([]);
+    db.release();
+    await settle();
+    expect(db.singles).toEqual(['a2']);
+    db.release();
+    await settle();
+    expect(db.singles).toEqual(['a2', 'a3']);
+    db.release();
+    await expect(Promise.all(answers)).resolves.toEqual(['ok:a1', 'ok:a2', 'ok:b1', 'ok:a3']);
+  });
+
+  it('makes each write of a failed group on its own: only the one that fails alone fails', async () => {
+    const db = new Recorder();
+    db.failGroups = true;
+    db.failValue = 'b1';
+    const answers = ['a', 'b', 'c'].map((k) =>
+      db.writes.submit(k, { key: k, value: `${k}1` }).then(
+        (v) => v,
+        (e: Error) => `rejected: ${e.message}`,
+      ),
+    );
+    await turn();
+    db.release();
+    await settle();
+    expect(db.singles).toEqual(['a1', 'b1', 'c1']);
+    db.release();
+    await expect(Promise.all(answers)).resolves.toEqual(['ok:a1', 'rejected: b1 failed', 'ok:c1']);
+  });
+
+  it('refuses settings that would never write', () => {
+    const write = async () => 'x';
+    const group = async () => ['x'];
+    expect(() => new GroupedWrites(group, write, { maxInFlight: 0, maxGroup: 1 })).toThrow(/maxInFlight/);
+    expect(() => new GroupedWrites(group, write, { maxInFlight: 1, maxGroup: 0 })).toThrow(/maxGroup/);
+  });
+});

@@ -1,0 +1,112 @@
+interface Pending<Item, Result> {
+  key: string;
+  item: Item;
+  resolve: (result: Result) => void;
+  reject: (error: unknown) => void;
+}
+
+export interface GroupedWritesOptions {
+  /** How many groups may be in the database at once; writes that come meanwhile wait and go together. */
+  maxInFlight: number;
+  /** The most writes one group carries. */
+  maxGroup: number;
+}
+
+/**
+ * Group commit across keys (a key is a deliberation): writes submitted while `maxInFlight` groups
+ * are in the database (or in the same turn of the event loop) go together in the next group, one
+ * statement and one commit instead of one each. When the database keeps up, every write goes at
+ * once on its own, so grouping costs nothing at low load; it grows only with the queue.
+ *
+ * Per key, writes stay in the order submitted and never overlap: a key's next write waits for its
+ * previous one to answer, and a group holds at most one write per key. A group's writes are sorted
+ * by key, so two groups take their rows' locks in the same order. If a group fails, its writes are
+ * made again one by one: each answers (or fails) on its own, as if it had never been grouped.
+ *
+ * The price: a group holds its rows' locks until its commit, so a write behind another writer's
+ * lock (a stop, a batch's cancel) holds up the rest of its group for as long. A statement that
+ * locks several of the same rows in another order can meet a group in a deadlock; PostgreSQL then
+ * fails one of the two, and if that is the group its writes go again one by one.
+ */
+export class GroupedWrites<Item, Result> {
+  private pending: Pending<Item, Result>[] = [];
+  private readonly busy = new Set<string>();
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(
+    private readonly writeGroup: (items: Item[]) => Promise<Result[]>,
+    private readonly writeOne: (item: Item) => Promise<Result>,
+    private readonly options: GroupedWritesOptions,
+  ) {
+    if (!(options.maxInFlight >= 1) || !(options.maxGroup >= 1)) {
+      throw new Error('GroupedWrites needs maxInFlight ≥ 1 and maxGroup ≥ 1');
+    }
+  }
+
+  submit(key: string, item: Item): Promise<Result> {
+    return new Promise<Result>((resolve, reject) => {
+      this.pending.push({ key, item, resolve, reject });
+      if (!this.scheduled && this.inFlight < this.options.maxInFlight) {
+        this.scheduled = true;
+        // setImmediate, not a microtask: writes submitted by this turn's other callbacks join.
+        setImmediate(() => {
+          this.scheduled = false;
+          this.startGroups();
+        });
+      }
+    });
+  }
+
+  private startGroups(): void {
+    while (this.inFlight < this.options.maxInFlight) {
+      const group = this.take();
+      if (group.length === 0) return;
+      this.inFlight += 1;
+      void this.write(group).finally(() => {
+        for (const p of group) this.busy.delete(p.key);
+        this.inFlight -= 1;
+        this.startGroups();
+      });
+    }
+  }
+
+  /** The oldest pending write of each key not in the database, up to maxGroup, sorted by key. */
+  private take(): Pending<Item, Result>[] {
+    const group: Pending<Item, Result>[] = [];
+    const taken = new Set<string>();
+    const rest: Pending<Item, Result>[] = [];
+    for (const p of this.pending) {
+      if (group.length < this.options.maxGroup && !this.busy.has(p.key) && !taken.has(p.key)) {
+        group.push(p);
+        taken.add(p.key);
+      } else {
+        // A key's later write stays behind its earlier one.
+        taken.add(p.key);
+        rest.push(p);
+      }
+    }
+    this.pending = rest;
+    for (const p of group) this.busy.add(p.key);
+    return group.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  private async write(group: Pending<Item, Result>[]): Promise<void> {
+    if (group.length > 1) {
+      let results: Result[] | null = null;
+      try {
+        results = await this.writeGroup(group.map((p) => p.item));
+        if (results.length !== group.length) {
+          throw new Error(`a group of ${group.length} writes answered ${results.length} times`);
+        }
+      } catch {
+        results = null;
+      }
+      if (results) {
+        group.forEach((p, i) => p.resolve((results as Result[])[i]));
+        return;
+      }
+    }
+    await Promise.all(group.map((p) => this.writeOne(p.item).then(p.resolve, p.reject)));
+  }
+}
