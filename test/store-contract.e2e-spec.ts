@@ -469,7 +469,8 @@ describe.each([
           guard: true,
           markRunning: true,
           outcomes: [answer('a', `answer ${i}`)],
-          events: [event('stage1_start'), event('settled', { i })],
+          // Keys of its own: a write answered with another's result would not find its events.
+          events: [event(`start_${i}`), event('settled', { i })],
         }),
       ),
     );
@@ -477,7 +478,7 @@ describe.each([
       expect(written).toMatchObject({
         kind: 'written',
         events: [
-          { type: 'stage1_start', seq: 1, messageId: subjects[i].messageId },
+          { type: `start_${i}`, seq: 1, messageId: subjects[i].messageId },
           { type: 'settled', seq: 2, i, messageId: subjects[i].messageId },
         ],
       }),
@@ -493,6 +494,73 @@ describe.each([
       [ids],
     );
     expect(stored).toEqual({ calls: 12, transactions });
+    for (const [i, { store, messageId }] of subjects.entries()) {
+      expect(await store.loadOutcomes(messageId, 'stage1')).toEqual([answer('a', `answer ${i}`)]);
+    }
+  });
+
+  it('answers each write of one statement as it would alone: written, skipped, missing, replaced, a title filled', async () => {
+    const [plain, ended, earlier, titled] = await Promise.all([
+      fixture.message(),
+      fixture.message(),
+      fixture.message(),
+      fixture.message({ needsTitle: true }),
+    ]);
+    await ended.store.writeStage(ended.messageId, {
+      stage: 'stage1',
+      events: [event('error')],
+      update: { status: 'failed', stage: null, error: 'x', completed: true },
+    });
+    await earlier.store.writeStage(earlier.messageId, {
+      stage: 'stage1',
+      outcomes: [answer('b', 'B first')],
+      events: [],
+    });
+    const missing = randomUUID();
+    const [written, skipped, gone, replaced, withTitle] = await Promise.all([
+      plain.store.writeStage(plain.messageId, {
+        stage: 'stage1',
+        outcomes: [answer('p', 'P says')],
+        events: [event('plain')],
+      }),
+      ended.store.writeStage(ended.messageId, { stage: 'stage1', events: [event('late')] }),
+      plain.store.writeStage(missing, { stage: 'stage1', events: [event('x')] }),
+      earlier.store.writeStage(earlier.messageId, {
+        stage: 'stage1',
+        guard: true,
+        outcomes: [answer('a', 'A says'), answer('b', 'B again')],
+        events: [event('stage1_complete')],
+        update: { status: 'running', stage: 'stage2' },
+      }),
+      titled.store.writeStage(titled.messageId, {
+        stage: 'stage1',
+        guard: true,
+        events: [TITLE_COMPLETE, event('complete')],
+        update: END,
+        title: 'The fallback',
+      }),
+    ]);
+    expect(written).toMatchObject({ kind: 'written', events: [{ type: 'plain', seq: 1 }] });
+    expect(skipped).toEqual({ kind: 'skipped' });
+    expect(gone).toEqual({ kind: 'missing' });
+    expect(replaced).toEqual({ kind: 'replaced', outcomes: [answer('a', 'A says'), answer('b', 'B first')] });
+    expect(withTitle).toMatchObject({
+      kind: 'written',
+      events: [
+        { type: 'title_complete', seq: 1, data: { title: 'The fallback' } },
+        { type: 'complete', seq: 2 },
+      ],
+    });
+    expect(await titled.title()).toBe('The fallback');
+    expect(await typesOf(ended)).toEqual(['error']);
+    expect(await typesOf(earlier)).toEqual([]);
+    // Grouped, they were one statement: one transaction stored both new outcomes (now() is its start).
+    const [stored] = await query(
+      `SELECT count(*)::int AS calls, count(DISTINCT created_at)::int AS transactions FROM model_calls
+       WHERE (message_id = $1 AND model = 'sim/p') OR (message_id = $2 AND model = 'sim/a')`,
+      [plain.messageId, earlier.messageId],
+    );
+    expect(stored).toEqual({ calls: 2, transactions: transactions === 1 ? 1 : 2 });
   });
 
   it("keeps one deliberation's writes in the order given, and a write that fails fails alone", async () => {

@@ -290,7 +290,7 @@ export interface DeliberationStoreOptions {
   preparedStatements?: boolean;
   /**
    * Stage writes of different deliberations that fall due together go as one statement and one
-   * commit (GroupedWrites). Default: up to 4 groups in the database at once, up to 100 writes each;
+   * commit (GroupedWrites). Default: up to 8 groups in the database at once, up to 16 writes each;
    * false writes each on its own.
    */
   groupedWrites?: GroupedWritesOptions | false;
@@ -310,6 +310,16 @@ interface StageWriteAnswer {
 }
 
 const DEFAULT_GROUPED_WRITES: GroupedWritesOptions = { maxInFlight: 8, maxGroup: 16 };
+
+/**
+ * The database refused the statement (an error response with its SQLSTATE: a deadlock, a bad
+ * value, a constraint), so it was rolled back. A connection that broke while the statement ran
+ * carries no SQLSTATE: then it may have committed.
+ */
+function refusedByDatabase(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+}
 
 /** A message's stored events after a seq, and whether it has ended (or no longer exists). */
 export interface StoredReplay {
@@ -331,7 +341,7 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       ? new GroupedWrites(
           (calls: StageWriteCall[]) => this.writeGroup(calls),
           (call: StageWriteCall) => this.writeOne(call),
-          grouping,
+          { rolledBack: refusedByDatabase, ...grouping },
         )
       : null;
   }
@@ -391,20 +401,21 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
   /**
    * Several deliberations' writes in one statement, so one commit: conclave_stage_write once per
    * write, in the order given (GroupedWrites sorts them by message, so groups lock in one order).
-   * Any failure fails the statement, and with it every write in it (GroupedWrites then makes each
-   * on its own).
+   * Any failure fails the statement, and with it every write in it (when the database refused it,
+   * GroupedWrites makes each on its own).
    */
   private async writeGroup(calls: StageWriteCall[]): Promise<StageWriteAnswer[]> {
     const writes = `[${calls.map((c) => `{"m":${JSON.stringify(c.messageId)},"p":${c.json}}`).join(',')}]`;
     const rows: { n: number; result: StageWriteAnswer }[] = await this.prepared(
       'conclave_stage_write_group',
       `SELECT w.n::int AS n, conclave_stage_write((w.e->>'m')::uuid, w.e->'p') AS result
-       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS w(e, n)`,
+       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS w(e, n) ORDER BY w.n`,
       [writes],
     );
-    const answers: StageWriteAnswer[] = new Array(calls.length);
-    for (const row of rows) answers[row.n - 1] = row.result;
-    return answers;
+    if (rows.length !== calls.length || rows.some((row, i) => row.n !== i + 1)) {
+      throw new Error(`a group of ${calls.length} stage writes answered ${rows.length} rows out of order`);
+    }
+    return rows.map((row) => row.result);
   }
 
   async load(messageId: string, historyTurns: number): Promise<LoadedDeliberation | null> {

@@ -10,15 +10,19 @@ class Recorder {
   readonly groups: string[][] = [];
   readonly singles: string[] = [];
   private releases: (() => void)[] = [];
-  failGroups = false;
+  /** How the next groups fail: refused by the database (rolled back), or lost on the way. */
+  failGroups: 'refused' | 'lost' | null = null;
+  /** Groups answer one result too few. */
+  shortGroups = false;
   failValue: string | null = null;
 
   readonly writes = new GroupedWrites<Write, string>(
     async (items) => {
       this.groups.push(items.map((w) => w.value));
       await this.held();
-      if (this.failGroups) throw new Error('group failed');
-      return items.map((w) => `ok:${w.value}`);
+      if (this.failGroups) throw new Error(this.failGroups);
+      const results = items.map((w) => `ok:${w.value}`);
+      return this.shortGroups ? results.slice(1) : results;
     },
     async (item) => {
       this.singles.push(item.value);
@@ -26,7 +30,7 @@ class Recorder {
       if (item.value === this.failValue) throw new Error(`${item.value} failed`);
       return `ok:${item.value}`;
     },
-    { maxInFlight: 2, maxGroup: 3 },
+    { maxInFlight: 2, maxGroup: 3, rolledBack: (error) => (error as Error).message === 'refused' },
   );
 
   private held(): Promise<void> {
@@ -118,9 +122,9 @@ describe('GroupedWrites', () => {
     await expect(Promise.all(answers)).resolves.toEqual(['ok:a1', 'ok:a2', 'ok:b1', 'ok:a3']);
   });
 
-  it('makes each write of a failed group on its own: only the one that fails alone fails', async () => {
+  it('makes each write of a group the database refused on its own: only the one that fails alone fails', async () => {
     const db = new Recorder();
-    db.failGroups = true;
+    db.failGroups = 'refused';
     db.failValue = 'b1';
     const answers = ['a', 'b', 'c'].map((k) =>
       db.writes.submit(k, { key: k, value: `${k}1` }).then(
@@ -134,6 +138,66 @@ describe('GroupedWrites', () => {
     expect(db.singles).toEqual(['a1', 'b1', 'c1']);
     db.release();
     await expect(Promise.all(answers)).resolves.toEqual(['ok:a1', 'rejected: b1 failed', 'ok:c1']);
+  });
+
+  it('fails every write of a group that may have committed (lost on the way), writing none again', async () => {
+    const db = new Recorder();
+    db.failGroups = 'lost';
+    const answers = ['a', 'b'].map((k) =>
+      db.writes.submit(k, { key: k, value: `${k}1` }).then(
+        (v) => v,
+        (e: Error) => `rejected: ${e.message}`,
+      ),
+    );
+    await turn();
+    db.release();
+    await expect(Promise.all(answers)).resolves.toEqual(['rejected: lost', 'rejected: lost']);
+    expect(db.singles).toEqual([]);
+    // The keys are free again: the next write goes.
+    db.failGroups = null;
+    const next = db.writes.submit('a', { key: 'a', value: 'a2' });
+    await turn();
+    db.release();
+    await expect(next).resolves.toBe('ok:a2');
+  });
+
+  it('fails every write of a group that answered for fewer writes than it carried, writing none again', async () => {
+    const db = new Recorder();
+    db.shortGroups = true;
+    const answers = ['a', 'b'].map((k) =>
+      db.writes.submit(k, { key: k, value: `${k}1` }).then(
+        (v) => v,
+        (e: Error) => `rejected: ${e.message}`,
+      ),
+    );
+    await turn();
+    db.release();
+    const results = await Promise.all(answers);
+    expect(results).toEqual([
+      expect.stringMatching(/answered 1 times/),
+      expect.stringMatching(/answered 1 times/),
+    ]);
+    expect(db.singles).toEqual([]);
+  });
+
+  it('answers every write when the single writer throws before it returns a promise', async () => {
+    const writes = new GroupedWrites<string, string>(
+      async () => {
+        throw Object.assign(new Error('refused'), { code: '40P01' });
+      },
+      (item) => {
+        if (item === 'b') throw new Error('b threw');
+        return Promise.resolve(`ok:${item}`);
+      },
+      { maxInFlight: 1, maxGroup: 3, rolledBack: () => true },
+    );
+    const answers = ['a', 'b', 'c'].map((k) =>
+      writes.submit(k, k).then(
+        (v) => v,
+        (e: Error) => `rejected: ${e.message}`,
+      ),
+    );
+    await expect(Promise.all(answers)).resolves.toEqual(['ok:a', 'rejected: b threw', 'ok:c']);
   });
 
   it('refuses settings that would never write', () => {

@@ -10,6 +10,13 @@ export interface GroupedWritesOptions {
   maxInFlight: number;
   /** The most writes one group carries. */
   maxGroup: number;
+  /**
+   * Whether a group that failed with `error` did nothing, so its writes can be made again one by
+   * one: true for an error the database answered (the statement was rolled back). Anything else (a
+   * connection lost while the group was in the database, when it may have committed) fails every
+   * write of the group with it, as a single write's would. Default: never.
+   */
+  rolledBack?: (error: unknown) => boolean;
 }
 
 /**
@@ -20,13 +27,15 @@ export interface GroupedWritesOptions {
  *
  * Per key, writes stay in the order submitted and never overlap: a key's next write waits for its
  * previous one to answer, and a group holds at most one write per key. A group's writes are sorted
- * by key, so two groups take their rows' locks in the same order. If a group fails, its writes are
- * made again one by one: each answers (or fails) on its own, as if it had never been grouped.
+ * by key, so two groups take their rows' locks in the same order. If the database refuses a group
+ * (rolledBack), its writes are made again one by one: each answers (or fails) on its own, as if it
+ * had never been grouped.
  *
  * The price: a group holds its rows' locks until its commit, so a write behind another writer's
- * lock (a stop, a batch's cancel) holds up the rest of its group for as long. A statement that
- * locks several of the same rows in another order can meet a group in a deadlock; PostgreSQL then
- * fails one of the two, and if that is the group its writes go again one by one.
+ * lock (a stop, a batch's cancel) holds up the rest of its group for as long. Statements that lock
+ * several messages take them in id order too (removeConversations, a batch's retry). A deadlock
+ * is still possible through rows locked later in a write (two messages of one conversation in two
+ * groups); PostgreSQL then refuses one side, and if that is a group its writes go again one by one.
  */
 export class GroupedWrites<Item, Result> {
   private pending: Pending<Item, Result>[] = [];
@@ -93,20 +102,36 @@ export class GroupedWrites<Item, Result> {
 
   private async write(group: Pending<Item, Result>[]): Promise<void> {
     if (group.length > 1) {
-      let results: Result[] | null = null;
+      let results: Result[];
       try {
         results = await this.writeGroup(group.map((p) => p.item));
-        if (results.length !== group.length) {
-          throw new Error(`a group of ${group.length} writes answered ${results.length} times`);
+      } catch (error) {
+        if (!(this.options.rolledBack?.(error) ?? false)) {
+          for (const p of group) p.reject(error);
+          return;
         }
-      } catch {
-        results = null;
-      }
-      if (results) {
-        group.forEach((p, i) => p.resolve((results as Result[])[i]));
+        await this.writeAlone(group);
         return;
       }
+      if (results.length !== group.length) {
+        // The group ran: writing its writes again could apply them twice.
+        const error = new Error(`a group of ${group.length} writes answered ${results.length} times`);
+        for (const p of group) p.reject(error);
+        return;
+      }
+      group.forEach((p, i) => p.resolve(results[i]));
+      return;
     }
-    await Promise.all(group.map((p) => this.writeOne(p.item).then(p.resolve, p.reject)));
+    await this.writeAlone(group);
+  }
+
+  private async writeAlone(group: Pending<Item, Result>[]): Promise<void> {
+    await Promise.all(
+      group.map((p) =>
+        Promise.resolve(p.item)
+          .then((item) => this.writeOne(item))
+          .then(p.resolve, p.reject),
+      ),
+    );
   }
 }

@@ -62,9 +62,11 @@ export class BatchRetriesRepository {
         `SELECT a.id, a.mode, a.config, a.batch_index, a.attempt, u.content AS user_content, u.config AS user_config
          FROM messages a JOIN messages u ON u.conversation_id = a.conversation_id AND u.role = 'user' AND u.turn = 1
          WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.superseded_at IS NULL AND a.status = 'failed'
-         ORDER BY a.batch_index FOR UPDATE OF a`,
+         ORDER BY a.id FOR UPDATE OF a`,
         [batchId],
       );
+      // Locked in id order, as grouped stage writes lock theirs; retried in the batch's order.
+      failed.sort((x, y) => x.batch_index - y.batch_index);
       if (failed.length === 0) return { kind: 'none' };
       const conversationIds = failed.map(() => randomUUID());
       const messageIds = failed.map(() => randomUUID());

@@ -39,6 +39,10 @@ export async function removeConversations(m: EntityManager, ids: readonly string
   const removed = noneRemoved();
   if (ids.length === 0) return removed;
   const p = [ids];
+  // The messages first, in id order: stage writes grouped across deliberations lock theirs in the
+  // same order, so a late write to one of these (a cancelled item's aborted calls) waits instead of
+  // meeting this deletion in a deadlock.
+  await m.query('SELECT id FROM messages WHERE conversation_id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', p);
   await m.query(
     `INSERT INTO removed_spend (user_id, month, cost_usd)
      SELECT c.user_id, (date_trunc('month', mc.created_at AT TIME ZONE 'UTC'))::date, SUM(mc.cost_usd)
