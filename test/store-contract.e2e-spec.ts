@@ -32,6 +32,8 @@ interface StoreFixture {
   message(options?: MessageOptions): Promise<Subject>;
   /** A query straight to the database (PostgreSQL's fixture only). */
   query?(sql: string, params: unknown[]): Promise<Record<string, unknown>[]>;
+  /** The database's URL (PostgreSQL's fixture only). */
+  url?: string;
 }
 
 const memoryFixture = (): StoreFixture => ({
@@ -62,6 +64,7 @@ const postgresFixture = (options: DeliberationStoreOptions = {}): StoreFixture =
       await admin.destroy();
     },
     query: (sql, params) => db.query(sql, params),
+    url,
     async message({ stage = 'stage1', needsTitle = false } = {}) {
       const [user] = await db.query(`INSERT INTO users (name) VALUES ($1) RETURNING id`, [randomUUID()]);
       const [conversation] = await db.query(
@@ -561,6 +564,37 @@ describe.each([
       [plain.messageId, earlier.messageId],
     );
     expect(stored).toEqual({ calls: 2, transactions: transactions === 1 ? 1 : 2 });
+  });
+
+  it("does not let one write waiting on another writer's lock hold up the others for long", async () => {
+    const [free, held] = await Promise.all([fixture.message(), fixture.message()]);
+    // Another writer holds the second message's row (a batch being deleted, say).
+    const other = createDataSource(fixture.url as string, 1);
+    await other.initialize();
+    const holder = other.createQueryRunner();
+    try {
+      await holder.startTransaction();
+      await holder.query('SELECT id FROM messages WHERE id = $1 FOR UPDATE', [held.messageId]);
+      let heldAnswered = false;
+      const heldWrite = held.store
+        .writeStage(held.messageId, { stage: 'stage1', events: [event('held')] })
+        .finally(() => (heldAnswered = true));
+      const freeWrite = free.store.writeStage(free.messageId, { stage: 'stage1', events: [event('free')] });
+      // Grouped, the free write waits for the group's lock_timeout (1 s), then goes on its own.
+      const raced = await Promise.race([
+        freeWrite.then(() => 'free written'),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5_000)),
+      ]);
+      expect(raced).toBe('free written');
+      expect(heldAnswered).toBe(false);
+      await holder.commitTransaction();
+      expect(await heldWrite).toMatchObject({ kind: 'written', events: [{ type: 'held', seq: 1 }] });
+      expect(await typesOf(free)).toEqual(['free']);
+    } finally {
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await holder.release();
+      await other.destroy();
+    }
   });
 
   it("keeps one deliberation's writes in the order given, and a write that fails fails alone", async () => {

@@ -10,6 +10,7 @@ import { BudgetsAndRetries1763855210000 } from './migrations/1763855210000-budge
 import { Presets1764000000000 } from './migrations/1764000000000-presets';
 import { EventPartitions1764100000000 } from './migrations/1764100000000-event-partitions';
 import { StageWriteCompact1764200000000 } from './migrations/1764200000000-stage-write-compact';
+import { StageWriteGroup1764300000000 } from './migrations/1764300000000-stage-write-group';
 import { ensureEventPartitions } from './lifecycle/event-partitions';
 import { partitionsAhead } from './lifecycle/plan';
 
@@ -25,6 +26,7 @@ export const MIGRATIONS = [
   Presets1764000000000,
   EventPartitions1764100000000,
   StageWriteCompact1764200000000,
+  StageWriteGroup1764300000000,
 ];
 
 export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {

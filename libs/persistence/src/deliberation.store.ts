@@ -399,17 +399,18 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
   }
 
   /**
-   * Several deliberations' writes in one statement, so one commit: conclave_stage_write once per
-   * write, in the order given (GroupedWrites sorts them by message, so groups lock in one order).
-   * Any failure fails the statement, and with it every write in it (when the database refused it,
-   * GroupedWrites makes each on its own).
+   * Several deliberations' writes in one statement, so one commit: conclave_stage_write_group
+   * (migration 1764300000000) calls conclave_stage_write once per write, in the order given
+   * (GroupedWrites sorts them by message, so groups lock in one order). Any failure fails the
+   * statement, and with it every write in it; when the database refused it (a bad value, or one
+   * write waiting on another writer's lock for longer than the function's lock_timeout),
+   * GroupedWrites makes each on its own.
    */
   private async writeGroup(calls: StageWriteCall[]): Promise<StageWriteAnswer[]> {
     const writes = `[${calls.map((c) => `{"m":${JSON.stringify(c.messageId)},"p":${c.json}}`).join(',')}]`;
     const rows: { n: number; result: StageWriteAnswer }[] = await this.prepared(
       'conclave_stage_write_group',
-      `SELECT w.n::int AS n, conclave_stage_write((w.e->>'m')::uuid, w.e->'p') AS result
-       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS w(e, n) ORDER BY w.n`,
+      'SELECT n, result FROM conclave_stage_write_group($1::jsonb)',
       [writes],
     );
     if (rows.length !== calls.length || rows.some((row, i) => row.n !== i + 1)) {
