@@ -457,7 +457,8 @@ describe.each([
   ['grouped (the default)', {}, 1],
   ['every write on its own', { groupedWrites: false as const }, 12],
 ])('PostgreSQL: stage writes of many deliberations at once, %s', (_name, options, transactions) => {
-  const fixture = postgresFixture(options);
+  const warnings: string[] = [];
+  const fixture = postgresFixture({ ...options, warn: (message) => warnings.push(message) });
   beforeAll(() => fixture.start(), 60_000);
   afterAll(() => fixture.stop());
   const query = (sql: string, params: unknown[]) =>
@@ -586,10 +587,24 @@ describe.each([
         new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5_000)),
       ]);
       expect(raced).toBe('free written');
+      // And its next write does not wait for the held one either.
+      const next = await Promise.race([
+        free.store
+          .writeStage(free.messageId, { stage: 'stage1', events: [event('free again')] })
+          .then(() => 'free written again'),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5_000)),
+      ]);
+      expect(next).toBe('free written again');
       expect(heldAnswered).toBe(false);
       await holder.commitTransaction();
       expect(await heldWrite).toMatchObject({ kind: 'written', events: [{ type: 'held', seq: 1 }] });
-      expect(await typesOf(free)).toEqual(['free']);
+      expect(await typesOf(free)).toEqual(['free', 'free again']);
+      // The operator hears of the refused group (once a minute at most), not of a single write's wait.
+      expect(warnings).toEqual(
+        transactions === 1
+          ? [expect.stringMatching(/^1 group\(s\) of stage writes refused by PostgreSQL \(last: 55P03/)]
+          : [],
+      );
     } finally {
       if (holder.isTransactionActive) await holder.rollbackTransaction();
       await holder.release();

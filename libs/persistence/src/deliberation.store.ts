@@ -11,7 +11,7 @@ import type {
   StageWriteResult,
   UnfinishedMessage,
 } from '@conclave/deliberation';
-import type { Pool, QueryResultRow } from 'pg';
+import { DatabaseError, type Pool, type QueryResultRow } from 'pg';
 import { GroupedWrites, type GroupedWritesOptions } from './grouped-writes';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
@@ -294,6 +294,8 @@ export interface DeliberationStoreOptions {
    * false writes each on its own.
    */
   groupedWrites?: GroupedWritesOptions | false;
+  /** Where the store says what an operator should hear (a group of writes the database refused). */
+  warn?: (message: string) => void;
 }
 
 /** One stage write as conclave_stage_write takes it: the message and its parameter, as JSON text. */
@@ -312,13 +314,12 @@ interface StageWriteAnswer {
 const DEFAULT_GROUPED_WRITES: GroupedWritesOptions = { maxInFlight: 8, maxGroup: 16 };
 
 /**
- * The database refused the statement (an error response with its SQLSTATE: a deadlock, a bad
- * value, a constraint), so it was rolled back. A connection that broke while the statement ran
- * carries no SQLSTATE: then it may have committed.
+ * The database refused the statement with an ERROR (a deadlock, a lock timeout, a bad value, a
+ * constraint), so it was rolled back. Anything else (a connection that broke, a FATAL as a backend
+ * is terminated) may have come after its commit.
  */
 function refusedByDatabase(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+  return error instanceof DatabaseError && error.severity === 'ERROR';
 }
 
 /** A message's stored events after a seq, and whether it has ended (or no longer exists). */
@@ -330,20 +331,43 @@ export interface StoredReplay {
 export class TypeOrmDeliberationStore implements DeliberationStore {
   private readonly named: boolean;
   private readonly grouped: GroupedWrites<StageWriteCall, StageWriteAnswer> | null;
+  private readonly warn: ((message: string) => void) | undefined;
+  private refusedSinceWarning = 0;
+  private lastRefusalWarning = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly dataSource: DataSource,
     options: DeliberationStoreOptions = {},
   ) {
     this.named = options.preparedStatements ?? true;
+    this.warn = options.warn;
     const grouping = options.groupedWrites ?? DEFAULT_GROUPED_WRITES;
     this.grouped = grouping
       ? new GroupedWrites(
           (calls: StageWriteCall[]) => this.writeGroup(calls),
           (call: StageWriteCall) => this.writeOne(call),
-          { rolledBack: refusedByDatabase, ...grouping },
+          { rolledBack: refusedByDatabase, onRefused: (error) => this.groupRefused(error), ...grouping },
         )
       : null;
+  }
+
+  /**
+   * At most one line a minute, with the count since the last: a refused group costs its writes a
+   * second round trip each, and many in a row (say the group function missing before its migration,
+   * or writes waiting on a long-held lock) are worth knowing, not a line per group.
+   */
+  private groupRefused(error: unknown): void {
+    this.refusedSinceWarning += 1;
+    const now = Date.now();
+    if (!this.warn || now - this.lastRefusalWarning < 60_000) return;
+    const code = error instanceof DatabaseError ? error.code : undefined;
+    this.warn(
+      `${this.refusedSinceWarning} group(s) of stage writes refused by PostgreSQL (last: ${code ?? 'no code'}: ${
+        error instanceof Error ? error.message : String(error)
+      }); their writes were made one by one`,
+    );
+    this.refusedSinceWarning = 0;
+    this.lastRefusalWarning = now;
   }
 
   /**

@@ -200,6 +200,57 @@ describe('GroupedWrites', () => {
     await expect(Promise.all(answers)).resolves.toEqual(['ok:a', 'rejected: b threw', 'ok:c']);
   });
 
+  it("after a refused group, frees each key as its own write answers and gives the group's place back", async () => {
+    const groups: string[][] = [];
+    const singles: string[] = [];
+    const gates = new Map<string, () => void>();
+    let refuse = true;
+    const writes = new GroupedWrites<string, string>(
+      async (items) => {
+        groups.push(items);
+        if (refuse) {
+          refuse = false;
+          throw Object.assign(new Error('lock timeout'), { code: '55P03' });
+        }
+        return items.map((item) => `ok:${item}`);
+      },
+      (item) => {
+        singles.push(item);
+        return new Promise((resolve) => gates.set(item, () => resolve(`ok:${item}`)));
+      },
+      { maxInFlight: 1, maxGroup: 4, rolledBack: () => true },
+    );
+    const a1 = writes.submit('a', 'a1');
+    const b1 = writes.submit('b', 'b1');
+    let b1Answered = false;
+    void b1.then(() => (b1Answered = true));
+    await settle();
+    expect(groups).toEqual([['a1', 'b1']]);
+    expect(singles).toEqual(['a1', 'b1']);
+    // a's own write answers; b's stays behind someone else's lock.
+    gates.get('a1')?.();
+    await expect(a1).resolves.toBe('ok:a1');
+    const later = [writes.submit('a', 'a2'), writes.submit('c', 'c1')];
+    await settle();
+    // The only place was given back and a is free again: a2 goes with c1 while b1 still waits.
+    expect(groups).toEqual([
+      ['a1', 'b1'],
+      ['a2', 'c1'],
+    ]);
+    await expect(Promise.all(later)).resolves.toEqual(['ok:a2', 'ok:c1']);
+    expect(b1Answered).toBe(false);
+    // b's next write waits for b1.
+    const b2 = writes.submit('b', 'b2');
+    await settle();
+    expect(singles).toEqual(['a1', 'b1']);
+    gates.get('b1')?.();
+    await expect(b1).resolves.toBe('ok:b1');
+    await settle();
+    expect(singles).toEqual(['a1', 'b1', 'b2']);
+    gates.get('b2')?.();
+    await expect(b2).resolves.toBe('ok:b2');
+  });
+
   it('refuses settings that would never write', () => {
     const write = async () => 'x';
     const group = async () => ['x'];

@@ -17,6 +17,8 @@ export interface GroupedWritesOptions {
    * write of the group with it, as a single write's would. Default: never.
    */
   rolledBack?: (error: unknown) => boolean;
+  /** Hears each group the database refused (its writes then go one by one): for the operator's log. */
+  onRefused?: (error: unknown, writes: number) => void;
 }
 
 /**
@@ -32,10 +34,12 @@ export interface GroupedWritesOptions {
  * had never been grouped.
  *
  * The price: a group holds its rows' locks until its commit, so a write behind another writer's
- * lock (a stop, a batch's cancel) holds up the rest of its group for as long. Statements that lock
+ * lock (a stop, a batch's cancel) holds up the rest of its group while it waits. The database bounds
+ * each such wait (conclave_stage_write_group's lock_timeout); past it the group is refused and its
+ * writes go one by one, each key free again as soon as its own write answers. Statements that lock
  * several messages take them in id order too (removeConversations, a batch's retry). A deadlock
- * is still possible through rows locked later in a write (two messages of one conversation in two
- * groups); PostgreSQL then refuses one side, and if that is a group its writes go again one by one.
+ * is still possible through rows locked later in a write (a conversation's); PostgreSQL then
+ * refuses one side, and if that is a group its writes go again one by one.
  */
 export class GroupedWrites<Item, Result> {
   private pending: Pending<Item, Result>[] = [];
@@ -56,14 +60,17 @@ export class GroupedWrites<Item, Result> {
   submit(key: string, item: Item): Promise<Result> {
     return new Promise<Result>((resolve, reject) => {
       this.pending.push({ key, item, resolve, reject });
-      if (!this.scheduled && this.inFlight < this.options.maxInFlight) {
-        this.scheduled = true;
-        // setImmediate, not a microtask: writes submitted by this turn's other callbacks join.
-        setImmediate(() => {
-          this.scheduled = false;
-          this.startGroups();
-        });
-      }
+      this.schedule();
+    });
+  }
+
+  /** Starts what can start, on the next turn: writes submitted by this turn's other callbacks join. */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.options.maxInFlight || this.pending.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.startGroups();
     });
   }
 
@@ -72,11 +79,14 @@ export class GroupedWrites<Item, Result> {
       const group = this.take();
       if (group.length === 0) return;
       this.inFlight += 1;
-      void this.write(group).finally(() => {
-        for (const p of group) this.busy.delete(p.key);
+      let released = false;
+      const releaseSlot = () => {
+        if (released) return;
+        released = true;
         this.inFlight -= 1;
-        this.startGroups();
-      });
+        this.schedule();
+      };
+      void this.write(group, releaseSlot).finally(releaseSlot);
     }
   }
 
@@ -96,23 +106,48 @@ export class GroupedWrites<Item, Result> {
       }
     }
     this.pending = rest;
-    for (const p of group) this.busy.add(p.key);
+    for (const p of group) {
+      this.busy.add(p.key);
+      // The key is free as soon as its own write answers, not when its whole group is done: a
+      // write left waiting on someone else's lock after its group was refused holds up no one else.
+      const { resolve, reject } = p;
+      const free = () => {
+        this.busy.delete(p.key);
+        this.schedule();
+      };
+      p.resolve = (result) => {
+        free();
+        resolve(result);
+      };
+      p.reject = (error) => {
+        free();
+        reject(error);
+      };
+    }
     return group.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
-  private async write(group: Pending<Item, Result>[]): Promise<void> {
+  /**
+   * Writes a group; `releaseSlot` gives its place among maxInFlight back as soon as the group's
+   * statement has answered, so writes made again one by one after it was refused run beside the
+   * next groups instead of holding one of their places.
+   */
+  private async write(group: Pending<Item, Result>[], releaseSlot: () => void): Promise<void> {
     if (group.length > 1) {
       let results: Result[];
       try {
         results = await this.writeGroup(group.map((p) => p.item));
       } catch (error) {
+        releaseSlot();
         if (!(this.options.rolledBack?.(error) ?? false)) {
           for (const p of group) p.reject(error);
           return;
         }
+        this.options.onRefused?.(error, group.length);
         await this.writeAlone(group);
         return;
       }
+      releaseSlot();
       if (results.length !== group.length) {
         // The group ran: writing its writes again could apply them twice.
         const error = new Error(`a group of ${group.length} writes answered ${results.length} times`);

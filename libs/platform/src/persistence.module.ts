@@ -1,4 +1,4 @@
-import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { Logger, Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { ConclaveConfig } from '@conclave/config';
 import { dataSourceOptions, REPOSITORIES, TypeOrmDeliberationStore } from '@conclave/persistence';
@@ -12,6 +12,7 @@ import { DataSource } from 'typeorm';
 export class PersistenceModule {
   /** `poolSize`: the most connections the pool opens (the worker's WORKER_DB_POOL). */
   static forRoot(config: ConclaveConfig, options: { poolSize?: number } = {}): DynamicModule {
+    const log = new Logger('persistence');
     return {
       module: PersistenceModule,
       global: true,
@@ -30,6 +31,7 @@ export class PersistenceModule {
           useFactory: (dataSource: DataSource) =>
             new TypeOrmDeliberationStore(dataSource, {
               preparedStatements: config.database.poolMode !== 'transaction',
+              warn: (message) => log.warn(message),
             }),
         },
         ...REPOSITORIES.map((statements): Provider => ({

@@ -39,9 +39,11 @@ export async function removeConversations(m: EntityManager, ids: readonly string
   const removed = noneRemoved();
   if (ids.length === 0) return removed;
   const p = [ids];
-  // The messages first, in id order: stage writes grouped across deliberations lock theirs in the
-  // same order, so a late write to one of these (a cancelled item's aborted calls) waits instead of
-  // meeting this deletion in a deadlock.
+  // The messages before anything is deleted, in id order: grouped stage writes lock theirs in the
+  // same order, so a late write to several of these (a cancelled batch's aborted calls) waits
+  // instead of meeting this deletion in a deadlock. The conversations were locked before this
+  // (by the caller); a late write that also sets a title locks its conversation after its message,
+  // so that pair can still deadlock, and PostgreSQL then refuses one side.
   await m.query('SELECT id FROM messages WHERE conversation_id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', p);
   await m.query(
     `INSERT INTO removed_spend (user_id, month, cost_usd)
