@@ -48,6 +48,13 @@ class Recorder {
   }
 }
 
+/** A write's answer, or `rejected: <message>`: every write's fate in one array. */
+const answered = (write: Promise<string>): Promise<string> =>
+  write.then(
+    (v) => v,
+    (e: Error) => `rejected: ${e.message}`,
+  );
+
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 async function settle(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await turn();
@@ -126,12 +133,7 @@ describe('GroupedWrites', () => {
     const db = new Recorder();
     db.failGroups = 'refused';
     db.failValue = 'b1';
-    const answers = ['a', 'b', 'c'].map((k) =>
-      db.writes.submit(k, { key: k, value: `${k}1` }).then(
-        (v) => v,
-        (e: Error) => `rejected: ${e.message}`,
-      ),
-    );
+    const answers = ['a', 'b', 'c'].map((k) => answered(db.writes.submit(k, { key: k, value: `${k}1` })));
     await turn();
     db.release();
     await settle();
@@ -143,12 +145,7 @@ describe('GroupedWrites', () => {
   it('fails every write of a group that may have committed (lost on the way), writing none again', async () => {
     const db = new Recorder();
     db.failGroups = 'lost';
-    const answers = ['a', 'b'].map((k) =>
-      db.writes.submit(k, { key: k, value: `${k}1` }).then(
-        (v) => v,
-        (e: Error) => `rejected: ${e.message}`,
-      ),
-    );
+    const answers = ['a', 'b'].map((k) => answered(db.writes.submit(k, { key: k, value: `${k}1` })));
     await turn();
     db.release();
     await expect(Promise.all(answers)).resolves.toEqual(['rejected: lost', 'rejected: lost']);
@@ -164,12 +161,7 @@ describe('GroupedWrites', () => {
   it('fails every write of a group that answered for fewer writes than it carried, writing none again', async () => {
     const db = new Recorder();
     db.shortGroups = true;
-    const answers = ['a', 'b'].map((k) =>
-      db.writes.submit(k, { key: k, value: `${k}1` }).then(
-        (v) => v,
-        (e: Error) => `rejected: ${e.message}`,
-      ),
-    );
+    const answers = ['a', 'b'].map((k) => answered(db.writes.submit(k, { key: k, value: `${k}1` })));
     await turn();
     db.release();
     const results = await Promise.all(answers);
@@ -191,12 +183,7 @@ describe('GroupedWrites', () => {
       },
       { maxInFlight: 1, maxGroup: 3, rolledBack: () => true },
     );
-    const answers = ['a', 'b', 'c'].map((k) =>
-      writes.submit(k, k).then(
-        (v) => v,
-        (e: Error) => `rejected: ${e.message}`,
-      ),
-    );
+    const answers = ['a', 'b', 'c'].map((k) => answered(writes.submit(k, k)));
     await expect(Promise.all(answers)).resolves.toEqual(['ok:a', 'rejected: b threw', 'ok:c']);
   });
 

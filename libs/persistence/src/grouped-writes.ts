@@ -18,7 +18,7 @@ export interface GroupedWritesOptions {
    */
   rolledBack?: (error: unknown) => boolean;
   /** Hears each group the database refused (its writes then go one by one): for the operator's log. */
-  onRefused?: (error: unknown, writes: number) => void;
+  onRefused?: (error: unknown) => void;
 }
 
 /**
@@ -143,7 +143,7 @@ export class GroupedWrites<Item, Result> {
           for (const p of group) p.reject(error);
           return;
         }
-        this.options.onRefused?.(error, group.length);
+        this.options.onRefused?.(error);
         await this.writeAlone(group);
         return;
       }
