@@ -438,7 +438,13 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
    * GroupedWrites makes each on its own.
    */
   private async writeGroup(calls: StageWriteCall[]): Promise<StageWriteAnswer[]> {
-    const writes = `[${calls.map((c) => `{"m":${JSON.stringify(c.messageId)},"p":${c.json}}`).join(',')}]`;
+    // One join makes the one flat copy of the writes: a `[${…}]` around it would leave a rope that
+    // the driver's byteLength flattens into a second copy of every payload.
+    if (calls.length === 0) return [];
+    const parts = calls.map((c) => `{"m":${JSON.stringify(c.messageId)},"p":${c.json}}`);
+    parts[0] = `[${parts[0]}`;
+    parts[parts.length - 1] += ']';
+    const writes = parts.join(',');
     const rows: { n: number; result: StageWriteAnswer }[] = await this.prepared(
       'conclave_stage_write_group',
       'SELECT n, result FROM conclave_stage_write_group($1::jsonb)',

@@ -234,3 +234,55 @@ describe('prompt fences hold whatever the fenced text contains', () => {
     );
   });
 });
+
+/** withoutFences as it read before its fast path: the first block's nonce from readFences. */
+function withoutFencesByLines(prompt: string): string {
+  const nonce = readFences(prompt).blocks[0]?.nonce;
+  if (!nonce) return prompt;
+  return prompt
+    .split(`\n\n${fenceNotice(nonce)}`)
+    .join('')
+    .replace(new RegExp(`<<<[A-Z][A-Z ]*? ${nonce}>>>\\n|\\n<<<END [A-Z][A-Z ]*? ${nonce}>>>`, 'g'), '');
+}
+
+describe('withoutFences finds the first fence as readFences does', () => {
+  const kind = fc.constantFrom('CONTENT', 'QUESTION', 'RESPONSE', 'YOUR RESPONSE');
+  const nonce = fc.constantFrom('0123456789abcdef', 'fedcba9876543210', 'abc');
+  /** Marker lines, whole or broken by \r, \u2028 or text before or after them, among hostile lines. */
+  const line = fc.oneof(
+    hostile,
+    fc.tuple(kind, nonce).map(([k, n]) => `<<<${k} ${n}>>>`),
+    fc.tuple(kind, nonce).map(([k, n]) => `<<<END ${k} ${n}>>>`),
+    fc
+      .tuple(fc.constantFrom('Question: ', 'x\r', '\u2028', ' '), kind, nonce)
+      .map(([a, k, n]) => `${a}<<<${k} ${n}>>>`),
+    fc
+      .tuple(kind, nonce, fc.constantFrom('\r', ' ', '\u2029x'))
+      .map(([k, n, b]) => `<<<END ${k} ${n}>>>${b}`),
+  );
+
+  it('gives what the line-by-line reading gives, for any arrangement of marker lines', () => {
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 12 }), (lines) => {
+        const prompt = lines.join('\n');
+        expect(withoutFences(prompt)).toBe(withoutFencesByLines(prompt));
+      }),
+      { numRuns: RUNS * 4 },
+    );
+  });
+
+  it('gives what the line-by-line reading gives for every mode prompt', () => {
+    fc.assert(
+      fc.property(hostile, labeled, seed, (q, ls, s) => {
+        for (const prompt of [
+          buildRankingPrompt(q, ls, s),
+          buildVoteModePrompt(q, ls, s),
+          ...buildTitlePrompt(q, s).map((m) => m.content),
+        ]) {
+          expect(withoutFences(prompt)).toBe(withoutFencesByLines(prompt));
+        }
+      }),
+      { numRuns: PROMPT_RUNS },
+    );
+  });
+});

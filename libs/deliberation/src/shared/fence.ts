@@ -127,12 +127,37 @@ export function readFences(prompt: string): { blocks: FencedBlock[]; outside: st
   return { blocks, outside: outside.join('\n') };
 }
 
+const OPEN_LINE = /^(?:.*?)<<<([A-Z][A-Z ]*?) ([0-9a-f]+)>>>$/gm;
+
+/** Whether prompt[from, to) is a whole line, as `split('\n')` cuts them. */
+const isWholeLine = (prompt: string, from: number, to: number) =>
+  (from === 0 || prompt[from - 1] === '\n') && (to === prompt.length || prompt[to] === '\n');
+
+/**
+ * The nonce of the prompt's first fenced block, as `readFences(prompt).blocks[0]?.nonce` gives it,
+ * without splitting the whole prompt into lines: the first opening marker line that a matching
+ * closing line follows. (The simulated provider reads this on every call.) The regex's `m` mode
+ * also ends lines at \r, \u2028 and \u2029, which split('\n') does not: a match is a marker line
+ * only when newlines bound it.
+ */
+function firstFenceNonce(prompt: string): string | undefined {
+  OPEN_LINE.lastIndex = 0;
+  for (let open = OPEN_LINE.exec(prompt); open; open = OPEN_LINE.exec(prompt)) {
+    if (!isWholeLine(prompt, open.index, OPEN_LINE.lastIndex)) continue;
+    const close = closeMarker(open[1], open[2]);
+    for (let at = prompt.indexOf(close, OPEN_LINE.lastIndex); at >= 0; at = prompt.indexOf(close, at + 1)) {
+      if (isWholeLine(prompt, at, at + close.length)) return open[2];
+    }
+  }
+  return undefined;
+}
+
 /**
  * The prompt as it reads without the containment layer: the notice and the marker lines taken
  * out, which gives the mode document's template with the texts in place.
  */
 export function withoutFences(prompt: string): string {
-  const nonce = readFences(prompt).blocks[0]?.nonce;
+  const nonce = firstFenceNonce(prompt);
   if (!nonce) return prompt;
   return prompt
     .split(`\n\n${fenceNotice(nonce)}`)
@@ -149,11 +174,13 @@ const MARKER_IN_PROMPT = /<<<(?:END )?[A-Z][A-Z ]*? ([0-9a-f]{16})>>>/g;
  * cut out of it. Markers with other boundaries are the model's own text and stay.
  */
 export function stripEchoedMarkers(output: string, prompt: readonly { content: string }[]): string {
+  // Most answers echo nothing: the prompt is not read for its boundaries then.
+  if (!output.includes('<<<')) return output;
   const nonces = new Set<string>();
   for (const message of prompt) {
     for (const match of message.content.matchAll(MARKER_IN_PROMPT)) nonces.add(match[1]);
   }
-  if (nonces.size === 0 || !output.includes('<<<')) return output;
+  if (nonces.size === 0) return output;
   const echoed = new RegExp(`[ \\t]*<<<(?:END )?[A-Z][A-Z ]*? (?:${[...nonces].join('|')})>>>[ \\t]*`, 'gi');
   return output
     .split('\n')

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { ModelCallError } from '../provider';
 import { parseSimModel } from './directives';
 import {
@@ -163,6 +164,25 @@ describe('SimulatedProvider streaming', () => {
     expect(pieces).toHaveLength(2);
   });
 
+  it('an abort from a piece stops the pieces that fell due with it', async () => {
+    const pieces: string[] = [];
+    const controller = new AbortController();
+    const call = streaming(400, 8).complete({
+      model: 'sim/a',
+      messages: [{ role: 'user', content: 'q' }],
+      signal: controller.signal,
+      onDelta: (text) => {
+        pieces.push(text);
+        controller.abort();
+      },
+    });
+    // A busy loop for 300 ms: about six pieces fall due, and come in one turn, as the first stops the call.
+    const until = Date.now() + 300;
+    while (Date.now() < until);
+    await expect(call).rejects.toMatchObject({ kind: 'aborted' });
+    expect(pieces).toHaveLength(1);
+  });
+
   it('with no latency to spread pieces over, an abort still stops it: before the call, or from a piece', async () => {
     const request = (signal: AbortSignal, onDelta: (text: string) => void) =>
       streaming(0, 4).complete({
@@ -199,5 +219,48 @@ describe('SimulatedProvider streaming', () => {
     expect(streamPiecesOf('a b c d e', 2)).toEqual(['a b ', 'c d e']);
     expect(streamPiecesOf('a b', 5)).toEqual(['a ', 'b']);
     expect(streamPiecesOf('', 3)).toEqual([]);
+    expect(streamPiecesOf('  lead\u00a0nbsp\ttab\n', 3)).toEqual(['  ', 'lead\u00a0', 'nbsp\ttab\n']);
+  });
+
+  it('cuts as the words a regex finds, joined back in even runs, would (any text, any count)', () => {
+    const byWords = (content: string, pieces: number): string[] => {
+      const words = content.match(/\S+\s*|\s+/g) ?? [];
+      if (words.length === 0) return content === '' ? [] : [content];
+      const count = Math.max(1, Math.min(pieces, words.length));
+      return Array.from({ length: count }, (_, i) =>
+        words
+          .slice(Math.floor((i * words.length) / count), Math.floor(((i + 1) * words.length) / count))
+          .join(''),
+      );
+    };
+    const text = fc.oneof(
+      fc.string(),
+      fc.string({ unit: 'binary' }),
+      fc
+        .array(
+          fc.constantFrom(
+            'a',
+            'bc',
+            ' ',
+            '\n',
+            '\t',
+            '\u00a0',
+            '\u2028',
+            '\ufeff',
+            '\ud83d\ude00',
+            'x\u3000',
+          ),
+          { maxLength: 40 },
+        )
+        .map((parts) => parts.join('')),
+    );
+    fc.assert(
+      fc.property(text, fc.integer({ min: 1, max: 30 }), (content, pieces) => {
+        const cut = streamPiecesOf(content, pieces);
+        expect(cut).toEqual(byWords(content, pieces));
+        expect(cut.join('')).toBe(content);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -42,17 +42,30 @@ export interface SimulatedProviderOptions {
   seed: string;
 }
 
-/** `content` cut into at most `pieces` runs of whole words (each keeps its trailing space). */
+const SPACE = /\s/;
+
+/**
+ * `content` cut into at most `pieces` runs of whole words (each keeps its trailing space; leading
+ * space is a word of its own). Slices of `content` at word starts, not words joined again: every
+ * streamed call of the simulated provider cuts its answer.
+ */
 export function streamPiecesOf(content: string, pieces: number): string[] {
-  const words = content.match(/\S+\s*|\s+/g) ?? [];
-  if (words.length === 0) return content === '' ? [] : [content];
-  const count = Math.max(1, Math.min(pieces, words.length));
+  if (content === '') return [];
+  // Where each word starts: 0, then every non-space that follows a space.
+  const starts = [0];
+  let wasSpace = SPACE.test(content[0]);
+  for (let i = 1; i < content.length; i++) {
+    const space = SPACE.test(content[i]);
+    if (!space && wasSpace) starts.push(i);
+    wasSpace = space;
+  }
+  const words = starts.length;
+  const count = Math.max(1, Math.min(pieces, words));
+  const startOf = (word: number) => (word >= words ? content.length : starts[word]);
   const out: string[] = [];
   for (let i = 0; i < count; i++) {
     out.push(
-      words
-        .slice(Math.floor((i * words.length) / count), Math.floor(((i + 1) * words.length) / count))
-        .join(''),
+      content.slice(startOf(Math.floor((i * words) / count)), startOf(Math.floor(((i + 1) * words) / count))),
     );
   }
   return out;
@@ -154,7 +167,11 @@ export class SimulatedProvider implements ModelProvider {
     await new Promise<void>((resolve, reject) => {
       let next = 0;
       let timer: NodeJS.Timeout;
+      // Set by the abort listener, which runs the moment the signal aborts (an onDelta that stops
+      // the call included): reading signal.aborted on every piece cost more than the piece.
+      let aborted = false;
       const onAbort = () => {
+        aborted = true;
         clearTimeout(timer);
         reject(abortError(signal));
       };
@@ -163,13 +180,13 @@ export class SimulatedProvider implements ModelProvider {
         try {
           do {
             request.onDelta?.(pieces[next++]);
-          } while (next < pieces.length && dueAt(next) <= now && !signal.aborted);
+          } while (next < pieces.length && dueAt(next) <= now && !aborted);
         } catch (error) {
           signal.removeEventListener('abort', onAbort);
           reject(error);
           return;
         }
-        if (signal.aborted) return;
+        if (aborted) return;
         if (next < pieces.length) {
           timer = setTimeout(deliver, Math.max(0, dueAt(next) - now));
           return;
