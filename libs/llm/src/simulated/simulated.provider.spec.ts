@@ -145,6 +145,31 @@ describe('SimulatedProvider streaming', () => {
     expect(elapsed).toBeLessThan(700);
   });
 
+  it('wakes once per millisecond in which pieces fall due, however many answers stream at once', async () => {
+    const provider = streaming(200, 10);
+    const timers = jest.spyOn(global, 'setTimeout');
+    try {
+      const received: string[][] = Array.from({ length: 40 }, () => []);
+      const answers = await Promise.all(
+        received.map((pieces, i) =>
+          provider.complete({
+            model: `sim/m${i}`,
+            messages: [{ role: 'user', content: 'q' }],
+            signal: new AbortController().signal,
+            onDelta: (text) => pieces.push(text),
+          }),
+        ),
+      );
+      answers.forEach((answer, i) => expect(received[i].join('')).toBe(answer.content));
+      // 400 pieces due at about ten moments (started within a millisecond or two of each other):
+      // a timer per piece would be 400.
+      expect(received.every((pieces) => pieces.length === 10)).toBe(true);
+      expect(timers.mock.calls.length).toBeLessThan(60);
+    } finally {
+      timers.mockRestore();
+    }
+  });
+
   it('stops writing when the call is aborted mid-stream, for good', async () => {
     const pieces: string[] = [];
     const controller = new AbortController();

@@ -75,20 +75,50 @@ const MALFORMED_TEXT =
   'I would rather not follow any particular format here. There are many considerations, and the ' +
   'answer depends on context that was not provided.';
 
-/**
- * The built-in provider: answers every prompt in its required format, deterministically for a seed,
- * and fails, hangs or misbehaves on request (see directives.ts).
- */
 /** baseMs × (1 ± jitter), where `unit` (0 to 1) picks the point in that range. */
 export function jitteredLatency(baseMs: number, jitter: number, unit: number): number {
   if (baseMs === 0 || jitter === 0) return baseMs;
   return Math.round(baseMs * (1 - jitter + 2 * jitter * unit));
 }
 
+/**
+ * When streamed pieces fall due: one timer for each millisecond in which some piece is due,
+ * however many streams are running. A worker with a thousand deliberations in flight streams
+ * thousands of answers at once; a timer per piece (each an async resource, its hooks run) cost
+ * more than delivering the piece. Wakes run outside the async context of the call that asked
+ * (nothing on the piece's path reads it: the call's own code resumes in its own).
+ */
+class PieceClock {
+  private readonly due = new Map<number, (() => void)[]>();
+
+  /** Calls `wake` once, at the first millisecond at or after `time` (a performance.now() time). */
+  at(time: number, wake: () => void): void {
+    const tick = Math.ceil(time);
+    const waiting = this.due.get(tick);
+    if (waiting) {
+      waiting.push(wake);
+      return;
+    }
+    this.due.set(tick, [wake]);
+    setTimeout(() => this.fire(tick), Math.max(0, tick - performance.now()));
+  }
+
+  private fire(tick: number): void {
+    const wakes = this.due.get(tick) ?? [];
+    this.due.delete(tick);
+    for (const wake of wakes) wake();
+  }
+}
+
+/**
+ * The built-in provider: answers every prompt in its required format, deterministically for a seed,
+ * and fails, hangs or misbehaves on request (see directives.ts).
+ */
 export class SimulatedProvider implements ModelProvider {
   readonly name = 'simulated';
   readonly key = 'simulated';
   private readonly transientSeen = new Set<string>();
+  private readonly clock = new PieceClock();
 
   constructor(private readonly options: SimulatedProviderOptions) {}
 
@@ -166,16 +196,15 @@ export class SimulatedProvider implements ModelProvider {
     const dueAt = (index: number) => startedAt + step * (index + 1);
     await new Promise<void>((resolve, reject) => {
       let next = 0;
-      let timer: NodeJS.Timeout;
       // Set by the abort listener, which runs the moment the signal aborts (an onDelta that stops
       // the call included): reading signal.aborted on every piece cost more than the piece.
       let aborted = false;
       const onAbort = () => {
         aborted = true;
-        clearTimeout(timer);
         reject(abortError(signal));
       };
       const deliver = () => {
+        if (aborted) return;
         const now = performance.now();
         try {
           do {
@@ -188,14 +217,14 @@ export class SimulatedProvider implements ModelProvider {
         }
         if (aborted) return;
         if (next < pieces.length) {
-          timer = setTimeout(deliver, Math.max(0, dueAt(next) - now));
+          this.clock.at(dueAt(next), deliver);
           return;
         }
         signal.removeEventListener('abort', onAbort);
         resolve();
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      timer = setTimeout(deliver, step);
+      this.clock.at(dueAt(0), deliver);
     });
   }
 
