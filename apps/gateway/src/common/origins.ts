@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Server, ServerOptions } from 'socket.io';
 import { fromApiErrorBody } from '../openai/errors';
 import { isOpenAiPath, sendOpenAiError } from '../openai/openai-error.filter';
+import { writeEachTurnAtOnce, type EngineConnection } from '../events/turn-writes';
 
 export type HostSettings = Pick<ConclaveConfig, 'authMode' | 'corsOrigins' | 'allowedHosts'>;
 
@@ -98,7 +99,7 @@ export class OriginCheckedIoAdapter extends IoAdapter {
 
   override createIOServer(port: number, options?: ServerOptions): Server {
     const allowed = this.settings.corsOrigins;
-    return super.createIOServer(port, {
+    const server = super.createIOServer(port, {
       ...options,
       cors: { origin: allowed.length > 0 ? allowed : false },
       allowRequest: (req: IncomingMessage, callback: (err: string | null, success: boolean) => void) => {
@@ -107,5 +108,7 @@ export class OriginCheckedIoAdapter extends IoAdapter {
         callback(null, originAllowed(req.headers.origin, req.headers.host, allowed));
       },
     }) as Server;
+    server.engine.on('connection', (connection: EngineConnection) => writeEachTurnAtOnce(connection));
+    return server;
   }
 }

@@ -1,0 +1,97 @@
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo, Socket as NetSocket } from 'node:net';
+import { Server, type Socket } from 'socket.io';
+import { io as connect, type Socket as ClientSocket } from 'socket.io-client';
+import { writeEachTurnAtOnce, type EngineConnection } from './turn-writes';
+
+const EVENTS = 50;
+
+interface Stack {
+  http: HttpServer;
+  io: Server;
+  client: ClientSocket;
+  server: Socket;
+}
+
+/** A real Socket.IO server and client over WebSocket on loopback, with or without the hook. */
+async function stack(hooked: boolean): Promise<Stack> {
+  const http = createServer();
+  const io = new Server(http, { transports: ['websocket'] });
+  if (hooked) io.engine.on('connection', (connection: EngineConnection) => writeEachTurnAtOnce(connection));
+  const connected = new Promise<Socket>((resolve) => io.on('connection', resolve));
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  const client = connect(`http://127.0.0.1:${port}`, { transports: ['websocket'], forceNew: true });
+  return { http, io, client, server: await connected };
+}
+
+async function close({ http, io, client }: Stack): Promise<void> {
+  client.close();
+  await new Promise<void>((resolve) => io.close(() => resolve()));
+  http.close();
+}
+
+/** Emits EVENTS events in one turn; answers the writes the server's TCP socket made and what the client got. */
+async function burst(s: Stack): Promise<{ writes: number; received: number[] }> {
+  const tcp = (s.server.conn.transport as unknown as { socket: { _socket: NetSocket } }).socket._socket;
+  const writeGeneric = jest.spyOn(tcp as unknown as { _writeGeneric: () => void }, '_writeGeneric');
+  const received: number[] = [];
+  const all = new Promise<void>((resolve) =>
+    s.client.on('progress', (n: number) => {
+      received.push(n);
+      if (received.length === EVENTS) resolve();
+    }),
+  );
+  for (let n = 1; n <= EVENTS; n++) s.server.emit('progress', n);
+  await all;
+  const writes = writeGeneric.mock.calls.length;
+  writeGeneric.mockRestore();
+  return { writes, received };
+}
+
+describe('writeEachTurnAtOnce', () => {
+  it('sends what a connection emits in one turn in a couple of writes, in order, where it took one write per event', async () => {
+    const plain = await stack(false);
+    const hooked = await stack(true);
+    try {
+      const before = await burst(plain);
+      const after = await burst(hooked);
+      const inOrder = Array.from({ length: EVENTS }, (_, i) => i + 1);
+      expect(before.received).toEqual(inOrder);
+      expect(after.received).toEqual(inOrder);
+      // The measure itself: without the hook each frame is a write of its own.
+      expect(before.writes).toBeGreaterThanOrEqual(EVENTS / 2);
+      expect(after.writes).toBeLessThanOrEqual(3);
+    } finally {
+      await close(plain);
+      await close(hooked);
+    }
+  });
+
+  it('leaves long-polling connections alone and still delivers', async () => {
+    const http = createServer();
+    const io = new Server(http, { transports: ['polling'] });
+    io.engine.on('connection', (connection: EngineConnection) => writeEachTurnAtOnce(connection));
+    const connected = new Promise<Socket>((resolve) => io.on('connection', resolve));
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const { port } = http.address() as AddressInfo;
+    const client = connect(`http://127.0.0.1:${port}`, { transports: ['polling'], forceNew: true });
+    try {
+      const server = await connected;
+      const received: number[] = [];
+      const all = new Promise<void>((resolve) =>
+        client.on('progress', (n: number) => {
+          received.push(n);
+          if (received.length === 5) resolve();
+        }),
+      );
+      for (let n = 1; n <= 5; n++) server.emit('progress', n);
+      await all;
+      expect(received).toEqual([1, 2, 3, 4, 5]);
+    } finally {
+      client.close();
+      await new Promise<void>((resolve) => io.close(() => resolve()));
+      http.close();
+    }
+  });
+});
