@@ -560,6 +560,33 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
     };
   }
 
+  /**
+   * replayAfter for a subscriber who must own the message: the same one statement, where the
+   * message counts only if it is an assistant message of one of `userId`'s conversations. Null when
+   * it is not (or does not exist): a new subscription checks ownership and replays in one round trip.
+   */
+  async replayOwnedAfter(userId: string, messageId: string, afterSeq: number): Promise<StoredReplay | null> {
+    const records = await this.prepared<EventRecord & { status: string | null }>(
+      'conclave_replay_owned_after',
+      `SELECT message_id, seq, type, payload, created_at, NULL::text AS status FROM deliberation_events
+       WHERE message_id = $1 AND message_created_at = (
+           SELECT m.created_at FROM messages m JOIN conversations c ON c.id = m.conversation_id
+           WHERE m.id = $1 AND m.role = 'assistant' AND c.user_id = $3)
+         AND seq > $2
+       UNION ALL
+       SELECT m.id, NULL, NULL, NULL, NULL, m.status FROM messages m JOIN conversations c ON c.id = m.conversation_id
+       WHERE m.id = $1 AND m.role = 'assistant' AND c.user_id = $3
+       ORDER BY seq NULLS LAST`,
+      [messageId, afterSeq, userId],
+    );
+    const owned = records.find((r) => r.seq === null);
+    if (!owned) return null;
+    return {
+      events: records.filter((r) => r.seq !== null).map(toDeliveredEvent),
+      finished: owned.status === null || isTerminalStatus(owned.status),
+    };
+  }
+
   async unfinishedMessages(idleMs: number): Promise<UnfinishedMessage[]> {
     // Batch items still waiting for a slot of their batch have no job by design.
     const rows: { id: string; stage: string; batch_id: string | null }[] = await this.dataSource.query(

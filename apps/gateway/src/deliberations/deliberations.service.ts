@@ -311,4 +311,9 @@ export class DeliberationsService {
   replayAfter(messageId: string, afterSeq: number) {
     return this.store.replayAfter(messageId, afterSeq);
   }
+
+  /** replayAfter when the message is the user's (an assistant message of their conversation); null when not. */
+  async replayOwnedAfter(userId: string, messageId: string, afterSeq: number) {
+    return isUuid(messageId) ? this.store.replayOwnedAfter(userId, messageId, afterSeq) : null;
+  }
 }

@@ -297,25 +297,15 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
       return { error: { message: 'deltas must be true or false', fields: { deltas: 'must be a boolean' } } };
     }
     const state = stateOf(socket);
-    try {
-      await this.deliberations.ownedMessage(state.userId, request.messageId);
-    } catch (error) {
-      return errorAck(error);
-    }
     const messageId = request.messageId;
-    // Subscribing again replaces the subscription (and gives its place back first).
-    state.subscriptions.get(messageId)?.close();
-    const place = takePlace(state);
-    if ('error' in place) return place;
-    const { giveBack } = place;
-    // Live deltas only for those who ask: the others cost no SUBSCRIBE and no `watch`.
-    const watcher = request.deltas
-      ? this.live.watcher(
-          messageId,
-          (event) => socket.emit(event.type, event),
-          () => state.outflow.room(),
-        )
-      : null;
+    const { userId } = state;
+    // The live listener first, then one query that checks ownership and replays (nothing falls
+    // between the two); nothing is sent before this answer has gone out (`opened`), and nothing
+    // at all to a subscriber the message is not shown to.
+    let watcher: ReturnType<LiveHub['watcher']> | null = null;
+    let giveBack: () => void = () => undefined;
+    let open: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => (open = resolve));
     const delivery = this.hub.subscribe(
       messageId,
       afterSeq,
@@ -330,10 +320,37 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
         if (state.subscriptions.get(messageId) === delivery) state.subscriptions.delete(messageId);
       },
       () => state.outflow.room(),
+      { fetch: (after) => this.deliberations.replayOwnedAfter(userId, messageId, after), gate: opened },
     );
+    const refuse = (ack: { error: AckError }): { error: AckError } => {
+      delivery.close();
+      open();
+      return ack;
+    };
+    try {
+      if ((await delivery.firstReplay) === null)
+        return refuse(errorAck(ApiError.notFound(`deliberation ${messageId}`)));
+    } catch (error) {
+      return refuse(errorAck(error));
+    }
+    // Subscribing again replaces the subscription (and gives its place back first).
+    state.subscriptions.get(messageId)?.close();
+    const place = takePlace(state);
+    if ('error' in place) return refuse(place);
+    giveBack = place.giveBack;
     state.subscriptions.set(messageId, delivery);
-    // After the stored events it asked for: the answers so far, then deltas.
-    watcher?.follow(delivery);
+    // Live deltas only for those who ask: the others cost no SUBSCRIBE and no `watch`.
+    if (request.deltas) {
+      watcher = this.live.watcher(
+        messageId,
+        (event) => socket.emit(event.type, event),
+        () => state.outflow.room(),
+      );
+      // After the stored events it asked for: the answers so far, then deltas.
+      watcher.follow(delivery);
+    }
+    // The ack is sent once this handler's promise settles; the replay waits for the next turn.
+    setImmediate(open);
     return { ok: true };
   }
 

@@ -6,7 +6,7 @@ import { createRedis, type RedisClient } from '@conclave/redis';
 import { DeliberationsRepository } from '@conclave/persistence';
 import { CONFIG } from '@conclave/platform';
 import { DeliberationsService } from '../deliberations/deliberations.service';
-import { OrderedDelivery } from './ordered-delivery';
+import { OrderedDelivery, type FirstReplay } from './ordered-delivery';
 
 type Listener = (event: DeliveredEvent) => void;
 
@@ -97,6 +97,8 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
   /**
    * Starts gap-free delivery of a message's events after `afterSeq`; returns the subscription.
    * `room`, asked after each event sent, holds the next one back while the subscriber is behind.
+   * `first`: the first replay from another query (see OrderedDelivery.start), asked right after
+   * the live listener is registered.
    */
   subscribe(
     messageId: string,
@@ -104,6 +106,7 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
     send: (event: DeliveredEvent) => void,
     onEnd?: (reason: 'terminal' | 'closed' | 'failed') => void,
     room?: () => Promise<void> | null,
+    first?: FirstReplay,
   ): OrderedDelivery {
     let listener: Listener = () => undefined;
     const delivery = new OrderedDelivery(
@@ -123,7 +126,7 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
     const set = this.listeners.get(messageId) ?? new Set<Listener>();
     set.add(listener);
     this.listeners.set(messageId, set);
-    void delivery.start();
+    void delivery.start(first);
     return delivery;
   }
 

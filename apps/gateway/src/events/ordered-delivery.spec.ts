@@ -248,3 +248,59 @@ describe('OrderedDelivery with a subscriber that reads slowly', () => {
     expect(ended).toBe('closed');
   });
 });
+
+describe('OrderedDelivery with a first replay of its own (a subscription that checks ownership in it)', () => {
+  it('asks the first replay at once, from afterSeq, and sends nothing until the gate opens', async () => {
+    const stored = [event(1), event(2), event(3)];
+    const t = setup(stored, 1);
+    const asked: number[] = [];
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    void t.delivery.start({
+      fetch: async (after) => {
+        asked.push(after);
+        return replay(stored, after, false);
+      },
+      gate,
+    });
+    expect(asked).toEqual([1]);
+    expect(await t.delivery.firstReplay).toEqual(replay(stored, 1, false));
+    stored.push(event(4));
+    t.delivery.offer(event(4));
+    await flush();
+    expect(t.sent).toEqual([]);
+    open();
+    await flush();
+    // The replay, then the live event that came while the gate was shut; fetchAfter never asked.
+    expect(t.sent).toEqual([2, 3, 4]);
+    expect(t.fetches()).toBe(0);
+  });
+
+  it('a refused first replay (null) sends nothing, live events included, and ends the delivery', async () => {
+    const stored = [event(1), event(2)];
+    const t = setup(stored);
+    void t.delivery.start({ fetch: async () => null, gate: Promise.resolve() });
+    t.delivery.offer(event(3));
+    expect(await t.delivery.firstReplay).toBeNull();
+    await flush();
+    expect(t.sent).toEqual([]);
+    expect(t.ended()).toBe('failed');
+    expect(t.delivery.isEnded).toBe(true);
+  });
+
+  it('closed before the gate opens (the caller refused the subscriber) it sends nothing', async () => {
+    const stored = [event(1), event(2)];
+    const t = setup(stored);
+    let open: () => void = () => undefined;
+    void t.delivery.start({
+      fetch: async (after) => replay(stored, after, false),
+      gate: new Promise((r) => (open = r)),
+    });
+    await t.delivery.firstReplay;
+    t.delivery.close();
+    open();
+    await flush();
+    expect(t.sent).toEqual([]);
+    expect(t.ended()).toBe('closed');
+  });
+});

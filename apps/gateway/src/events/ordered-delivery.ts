@@ -15,7 +15,15 @@ export type FetchAfter = (afterSeq: number) => Promise<StoredReplay>;
  * events never interleave; after each event it waits while `room` says the subscriber has not read
  * enough yet (backpressure). Ends after `complete` or `error`.
  */
+/** A delivery's first replay asked of another source than fetchAfter (see OrderedDelivery.start). */
+export interface FirstReplay {
+  fetch: (afterSeq: number) => Promise<StoredReplay | null>;
+  gate: Promise<void>;
+}
+
 export class OrderedDelivery {
+  /** The first replay when start was given one (null before start, or without one). */
+  firstReplay: Promise<StoredReplay | null> | null = null;
   private lastSeq: number;
   private chain: Promise<void> = Promise.resolve();
   private ended = false;
@@ -48,10 +56,20 @@ export class OrderedDelivery {
     return this.started ?? Promise.resolve();
   }
 
-  /** Replays what is stored; call after the live listener is registered so nothing falls between. */
-  start(): Promise<void> {
+  /**
+   * Replays what is stored; call after the live listener is registered so nothing falls between.
+   * With `first`, the first replay is asked of `first.fetch` at once (it may check more, such as
+   * who owns the message: null refuses the subscriber, and the delivery ends without sending
+   * anything), and nothing is sent before `first.gate` resolves (the caller's answer to the
+   * subscriber has gone out). `firstReplay` is that replay, for the caller to decide on.
+   */
+  start(first?: FirstReplay): Promise<void> {
+    const replay = first ? first.fetch(this.lastSeq) : null;
+    this.firstReplay = replay;
+    // Its failure is reported to whoever decides on it (firstReplay), and ends the delivery below.
+    replay?.catch(() => undefined);
     this.started = this.enqueue(async () => {
-      const finished = await this.catchUp();
+      const finished = await this.catchUp(replay && first ? { replay, gate: first.gate } : undefined);
       // Read with the events: had it ended by a stage write, its terminal event was among them if
       // it was due, and a subscriber already past it is done (as is one of a batch item cancelled
       // while queued before such items got their `cancelled` event: it ends with its status alone).
@@ -94,8 +112,17 @@ export class OrderedDelivery {
   }
 
   /** Sends what is stored after the last event sent; returns whether the deliberation had ended. */
-  private async catchUp(): Promise<boolean> {
-    const { events, finished } = await this.fetchAfter(this.lastSeq);
+  private async catchUp(first?: {
+    replay: Promise<StoredReplay | null>;
+    gate: Promise<void>;
+  }): Promise<boolean> {
+    const stored = first ? await first.replay : await this.fetchAfter(this.lastSeq);
+    if (first) await first.gate;
+    if (stored === null) {
+      this.end('failed');
+      return true;
+    }
+    const { events, finished } = stored;
     for (const event of events) {
       if (this.ended) break;
       if (event.seq === this.lastSeq + 1) await this.deliver(event);

@@ -253,6 +253,35 @@ describe('DeliberationsRepository', () => {
     expect(await store.replayAfter(randomUUID(), 0)).toEqual({ events: [], finished: true });
   });
 
+  it("reads a subscription's replay only for the message's owner, in the same one statement", async () => {
+    const owner = await newUser();
+    const other = await newUser();
+    const store = new TypeOrmDeliberationStore(db);
+    const { messageId, conversationId } = (await deliberations.startTurn(turn(owner), null, noFollowUps))!;
+    const ev = (key: string) => ({ key, type: key, payload: { n: key } });
+    await store.writeStage(messageId, { stage: 'stage1', events: [ev('a'), ev('b')] });
+    expect(await store.replayOwnedAfter(owner, messageId, 1)).toEqual(await store.replayAfter(messageId, 1));
+    expect((await store.replayOwnedAfter(owner, messageId, 0))?.events.map((e) => e.seq)).toEqual([1, 2]);
+    // Another user's, the question (a user message), or no message at all: refused, nothing read.
+    expect(await store.replayOwnedAfter(other, messageId, 0)).toBeNull();
+    const [question]: { id: string }[] = await db.query(
+      `SELECT id FROM messages WHERE conversation_id = $1 AND role = 'user'`,
+      [conversationId],
+    );
+    expect(await store.replayOwnedAfter(owner, question.id, 0)).toBeNull();
+    expect(await store.replayOwnedAfter(owner, randomUUID(), 0)).toBeNull();
+    await store.writeStage(messageId, {
+      stage: 'stage1',
+      events: [{ key: 'complete', type: 'complete', payload: {} }],
+      update: { status: 'complete', stage: null, content: 'Done', completed: true },
+    });
+    expect(await store.replayOwnedAfter(owner, messageId, 2)).toEqual({
+      events: [expect.objectContaining({ seq: 3, type: 'complete' })],
+      finished: true,
+    });
+    expect(await store.replayOwnedAfter(owner, messageId, 3)).toEqual({ events: [], finished: true });
+  });
+
   it('carries no start for a follow-up, an imported history, or a question too long to keep beside the job', async () => {
     const userId = await newUser();
     const first = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
