@@ -22,6 +22,7 @@ import { BatchHub } from '../batches/batch-hub';
 import { BatchesService } from '../batches/batches.service';
 import type { OrderedDelivery } from './ordered-delivery';
 import { Outflow, outflowLimits } from './outflow';
+import { sendHeldWrites } from './turn-writes';
 import { StreamRegistry, type CloseReason, type LiveStream } from './stream-registry';
 
 interface SocketState {
@@ -81,7 +82,17 @@ function takePlace(state: SocketState): { giveBack: () => void } | { error: AckE
   }
 }
 
-function socketBuffered(socket: Socket): number {
+/**
+ * What a socket's client has not read yet. Frames held for the turn's one write (turn-writes)
+ * count too; past `highWaterBytes` they are sent first and the rest measured, so a turn's batch
+ * never counts as a client that does not read.
+ */
+function socketBuffered(socket: Socket, highWaterBytes: number): number {
+  const bytes = unreadBytes(socket);
+  return bytes > highWaterBytes && sendHeldWrites(socket.conn) ? unreadBytes(socket) : bytes;
+}
+
+function unreadBytes(socket: Socket): number {
   const conn = socket.conn as unknown as {
     writeBuffer?: { data?: unknown }[];
     transport?: { socket?: { bufferedAmount?: unknown } };
@@ -184,9 +195,10 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     } catch (error) {
       throw handshakeError(errorAck(error).error.message, { statusCode: 429 });
     }
+    const limits = outflowLimits(this.config.streams);
     const outflow = new Outflow(
-      () => socketBuffered(socket),
-      outflowLimits(this.config.streams),
+      () => socketBuffered(socket, limits.highWaterBytes),
+      limits,
       (detail) => stream.close('slow', detail),
       (wake) => {
         const transport = socket.conn.transport;
@@ -304,6 +316,16 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     // at all to a subscriber the message is not shown to.
     let watcher: ReturnType<LiveHub['watcher']> | null = null;
     let giveBack: () => void = () => undefined;
+    // A new subscription takes its place before the query (a client at its cap, or gone, costs no
+    // replay); one that replaces the same message's takes it after, once the old one gave it back.
+    const replacing = state.subscriptions.has(messageId);
+    if (!replacing) {
+      const place = takePlace(state);
+      if ('error' in place) return place;
+      giveBack = place.giveBack;
+    } else if (state.stream.isReleased) {
+      return { error: { message: 'the socket is closed' } };
+    }
     let open: () => void = () => undefined;
     const opened = new Promise<void>((resolve) => (open = resolve));
     const delivery = this.hub.subscribe(
@@ -333,11 +355,17 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     } catch (error) {
       return refuse(errorAck(error));
     }
-    // Subscribing again replaces the subscription (and gives its place back first).
+    // Closed meanwhile (the gateway shutting down).
+    if (delivery.isEnded)
+      return refuse({ error: { message: 'the subscription was closed; subscribe again' } });
+    // Subscribing again replaces the subscription (and gives its place back first), also one made
+    // by another subscribe to the same message that answered while this one was asking.
     state.subscriptions.get(messageId)?.close();
-    const place = takePlace(state);
-    if ('error' in place) return refuse(place);
-    giveBack = place.giveBack;
+    if (replacing) {
+      const place = takePlace(state);
+      if ('error' in place) return refuse(place);
+      giveBack = place.giveBack;
+    }
     state.subscriptions.set(messageId, delivery);
     // Live deltas only for those who ask: the others cost no SUBSCRIBE and no `watch`.
     if (request.deltas) {

@@ -303,4 +303,19 @@ describe('OrderedDelivery with a first replay of its own (a subscription that ch
     expect(t.sent).toEqual([]);
     expect(t.ended()).toBe('closed');
   });
+
+  it('a first replay that fails (the store away) ends the delivery: no unchecked fetch follows', async () => {
+    const stored = [event(1), event(2)];
+    const t = setup(stored);
+    const unavailable = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    void t.delivery.start({ fetch: () => Promise.reject(unavailable), gate: Promise.resolve() });
+    await expect(t.delivery.firstReplay).rejects.toBe(unavailable);
+    t.delivery.offer(event(3));
+    t.delivery.resync();
+    await flush();
+    expect(t.delivery.isEnded).toBe(true);
+    expect(t.ended()).toBe('failed');
+    expect(t.fetches()).toBe(0);
+    expect(t.sent).toEqual([]);
+  });
 });

@@ -66,7 +66,7 @@ export class OrderedDelivery {
   start(first?: FirstReplay): Promise<void> {
     const replay = first ? first.fetch(this.lastSeq) : null;
     this.firstReplay = replay;
-    // Its failure is reported to whoever decides on it (firstReplay), and ends the delivery below.
+    // Its failure is for whoever decides on it (firstReplay); it also ends the delivery (catchUp).
     replay?.catch(() => undefined);
     this.started = this.enqueue(async () => {
       const finished = await this.catchUp(replay && first ? { replay, gate: first.gate } : undefined);
@@ -116,7 +116,15 @@ export class OrderedDelivery {
     replay: Promise<StoredReplay | null>;
     gate: Promise<void>;
   }): Promise<boolean> {
-    const stored = first ? await first.replay : await this.fetchAfter(this.lastSeq);
+    let stored: StoredReplay | null;
+    try {
+      stored = first ? await first.replay : await this.fetchAfter(this.lastSeq);
+    } catch (error) {
+      // A first replay that could not be read checked nothing (ownership among it): this delivery
+      // must not go on to fetches that do not check, whatever its caller does.
+      if (first) this.end('failed');
+      throw error;
+    }
     if (first) await first.gate;
     if (stored === null) {
       this.end('failed');

@@ -2,7 +2,7 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo, Socket as NetSocket } from 'node:net';
 import { Server, type Socket } from 'socket.io';
 import { io as connect, type Socket as ClientSocket } from 'socket.io-client';
-import { writeEachTurnAtOnce, type EngineConnection } from './turn-writes';
+import { sendHeldWrites, writeEachTurnAtOnce, type EngineConnection } from './turn-writes';
 
 const EVENTS = 50;
 
@@ -64,6 +64,35 @@ describe('writeEachTurnAtOnce', () => {
       expect(after.writes).toBeLessThanOrEqual(3);
     } finally {
       await close(plain);
+      await close(hooked);
+    }
+  });
+
+  it('sends what it holds at once when asked (a backlog past its high-water mark), and only once', async () => {
+    const hooked = await stack(true);
+    try {
+      const tcp = (hooked.server.conn.transport as unknown as { socket: { _socket: NetSocket } }).socket
+        ._socket;
+      const got = new Promise<string>((resolve) => hooked.client.on('big', resolve));
+      // Once the connection's earlier writes are done, the next emit goes straight to the socket.
+      while (
+        !(hooked.server.conn.transport as unknown as { writable: boolean }).writable ||
+        tcp.writableCorked > 0
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      hooked.server.emit('big', 'x'.repeat(200_000));
+      // Held for the turn's one write: all of it counts as not yet sent.
+      expect(tcp.writableCorked).toBe(1);
+      expect(tcp.writableLength).toBeGreaterThan(200_000);
+      expect(sendHeldWrites(hooked.server.conn)).toBe(true);
+      expect(tcp.writableCorked).toBe(0);
+      expect(sendHeldWrites(hooked.server.conn)).toBe(false);
+      expect((await got).length).toBe(200_000);
+      // The turn's own uncork then finds nothing to do (the socket is not uncorked twice).
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(tcp.writableCorked).toBe(0);
+    } finally {
       await close(hooked);
     }
   });

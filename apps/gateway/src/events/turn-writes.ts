@@ -16,6 +16,18 @@ function tcpSocketOf(connection: EngineConnection): NetSocket | null {
     : null;
 }
 
+/** The TCP socket each connection holds corked for the rest of this turn. */
+const heldThisTurn = new WeakMap<EngineConnection, NetSocket>();
+
+/** Sends now what a connection holds for its turn's one write; false when it holds nothing. */
+export function sendHeldWrites(connection: EngineConnection): boolean {
+  const tcp = heldThisTurn.get(connection);
+  if (!tcp) return false;
+  heldThisTurn.delete(connection);
+  tcp.uncork();
+  return true;
+}
+
 /**
  * Whatever a connection sends in one turn of the event loop leaves in one write. engine.io hands
  * each packet to its WebSocket as a frame of its own, and the socket writes each frame at once: a
@@ -23,19 +35,19 @@ function tcpSocketOf(connection: EngineConnection): NetSocket | null {
  * call and one TCP segment per event. The TCP socket is corked when engine.io flushes and uncorked
  * once the turn's callbacks have run (setImmediate), so the frames of that turn go out together.
  * engine.io holds the packets that come while a write is in flight and flushes them together when
- * it completes: a busy connection writes about twice per turn, whatever it sends.
+ * it completes: a busy connection writes about twice per turn, whatever it sends. Whoever measures
+ * the client's backlog sends the held frames first once they pass its high-water mark
+ * (sendHeldWrites), so a turn's batch is never mistaken for a client that does not read.
  */
 export function writeEachTurnAtOnce(connection: EngineConnection): void {
-  let corked: NetSocket | null = null;
   connection.on('flush', () => {
-    if (corked) return;
+    if (heldThisTurn.has(connection)) return;
     const tcp = tcpSocketOf(connection);
     if (!tcp || tcp.destroyed) return;
-    corked = tcp;
+    heldThisTurn.set(connection, tcp);
     tcp.cork();
     setImmediate(() => {
-      corked = null;
-      tcp.uncork();
+      if (heldThisTurn.get(connection) === tcp) sendHeldWrites(connection);
     });
   });
 }

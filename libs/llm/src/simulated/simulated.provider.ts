@@ -106,7 +106,17 @@ class PieceClock {
   private fire(tick: number): void {
     const wakes = this.due.get(tick) ?? [];
     this.due.delete(tick);
-    for (const wake of wakes) wake();
+    // Every stream due is woken even if one wake throws (none should: a piece's listener's
+    // failure goes to its own call); the first error is thrown after, as a timer's would be.
+    let failure: { error: unknown } | null = null;
+    for (const wake of wakes) {
+      try {
+        wake();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
   }
 }
 
