@@ -26,7 +26,10 @@ async function stack(hooked: boolean): Promise<Stack> {
 }
 
 async function close({ http, io, client }: Stack): Promise<void> {
+  const engine = client.io.engine;
+  const closed = new Promise<void>((resolve) => engine.once('close', () => resolve()));
   client.close();
+  await closed;
   await new Promise<void>((resolve) => io.close(() => resolve()));
   http.close();
 }
@@ -118,7 +121,11 @@ describe('writeEachTurnAtOnce', () => {
       await all;
       expect(received).toEqual([1, 2, 3, 4, 5]);
     } finally {
+      // Long-polling sends its close packet in a request of its own: wait for it to be done.
+      const engine = client.io.engine;
+      const closed = new Promise<void>((resolve) => engine.once('close', () => resolve()));
       client.close();
+      await closed;
       await new Promise<void>((resolve) => io.close(() => resolve()));
       http.close();
     }
