@@ -64,12 +64,12 @@ export class OrderedDelivery {
    * subscriber has gone out). `firstReplay` is that replay, for the caller to decide on.
    */
   start(first?: FirstReplay): Promise<void> {
-    const replay = first ? first.fetch(this.lastSeq) : null;
-    this.firstReplay = replay;
+    const initial = first ? { replay: first.fetch(this.lastSeq), gate: first.gate } : undefined;
+    this.firstReplay = initial?.replay ?? null;
     // Its failure is for whoever decides on it (firstReplay); it also ends the delivery (catchUp).
-    replay?.catch(() => undefined);
+    initial?.replay.catch(() => undefined);
     this.started = this.enqueue(async () => {
-      const finished = await this.catchUp(replay && first ? { replay, gate: first.gate } : undefined);
+      const finished = await this.catchUp(initial);
       // Read with the events: had it ended by a stage write, its terminal event was among them if
       // it was due, and a subscriber already past it is done (as is one of a batch item cancelled
       // while queued before such items got their `cancelled` event: it ends with its status alone).

@@ -13,15 +13,15 @@ interface Stack {
   server: Socket;
 }
 
-/** A real Socket.IO server and client over WebSocket on loopback, with or without the hook. */
-async function stack(hooked: boolean): Promise<Stack> {
+/** A real Socket.IO server and client on loopback (WebSocket unless asked), with or without the hook. */
+async function stack(hooked: boolean, transport: 'websocket' | 'polling' = 'websocket'): Promise<Stack> {
   const http = createServer();
-  const io = new Server(http, { transports: ['websocket'] });
+  const io = new Server(http, { transports: [transport] });
   if (hooked) io.engine.on('connection', (connection: EngineConnection) => writeEachTurnAtOnce(connection));
   const connected = new Promise<Socket>((resolve) => io.on('connection', resolve));
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
-  const client = connect(`http://127.0.0.1:${port}`, { transports: ['websocket'], forceNew: true });
+  const client = connect(`http://127.0.0.1:${port}`, { transports: [transport], forceNew: true });
   return { http, io, client, server: await connected };
 }
 
@@ -101,33 +101,21 @@ describe('writeEachTurnAtOnce', () => {
   });
 
   it('leaves long-polling connections alone and still delivers', async () => {
-    const http = createServer();
-    const io = new Server(http, { transports: ['polling'] });
-    io.engine.on('connection', (connection: EngineConnection) => writeEachTurnAtOnce(connection));
-    const connected = new Promise<Socket>((resolve) => io.on('connection', resolve));
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    const { port } = http.address() as AddressInfo;
-    const client = connect(`http://127.0.0.1:${port}`, { transports: ['polling'], forceNew: true });
+    const polling = await stack(true, 'polling');
     try {
-      const server = await connected;
       const received: number[] = [];
       const all = new Promise<void>((resolve) =>
-        client.on('progress', (n: number) => {
+        polling.client.on('progress', (n: number) => {
           received.push(n);
           if (received.length === 5) resolve();
         }),
       );
-      for (let n = 1; n <= 5; n++) server.emit('progress', n);
+      for (let n = 1; n <= 5; n++) polling.server.emit('progress', n);
       await all;
       expect(received).toEqual([1, 2, 3, 4, 5]);
     } finally {
-      // Long-polling sends its close packet in a request of its own: wait for it to be done.
-      const engine = client.io.engine;
-      const closed = new Promise<void>((resolve) => engine.once('close', () => resolve()));
-      client.close();
-      await closed;
-      await new Promise<void>((resolve) => io.close(() => resolve()));
-      http.close();
+      // Long-polling sends its close packet in a request of its own: close waits for it to be done.
+      await close(polling);
     }
   });
 });

@@ -170,7 +170,8 @@ describe('SimulatedProvider streaming', () => {
     }
   });
 
-  it('stops writing when the call is aborted mid-stream, for good', async () => {
+  /** A streamed call of 8 pieces over 400 ms that aborts itself from its `stopAt`-th piece. */
+  const stoppedFromPiece = (stopAt: number) => {
     const pieces: string[] = [];
     const controller = new AbortController();
     const call = streaming(400, 8).complete({
@@ -179,9 +180,14 @@ describe('SimulatedProvider streaming', () => {
       signal: controller.signal,
       onDelta: (text) => {
         pieces.push(text);
-        if (pieces.length === 2) controller.abort();
+        if (pieces.length === stopAt) controller.abort();
       },
     });
+    return { pieces, call };
+  };
+
+  it('stops writing when the call is aborted mid-stream, for good', async () => {
+    const { pieces, call } = stoppedFromPiece(2);
     await expect(call).rejects.toMatchObject({ kind: 'aborted' });
     // Not now, nor once the pieces still due would have come (50 ms apart).
     expect(pieces).toHaveLength(2);
@@ -190,17 +196,7 @@ describe('SimulatedProvider streaming', () => {
   });
 
   it('an abort from a piece stops the pieces that fell due with it', async () => {
-    const pieces: string[] = [];
-    const controller = new AbortController();
-    const call = streaming(400, 8).complete({
-      model: 'sim/a',
-      messages: [{ role: 'user', content: 'q' }],
-      signal: controller.signal,
-      onDelta: (text) => {
-        pieces.push(text);
-        controller.abort();
-      },
-    });
+    const { pieces, call } = stoppedFromPiece(1);
     // A busy loop for 300 ms: about six pieces fall due, and come in one turn, as the first stops the call.
     const until = Date.now() + 300;
     while (Date.now() < until);
