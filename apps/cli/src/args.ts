@@ -29,6 +29,8 @@ ask:
   --original-question TEXT
                         jury: the question the content answers
   --config JSON         more modeConfig fields, e.g. '{"timeoutMs":60000}'
+  --conversation ID     a follow-up in that conversation (council): it keeps the conversation's
+                        mode, panel and options, except what --models, --chairman or --config name
   --json                print the whole stored result as JSON
   -q, --quiet           progress lines only, not the models' answers as they come
   While it runs, stderr shows each step and each model's answer: on a terminal as it is
@@ -70,6 +72,7 @@ const OPTIONS = {
   'content-file': { type: 'string' },
   'original-question': { type: 'string' },
   config: { type: 'string' },
+  conversation: { type: 'string' },
   json: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
   defaults: { type: 'string' },
@@ -112,6 +115,7 @@ const COMMANDS: Record<CommandName, CommandShape> = {
       'content-file',
       'original-question',
       'config',
+      'conversation',
       'json',
       'quiet',
     ],

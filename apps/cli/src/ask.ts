@@ -26,6 +26,8 @@ export interface AskOptions {
   content?: string;
   originalQuestion?: string;
   config?: Record<string, unknown>;
+  /** A follow-up: the conversation it continues (its mode and panel are kept unless named). */
+  conversationId?: string;
 }
 
 /** Where each mode keeps its panel and its chairman-like role (council's are top-level fields). */
@@ -38,7 +40,11 @@ const ROSTER_FIELDS: Record<Exclude<ModeName, 'council'>, { models: string; chai
 
 export function buildRequest(question: string, options: AskOptions): DeliberationRequest {
   const mode = options.mode ?? 'council';
-  const request: DeliberationRequest = { question, ...(options.mode ? { mode } : {}) };
+  const request: DeliberationRequest = {
+    question,
+    ...(options.mode ? { mode } : {}),
+    ...(options.conversationId !== undefined ? { conversationId: options.conversationId } : {}),
+  };
   const modeConfig: Record<string, unknown> = { ...options.config };
   if (mode !== 'jury' && (options.content !== undefined || options.originalQuestion !== undefined))
     throw new UsageError('--content, --content-file and --original-question are for --mode jury');
@@ -72,6 +78,7 @@ async function optionsOf(flags: Flags): Promise<AskOptions> {
     content: await contentOf(flags),
     originalQuestion: flags['original-question'],
     config: jsonObjectFlag('config', flags.config),
+    conversationId: flags.conversation,
   };
 }
 

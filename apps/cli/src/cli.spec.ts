@@ -42,6 +42,14 @@ describe('the conclave CLI, without a server', () => {
   });
 
   describe('ask requests', () => {
+    it('sends a follow-up with its conversation and no mode, so the conversation keeps its own', () => {
+      expect(buildRequest('q', { conversationId: 'c-1' })).toEqual({ question: 'q', conversationId: 'c-1' });
+      expect(parseInvocation(['ask', 'q', '--conversation', 'c-1'], {})).toMatchObject({
+        command: 'ask',
+        flags: { conversation: 'c-1' },
+      });
+    });
+
     it('puts each mode roster where that mode reads it', () => {
       const models = ['sim/a', 'sim/b', 'sim/c'];
       expect(buildRequest('q', { models, chairman: 'sim/x' })).toEqual({

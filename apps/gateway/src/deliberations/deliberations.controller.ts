@@ -81,7 +81,7 @@ export class DeliberationsController {
     @Headers('idempotency-key') idempotencyKey?: string,
   ): Promise<void> {
     if (dryRunAsked(dryRun)) {
-      const outcome = await this.validator.validate(await this.deliberations.withPreset(userId, body));
+      const outcome = await this.validator.validate(await this.deliberations.resolveRequest(userId, body));
       if (!outcome.ok) throw ApiError.invalid(outcome.fields);
       response.status(200).json(await this.dryRuns.deliberation(userId, outcome.request));
       return;

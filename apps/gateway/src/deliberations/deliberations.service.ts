@@ -18,13 +18,17 @@ import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '@conclave/platform';
 import { RateLimiter } from '../common/rate-limiter';
 import { BudgetsService } from '../budgets/budgets.service';
 import { PresetsService } from '../presets/presets.service';
-import { RequestValidator, type ValidatedRequest } from './request-validator';
+import { withConversationPanel } from './follow-up-panel';
+import { knownProperties, RequestValidator, type ValidatedRequest } from './request-validator';
 import {
   IdempotencyRace,
   idempotencyContext,
   previousResponse,
   type IdempotencyContext,
 } from '../common/idempotency';
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const iso = (value: Date | null): string | null => (value ? new Date(value).toISOString() : null);
 
@@ -80,7 +84,7 @@ export class DeliberationsService {
       if (earlier) return earlier;
     }
     // The fingerprint above covers the request as sent (its preset's name), the checks below what it asks for.
-    const outcome = await this.validator.validate(await this.withPreset(userId, body));
+    const outcome = await this.validator.validate(await this.resolveRequest(userId, body));
     if (!outcome.ok) throw ApiError.invalid(outcome.fields);
     await this.budgets.assertWithinBudget(userId, 'the deliberation');
     await this.limiter.take(userId, 'deliberations');
@@ -96,9 +100,22 @@ export class DeliberationsService {
     }
   }
 
-  /** The request with its `preset` applied (400 naming `preset` or `mode` if it cannot be). */
-  withPreset(userId: string, body: unknown): Promise<unknown> {
-    return this.presets.applyTo(userId, body);
+  /**
+   * The request as it is validated: its `preset` applied (400 naming `preset` or `mode` if it
+   * cannot be), then, for a follow-up, its conversation's mode, roster and options beneath what it
+   * names itself (withConversationPanel).
+   */
+  async resolveRequest(userId: string, body: unknown): Promise<unknown> {
+    const request = await this.presets.applyTo(userId, body);
+    if (!isPlainObject(request)) return request;
+    const { conversationId } = request;
+    if (typeof conversationId !== 'string' || !isUuid(conversationId)) return request;
+    const panel = await this.conversations.lastPanel(userId, conversationId);
+    // Not the user's: the turn's admission answers 404, as without a panel.
+    if (!panel) return request;
+    const definition = modeDefinition(panel.mode);
+    if (!definition) return request;
+    return withConversationPanel(panel, request, knownProperties(definition.configSchema));
   }
 
   private async create(

@@ -28,7 +28,9 @@ const FIELD_DESCRIPTIONS: Record<string, string> = {
     `The question the panel deliberates, at most ${QUESTION_MAX_LENGTH} characters (not blank). ` +
     'For jury, a short statement of what to evaluate; the content itself goes in modeConfig.content.',
   mode: `The deliberation mode. ${MODE_NAMES.map((m) => MODE_SUMMARIES[m]).join(' ')}`,
-  conversationId: 'Council only: continue this conversation (a conversationId returned by an earlier run).',
+  conversationId:
+    'Council only: continue this conversation (a conversationId returned by an earlier run). The follow-up ' +
+    "keeps the conversation's mode, roster and options; fields this request gives replace theirs one by one.",
   modeConfig:
     "The mode's roster and options, all optional except jury's content; omitted fields take the defaults " +
     "shown. Give only the fields of the chosen mode's entry.",

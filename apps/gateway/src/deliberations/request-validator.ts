@@ -38,7 +38,8 @@ function flatten(errors: ValidationError[], prefix: string, into: FieldErrors): 
 /** Field errors as own properties, even for a key such as `__proto__`. */
 const fieldErrors = (entries: [string, string][]): FieldErrors => Object.fromEntries(entries);
 
-const knownProperties = (schema: new () => object): Set<string> =>
+/** The properties a class-validator schema declares. */
+export const knownProperties = (schema: new () => object): Set<string> =>
   new Set(
     getMetadataStorage()
       .getTargetValidationMetadatas(schema, '', true, false)

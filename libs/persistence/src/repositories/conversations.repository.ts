@@ -99,6 +99,23 @@ export class ConversationsRepository {
     return row ? toConversation(row) : null;
   }
 
+  /**
+   * The user's conversation's mode and the config its last turn ran with (null config when it has
+   * no turn yet), or null when the user has no such conversation.
+   */
+  async lastPanel(
+    userId: string,
+    conversationId: string,
+  ): Promise<{ mode: ModeName; config: unknown } | null> {
+    const [row]: { mode: ModeName; config: unknown }[] = await this.dataSource.query(
+      `SELECT c.mode, (SELECT m.config FROM messages m WHERE m.conversation_id = c.id AND m.role = 'assistant'
+                       ORDER BY m.turn DESC LIMIT 1) AS config
+       FROM conversations c WHERE c.id = $1 AND c.user_id = $2`,
+      [conversationId, userId],
+    );
+    return row ? { mode: row.mode, config: row.config } : null;
+  }
+
   /** Its messages, both roles, turn by turn (the user's message first). */
   async messages(conversationId: string): Promise<StoredMessage[]> {
     const rows: StoredMessageRecord[] = await this.dataSource.query(
