@@ -247,6 +247,29 @@ describe('safe retries on /v1 with an Idempotency-Key', () => {
     });
   });
 
+  it("the SDK's own retries after its timeout reattach too, when the request carries a key", async () => {
+    const key = await newUser('impatient');
+    // Each attempt gives up after 2 s; the council takes about 3 s: the second attempt gets the answer.
+    const impatient = new OpenAI({
+      baseURL: `${stack.baseUrl}/v1`,
+      apiKey: key,
+      maxRetries: 3,
+      timeout: 2_000,
+    });
+    const started = Date.now();
+    const answer = (await impatient.chat.completions.create(ask('Worth the wait?'), {
+      headers: { 'Idempotency-Key': 'retry-sdk-1' },
+    })) as Answer;
+    // The first attempt timed out.
+    expect(Date.now() - started).toBeGreaterThan(2_000);
+    expect(answer.conclave.status).toBe('complete');
+    expect(answer.choices[0].message.content).toBe(finalTextOf(await view(key, answer.conclave.messageId)));
+    expect(await callsOf(key)).toEqual({
+      conversations: 1,
+      byStage: { stage1: 2, stage2: 2, stage3: 1, title: 1 },
+    });
+  });
+
   it('nobody coming back within the grace: the run is cancelled, saying why, and a late retry gets 409', async () => {
     const key = await newUser('gone');
     const headers = { 'Idempotency-Key': 'retry-never-1' };
