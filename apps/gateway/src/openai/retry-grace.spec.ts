@@ -49,7 +49,7 @@ describe('the /v1 retry grace: timing and members', () => {
 describe('the /v1 retry grace on a real Redis (two connections as two gateways)', () => {
   const prefix = `t-grace-${randomBytes(5).toString('hex')}`;
   const connections: Redis[] = [];
-  const TIMING: GraceTiming = { graceMs: 400, tickMs: 100, leaseMs: 300 };
+  const TIMING: GraceTiming = { graceMs: 600, tickMs: 100, leaseMs: 300 };
 
   const connection = () => {
     const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -117,9 +117,9 @@ describe('the /v1 retry grace on a real Redis (two connections as two gateways)'
     const target = run();
     keeper.attach(target).detach();
     await settled();
-    await tickFor(250, keeper);
-    expect(cancels).toEqual([]);
     await tickFor(300, keeper);
+    expect(cancels).toEqual([]);
+    await tickFor(600, keeper);
     expect(cancels).toEqual([{ run: target, reason: graceExpiredReason(TIMING.graceMs) }]);
     expect(await deadlines.dueAt(graceMember(target))).toBeNull();
     expect(keeper.followedRuns).toBe(0);
@@ -150,7 +150,7 @@ describe('the /v1 retry grace on a real Redis (two connections as two gateways)'
     expect(cancels).toEqual([]);
     staying.detach();
     staying.detach();
-    await tickFor(600, keeper);
+    await tickFor(900, keeper);
     expect(cancels).toHaveLength(1);
   });
 
@@ -174,7 +174,7 @@ describe('the /v1 retry grace on a real Redis (two connections as two gateways)'
     });
     const target = run();
     keeper.attach(target).detach();
-    await tickFor(1_200, keeper);
+    await tickFor(1_500, keeper);
     expect(cancels).toEqual([{ run: target, reason: graceExpiredReason(TIMING.graceMs) }]);
     expect(warnings.filter((w) => w.includes('PostgreSQL is away'))).toHaveLength(2);
   });
@@ -188,9 +188,9 @@ describe('the /v1 retry grace on a real Redis (two connections as two gateways)'
     await stopping.keeper.close();
     // Its requests' connections close as it stops: nothing more is written for them.
     attachment.detach();
-    await tickFor(TIMING.graceMs - 150, other.keeper);
+    await tickFor(TIMING.graceMs - 200, other.keeper);
     expect(other.cancels).toEqual([]);
-    await tickFor(400, other.keeper);
+    await tickFor(500, other.keeper);
     expect(other.cancels).toHaveLength(1);
   });
 });
