@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { DeliberationView } from '@conclave/contracts';
 import { finalTextOf, type AnyResult } from '@conclave/outcomes';
+import { hashApiKey } from '@conclave/persistence';
 import OpenAI, { APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { graceExpiredReason } from '../apps/gateway/src/openai/retry-grace';
@@ -37,6 +38,8 @@ describe('safe retries on /v1 with an Idempotency-Key', () => {
     AUTH_MODE: 'apikey',
     RATE_LIMIT_DELIBERATIONS_PER_MINUTE: '0',
     V1_RETRY_GRACE_MS: String(GRACE_MS),
+    // A revocation made in PostgreSQL alone is found within this.
+    STREAM_KEY_RECHECK_MS: '200',
   });
   /** A second gateway replica (its own process) on the same database and Redis. */
   let other: { child: ChildProcess; baseUrl: string };
@@ -315,6 +318,39 @@ describe('safe retries on /v1 with an Idempotency-Key', () => {
     expect(stopped.status).toBe('cancelled');
     expect(stopped.error).toBe('Cancelled by the user.');
     expect(Date.now() - droppedAt).toBeLessThan(GRACE_MS);
+  });
+
+  it('a revoked key ends its request and cancels the run at once, key or not: nobody can retry with it', async () => {
+    const key = await newUser('revoked');
+    const stream = await client(key).chat.completions.create(
+      { ...ask('Asked just before the key is revoked', 'slow'), stream: true },
+      { headers: { 'Idempotency-Key': 'retry-revoked-1' } },
+    );
+    const chunks: ChatCompletionChunk[] = [];
+    let revokedAt = 0;
+    const error = await refusal(
+      (async () => {
+        for await (const chunk of stream) {
+          chunks.push(chunk);
+          if (!revokedAt && reasoningOf(chunks).includes('Stage 1')) {
+            revokedAt = Date.now();
+            await stack.db.query('UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1', [
+              hashApiKey(key),
+            ]);
+          }
+        }
+      })(),
+    );
+    expect(error.code).toBe('invalid_api_key');
+    const messageId = idOf(chunks[0]);
+    // The key is revoked: read the stored message directly.
+    let stopped: { status: string; error: string | null } = { status: '', error: null };
+    for (let i = 0; i < 100 && stopped.status !== 'cancelled'; i++) {
+      [stopped] = await stack.db.query('SELECT status, error FROM messages WHERE id = $1', [messageId]);
+      if (stopped.status !== 'cancelled') await sleep(20);
+    }
+    expect(stopped).toEqual({ status: 'cancelled', error: 'Cancelled by the user.' });
+    expect(Date.now() - revokedAt).toBeLessThan(GRACE_MS);
   });
 
   it('the same key with another request is refused as before, and the run it started is left alone', async () => {
