@@ -56,6 +56,17 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SIM_LATENCY_JITTER: 'lots' })).toThrow(/SIM_LATENCY_JITTER/);
   });
 
+  it('reads the /v1 retry grace: 0 (cancel at once), or from a second to an hour', () => {
+    expect(loadConfig({}).v1.retryGraceMs).toBe(120_000);
+    expect(loadConfig({ V1_RETRY_GRACE_MS: '0' }).v1.retryGraceMs).toBe(0);
+    expect(loadConfig({ V1_RETRY_GRACE_MS: '1500' }).v1.retryGraceMs).toBe(1500);
+    for (const bad of ['-1', '999', '2500.5', 'soon', '3600001']) {
+      expect(() => loadConfig({ V1_RETRY_GRACE_MS: bad })).toThrow(
+        /V1_RETRY_GRACE_MS must be 0 or an integer from 1000 to 3600000, got/,
+      );
+    }
+  });
+
   it('reads how many pieces a streamed simulated answer is written in', () => {
     expect(loadConfig({}).simulator.streamPieces).toBe(20);
     expect(loadConfig({ SIM_STREAM_PIECES: '3' }).simulator.streamPieces).toBe(3);

@@ -98,6 +98,12 @@ export interface ConclaveConfig {
     /** How often open streams' keys are checked against PostgreSQL (revocations Redis did not carry). */
     keyRecheckMs: number;
   };
+  /**
+   * V1_RETRY_GRACE_MS: how long a /v1 chat request's deliberation started with an Idempotency-Key
+   * keeps running after its client went away, for a retry with the same key to reattach; 0 cancels
+   * at once, as without a key.
+   */
+  v1: { retryGraceMs: number };
   /** Origins (scheme://host[:port]) allowed to call the API and open sockets from another site. */
   corsOrigins: string[];
   /**
@@ -187,6 +193,20 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) {
     throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  }
+  return value;
+}
+
+/**
+ * V1_RETRY_GRACE_MS: 0 (off), or from 1 s (each gateway renews what it holds a quarter of the grace
+ * apart, at least every 250 ms) to an hour.
+ */
+function retryGrace(env: NodeJS.ProcessEnv): number {
+  const raw = env.V1_RETRY_GRACE_MS;
+  if (raw === undefined || raw === '') return 120_000;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || (value !== 0 && (value < 1_000 || value > 3_600_000))) {
+    throw new ConfigError(`V1_RETRY_GRACE_MS must be 0 or an integer from 1000 to 3600000, got "${raw}"`);
   }
   return value;
 }
@@ -363,6 +383,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
       drainTimeoutMs: int(env, 'STREAM_DRAIN_TIMEOUT_MS', 30_000, 100),
       keyRecheckMs: int(env, 'STREAM_KEY_RECHECK_MS', 5_000, 100),
     },
+    v1: { retryGraceMs: retryGrace(env) },
     corsOrigins: origins(env.CORS_ORIGINS),
     allowedHosts: hostNames(env.ALLOWED_HOSTS),
     mcp: { progressIntervalMs: int(env, 'MCP_PROGRESS_INTERVAL_MS', 5_000, 50) },

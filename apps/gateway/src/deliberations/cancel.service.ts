@@ -50,9 +50,10 @@ export class CancelService {
 
   /**
    * The user's stop: 404 for a deliberation that is not theirs, 409 naming the status for one that
-   * has ended (also when it ended while this ran). Resolves once it is stored as cancelled.
+   * has ended (also when it ended while this ran). Resolves once it is stored as cancelled, with
+   * `reason` as its error (a stop on the user's behalf says why).
    */
-  async cancel(userId: string, messageId: string): Promise<void> {
+  async cancel(userId: string, messageId: string, reason: string = USER_CANCEL_REASON): Promise<void> {
     const message = await this.deliberations.ownedMessage(userId, messageId);
     if (isTerminalStatus(message.status)) throw alreadyEnded(message.status);
     if (message.status === 'queued' && message.stage) {
@@ -68,7 +69,7 @@ export class CancelService {
     }
     const stopped = await this.stop(
       { messageId: message.id, stage: message.stage, batchId: message.batchId },
-      USER_CANCEL_REASON,
+      reason,
     );
     if (stopped === 'missing') throw ApiError.notFound(`deliberation ${messageId}`);
     // It ended meanwhile (its last stage committed, a failure, another stop): that one stands.

@@ -27,6 +27,7 @@ import { errorObject, type OpenAiErrorSpec } from './errors';
 import { LiveFinalText } from './live-final-text';
 import { FINAL_STAGE, ProgressLines } from './progress-lines';
 import { sendOpenAiError } from './openai-error.filter';
+import type { RetryAttachment } from './retry-grace';
 
 /** A comment line every this often while a stream waits, so that proxies and clients keep it open. */
 export const HEARTBEAT_MS = 15_000;
@@ -53,6 +54,11 @@ export interface ChatRunContext {
   includeUsage: boolean;
   /** The place this request holds among the user's streams (released when it ends). */
   stream: LiveStream;
+  /**
+   * With an Idempotency-Key (and a grace): the run outlives this client for V1_RETRY_GRACE_MS, for a
+   * retry to reattach. Null: the client going away cancels the run at once.
+   */
+  retry: RetryAttachment | null;
 }
 
 /**
@@ -93,9 +99,10 @@ const LOST: OpenAiErrorSpec = {
 };
 
 /**
- * One /v1/chat/completions request from the deliberation's start to its answer: it follows the
- * deliberation's events (EventHub) and, streaming, the final stage's text as it is written
- * (LiveHub), and cancels the deliberation when the client goes away before the end.
+ * One /v1/chat/completions request from the deliberation's start (or its retry's reattaching) to its
+ * answer: it follows the deliberation's events from the first (EventHub) and, streaming, the final
+ * stage's text as it is written (LiveHub). When the client goes away before the end it cancels the
+ * deliberation, or, with an Idempotency-Key, leaves it its grace (RetryAttachment).
  */
 export class ChatRun {
   private done = false;
@@ -123,7 +130,8 @@ export class ChatRun {
   /** The stream registry closes the request (its key revoked, a client that does not read). */
   close(reason: CloseReason): void {
     if (this.done) return;
-    this.abandon();
+    // A revoked key cannot retry: nothing to wait for.
+    this.abandon(reason === 'revoked');
     if (reason === 'slow' || this.response.writableEnded) {
       this.response.destroy();
       return;
@@ -223,7 +231,7 @@ export class ChatRun {
     if (!this.response.writableEnded && !this.response.destroyed) this.response.write(sse(payload));
   }
 
-  /** The client going away before the answer cancels the deliberation. */
+  /** The client going away before the answer cancels the deliberation (or starts its grace). */
   private watchDisconnect(): void {
     this.response.on('close', () => {
       if (!this.done) this.abandon();
@@ -232,10 +240,18 @@ export class ChatRun {
     if (this.response.req.socket.destroyed) this.abandon();
   }
 
-  /** Stops following and cancels the deliberation (unless it has ended meanwhile). */
-  private abandon(): void {
+  /**
+   * Stops following; cancels the deliberation (unless it has ended meanwhile), or with a retry
+   * attachment and not `now`, leaves it its grace.
+   */
+  private abandon(now = false): void {
     if (this.done) return;
     this.stopFollowing();
+    if (this.ctx.retry && !now) {
+      this.ctx.retry.detach();
+      return;
+    }
+    this.ctx.retry?.end();
     this.deps.cancels.cancel(this.ctx.userId, this.ctx.messageId).catch((error: unknown) => {
       // Already ended (409) or gone (404): nothing to cancel.
       if (error instanceof ApiError) return;
@@ -259,6 +275,9 @@ export class ChatRun {
   ): Promise<void> {
     if (this.done) return;
     this.stopFollowing();
+    // Not ended (the gateway lost the events): a retry with the key may still follow it.
+    if (reason === 'terminal') this.ctx.retry?.end();
+    else this.ctx.retry?.detach();
     let view: DeliberationView | null = null;
     if (reason === 'terminal') {
       try {

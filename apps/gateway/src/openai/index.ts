@@ -1,5 +1,6 @@
 import { OpenAiController } from './openai.controller';
 import { OpenAiService } from './openai.service';
+import { RetryGraceService } from './retry-grace.service';
 
 /**
  * The OpenAI-compatible surface (/v1). Declared by AppModule, as ModelsController and
@@ -7,6 +8,6 @@ import { OpenAiService } from './openai.service';
  * EventHub, LiveHub, StreamRegistry, CancelService).
  */
 export const OPENAI_CONTROLLERS = [OpenAiController];
-export const OPENAI_PROVIDERS = [OpenAiService];
+export const OPENAI_PROVIDERS = [OpenAiService, RetryGraceService];
 
 export { OpenAiController, OpenAiService };

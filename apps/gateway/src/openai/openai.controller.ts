@@ -34,7 +34,9 @@ export class OpenAiController {
     description:
       'With `stream: true`, `chat.completion.chunk` events: the panel’s progress as `delta.reasoning_content`, ' +
       'then the final text as it is written; `stream_options.include_usage` adds a last chunk with the usage. ' +
-      'A client that disconnects before the end cancels the deliberation. The extra `conclave` field names the ' +
+      'A client that disconnects before the end cancels the deliberation; with an `Idempotency-Key` the deliberation ' +
+      'runs on for V1_RETRY_GRACE_MS, and a retry with the same key and body reattaches to it (streaming from the ' +
+      'start of its progress, or its answer once it has ended). The extra `conclave` field names the ' +
       'deliberation (messageId, web link, failed calls).',
   })
   chat(

@@ -17,6 +17,7 @@ import { modelList, webBase } from './completions';
 import { fieldParam, planDeliberation } from './deliberation-plan';
 import { OpenAiError } from './errors';
 import { openAiErrorOf } from './openai-error.filter';
+import { RetryGraceService } from './retry-grace.service';
 
 /** The modes this version runs: each is a model `conclave/<mode>`. */
 export const availableModes = (): ModeName[] =>
@@ -39,6 +40,7 @@ export class OpenAiService {
     private readonly live: LiveHub,
     private readonly streams: StreamRegistry,
     private readonly presets: PresetsService,
+    private readonly retryGrace: RetryGraceService,
   ) {}
 
   async models(userId: string) {
@@ -101,6 +103,8 @@ export class OpenAiService {
         earlierTurns: plan.earlierTurns,
         includeUsage: chat.includeUsage,
         stream,
+        // The same key and request (a retry) got the same messageId: it follows the run from its start.
+        retry: idempotencyKey === undefined ? null : this.retryGrace.attach({ userId, messageId }),
       },
       response,
     );
