@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import type {
-  DeliberationView,
-  DeliveredEvent,
-  ModeDescription,
-  ModelsResponse,
-} from '@conclave/contracts';
+import type { DeliberationView, DeliveredEvent, ModeDescription, ModelsResponse } from '@conclave/contracts';
 import { modeDefinition, planDeliberation } from '@conclave/deliberation';
 import { transcriptMarkdown } from '@conclave/outcomes';
 import { IdempotencyRepository, isStoreUnavailable, type RecentDeliberation } from '@conclave/persistence';

@@ -418,6 +418,21 @@ describe('deliberate and get_deliberation before the end', () => {
     );
   });
 
+  it('name idempotencyKey when it was used before with other arguments', async () => {
+    const reused = runningBackend('council-running', {
+      start: () =>
+        Promise.reject(new ApiError(422, 'This Idempotency-Key was already used with a different request')),
+    });
+    for (const name of ['deliberate', 'start_deliberation'] as const) {
+      const result = await table.call(name, { question: 'other', idempotencyKey: 'k' }, context(), reused);
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toBe(
+        'Invalid arguments:\n- idempotencyKey: this idempotencyKey was already used with other arguments; ' +
+          'use a new key for a new deliberation',
+      );
+    }
+  });
+
   it('name Delphi panelists only once the exercise is over', () => {
     const running = settledByStage(viewOf('delphi-running'));
     expect(running.find((s) => s.stage === 'round_1')?.answered).toEqual([

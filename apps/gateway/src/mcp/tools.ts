@@ -324,6 +324,27 @@ function requestOf(args: Arguments, waits: boolean): RequestArguments {
   return { ok: true, body, waitSeconds, ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}) };
 }
 
+/** Starts (or rejoins) the run; a key used before with other arguments is named as the argument at fault. */
+async function startRun(
+  request: { body: Arguments; idempotencyKey?: string },
+  context: CallContext,
+  backend: ToolBackend,
+): Promise<StartedRun | CallToolResult> {
+  try {
+    return await backend.start(context.userId, request.body, request.idempotencyKey);
+  } catch (error) {
+    if (!isStatus(error, 422)) throw error;
+    return toolError(
+      fieldErrorText({
+        idempotencyKey:
+          'this idempotencyKey was already used with other arguments; use a new key for a new deliberation',
+      }),
+    );
+  }
+}
+
+const isRefusal = (started: StartedRun | CallToolResult): started is CallToolResult => 'content' in started;
+
 /** What get_deliberation is told to wait next time: what this call waited, or deliberate's default. */
 const nextWait = (waitSeconds: number): number => (waitSeconds > 0 ? waitSeconds : DELIBERATE_WAIT_SECONDS);
 
@@ -384,7 +405,9 @@ async function startAndWait(
   const release = context.holdStream();
   try {
     const since = context.now();
-    const { messageId, rejoined } = await backend.start(context.userId, request.body, request.idempotencyKey);
+    const started = await startRun(request, context, backend);
+    if (isRefusal(started)) return started;
+    const { messageId, rejoined } = started;
     const which = rejoined
       ? `rejoined deliberation ${messageId} (started earlier with this idempotencyKey)`
       : `started deliberation ${messageId}`;
@@ -698,11 +721,9 @@ function toolTable(defaults: ModeDefaults): Record<ToolName, ToolEntry> {
       handler: async (args, context, backend) => {
         const request = requestOf(args, false);
         if (!request.ok) return toolError(fieldErrorText(request.fields));
-        const { messageId, conversationId, rejoined } = await backend.start(
-          context.userId,
-          request.body,
-          request.idempotencyKey,
-        );
+        const run = await startRun(request, context, backend);
+        if (isRefusal(run)) return run;
+        const { messageId, conversationId, rejoined } = run;
         const view = await backend.view(context.userId, messageId);
         const started = {
           messageId,
