@@ -36,6 +36,7 @@ import { ModelsService } from '../models/models.service';
 import { ModesController } from '../modes/modes.controller';
 import { McpCancellations } from './cancellations';
 import {
+  DELIBERATE_WAIT_SECONDS,
   STOP_RULE,
   ToolTable,
   TRANSCRIPT_URI_TEMPLATE,
@@ -52,7 +53,7 @@ const SERVER_INFO = { name: 'conclave', title: 'Conclave', version: '0.1.0' };
 
 const INSTRUCTIONS =
   'Conclave puts a question to a panel of language models that deliberate (council, vote, jury, debate, ' +
-  'delphi). Call deliberate to run one: it waits up to waitSeconds (default 45) for the result, and when the ' +
+  `delphi). Call deliberate to run one: it waits up to waitSeconds (default ${DELIBERATE_WAIT_SECONDS}) for the result, and when the ` +
   "run takes longer it answers with the run's state and messageId; then call get_deliberation with that " +
   'messageId and waitSeconds until the status is complete, failed or cancelled (start_deliberation starts one ' +
   `without waiting). ${STOP_RULE} Each result links its full transcript as the resource ` +
