@@ -23,6 +23,11 @@ interface Outcome {
   status: string;
   finalText: string | null;
   partial: boolean;
+  running?: {
+    stage: string | null;
+    stages: { stage: string; answered: string[] }[];
+    next: { tool: string; arguments: { messageId: string; waitSeconds: number } };
+  };
 }
 
 const textOf = (result: CallToolResult): string =>
@@ -144,32 +149,97 @@ describe('conclave mcp (stdio)', () => {
     });
   });
 
-  it('cancels the deliberation when the client cancels the call', async () => {
-    const controller = new AbortController();
-    let messageId = '';
-    const call = client.callTool(
-      {
-        name: 'deliberate',
-        arguments: { question: 'Stop over stdio', councilModels: ['sim/athena:delay20000', 'sim/hermes'] },
-      },
-      undefined,
-      {
-        signal: controller.signal,
-        onprogress: (p) => {
-          messageId ||= /started deliberation (\S+)/.exec(p.message ?? '')?.[1] ?? '';
-          if (messageId) controller.abort('stop');
-        },
-      },
-    );
-    await expect(call).rejects.toThrow();
-    expect(messageId).toMatch(/^[0-9a-f-]{36}$/);
+  async function waitForStatus(messageId: string, wanted: string): Promise<DeliberationView> {
     let view = await storedView(messageId);
-    for (let i = 0; i < 200 && view.status !== 'cancelled'; i++) {
+    for (let i = 0; i < 200 && view.status !== wanted; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       view = await storedView(messageId);
     }
-    expect(view.status).toBe('cancelled');
-  });
+    expect(view.status).toBe(wanted);
+    return view;
+  }
+
+  // The two below run side by side (and before the rest of the file): the first takes over a minute.
+  it.concurrent(
+    "a council longer than 60 s with the SDK's default options: deliberate answers in time, the run goes on, get_deliberation fetches it",
+    async () => {
+      const members = ['sim/a:delay25000', 'sim/b:delay25000'];
+      const began = Date.now();
+      // No options: the SDK's 60 s request timeout, not reset by progress.
+      const first = (await client.callTool({
+        name: 'deliberate',
+        arguments: {
+          question: 'A slow council?',
+          councilModels: members,
+          chairmanModel: 'sim/chair:delay15000',
+        },
+      })) as CallToolResult;
+      expect(Date.now() - began).toBeLessThan(60_000);
+      expect(first.isError).toBeFalsy();
+      const running = outcomeOf(first);
+      const { messageId } = running;
+      expect(running).toMatchObject({ status: 'running', finalText: null });
+      expect(running.running).toMatchObject({
+        stage: 'stage2',
+        stages: [{ stage: 'stage1', answered: expect.arrayContaining(members) }],
+        next: { tool: 'get_deliberation', arguments: { messageId, waitSeconds: 45 } },
+      });
+      expect(textOf(first)).toContain(
+        `call get_deliberation with messageId "${messageId}" and waitSeconds 45`,
+      );
+      expect((await storedView(messageId)).status).toBe('running');
+      const next = (await client.callTool({
+        name: 'get_deliberation',
+        arguments: running.running?.next.arguments,
+      })) as CallToolResult;
+      expect(Date.now() - began).toBeGreaterThan(60_000);
+      const done = outcomeOf(next);
+      expect(done).toMatchObject({ messageId, status: 'complete', partial: false });
+      expect(done.running).toBeUndefined();
+      expect(done.finalText).toBe(finalTextOf(await storedView(messageId)));
+    },
+    150_000,
+  );
+
+  it.concurrent(
+    "a client's cancellation or timeout ends its call, not the deliberation; cancel_deliberation stops it",
+    async () => {
+      const controller = new AbortController();
+      let messageId = '';
+      const call = client.callTool(
+        {
+          name: 'deliberate',
+          arguments: { question: 'Stop over stdio', councilModels: ['sim/athena:delay20000', 'sim/hermes'] },
+        },
+        undefined,
+        {
+          signal: controller.signal,
+          onprogress: (p) => {
+            messageId ||= /started deliberation (\S+?);/.exec(p.message ?? '')?.[1] ?? '';
+            if (messageId) controller.abort('stop');
+          },
+        },
+      );
+      await expect(call).rejects.toThrow();
+      expect(messageId).toMatch(/^[0-9a-f-]{36}$/);
+      // A client's own short timeout: the same.
+      await expect(
+        client.callTool({ name: 'get_deliberation', arguments: { messageId, waitSeconds: 30 } }, undefined, {
+          timeout: 1000,
+        }),
+      ).rejects.toThrow(/timed out/i);
+      // Before this change the cancellation stopped the run within milliseconds.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect((await storedView(messageId)).status).toBe('running');
+      const cancelled = (await client.callTool({
+        name: 'cancel_deliberation',
+        arguments: { messageId },
+      })) as CallToolResult;
+      expect(outcomeOf(cancelled)).toMatchObject({ status: 'cancelled', partial: true });
+      expect((await waitForStatus(messageId, 'cancelled')).error).toBe('Cancelled by the user.');
+    },
+    60_000,
+  );
 
   it('answers a bad argument with a tool error naming the field', async () => {
     const result = (await client.callTool({

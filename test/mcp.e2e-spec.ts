@@ -36,6 +36,12 @@ interface Outcome {
   panelists: { model: string; failed: boolean }[];
   usage: { promptTokens: number; completionTokens: number; costUsd: number };
   links: { web: string; transcript: string };
+  running?: {
+    stage: string | null;
+    waitedSeconds: number;
+    stages: { stage: string; answered: string[]; failed: { model: string; error: string }[] }[];
+    next: { tool: string; arguments: { messageId: string; waitSeconds: number } };
+  };
 }
 
 const textOf = (result: CallToolResult): string =>
@@ -89,6 +95,8 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
   const clients: Client[] = [];
   let alice: string;
   let bob: string;
+  /** The long runs' user (their deliberations stay out of Alice's listings). */
+  let carol: string;
   let aliceClient: Client;
   let bobClient: Client;
 
@@ -107,9 +115,9 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
   /** A JSON-RPC message POSTed as a client would, and the answer (an SSE stream's messages, or JSON). */
   async function post(
     body: string,
-    options: { token?: string; headers?: Record<string, string> } = {},
+    options: { token?: string; headers?: Record<string, string>; baseUrl?: string } = {},
   ): Promise<{ status: number; headers: Headers; messages: Record<string, unknown>[]; text: string }> {
-    const response = await fetch(`${stack.baseUrl}/mcp`, {
+    const response = await fetch(`${options.baseUrl ?? stack.baseUrl}/mcp`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -160,6 +168,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     await stack.start();
     alice = await stack.createUser('alice');
     bob = await stack.createUser('bob');
+    carol = await stack.createUser('carol');
     aliceClient = await connect(alice);
     bobClient = await connect(bob);
   });
@@ -194,12 +203,18 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     expect(input.properties.question.maxLength).toBe(QUESTION_MAX_LENGTH);
     expect(input.properties.mode.enum).toEqual([...MODE_NAMES]);
     expect(JSON.stringify(input.properties.modeConfig)).toContain('sim/athena');
-    expect(byName.start_deliberation.inputSchema).toEqual(byName.deliberate.inputSchema);
+    // deliberate also takes how long to wait (under the SDK's 60 s by default); start_deliberation does not wait.
+    const { waitSeconds, ...startInput } = input.properties;
+    expect(waitSeconds).toMatchObject({ type: 'integer', minimum: 0, maximum: 600, default: 45 });
+    expect(byName.start_deliberation.inputSchema.properties).toEqual(startInput);
     expect(byName.get_deliberation.outputSchema).toEqual(byName.deliberate.outputSchema);
     expect(byName.cancel_deliberation.outputSchema).toEqual(byName.deliberate.outputSchema);
-    // When to wait and when to start and poll.
-    expect(byName.deliberate.description).toContain('start_deliberation');
+    // When to wait and when to poll, and the one rule for what stops a run.
+    expect(byName.deliberate.description).toContain('get_deliberation');
     expect(byName.start_deliberation.description).toContain('get_deliberation');
+    for (const name of ['deliberate', 'start_deliberation', 'get_deliberation'])
+      expect(byName[name].description).toContain('Only cancel_deliberation (or a stop from the web client');
+    expect(aliceClient.getInstructions()).toContain('Only cancel_deliberation');
 
     for (const name of ['list_modes', 'list_models', 'get_deliberation']) {
       expect(byName[name].annotations).toMatchObject({ readOnlyHint: true });
@@ -297,15 +312,29 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     expect(updates.at(-1)).toEqual({ progress: 8, total: 8, message: 'complete' });
   });
 
-  it('finishes a run longer than the client timeout because progress resets it, and times out without', async () => {
+  it('finishes a run longer than the client timeout because progress resets it; a timed-out call leaves its run going', async () => {
     const slow = { question: 'Slow?', councilModels: ['sim/athena:delay3500', 'sim/hermes', 'sim/apollo'] };
-    // Without resetting on progress the client gives up after its timeout (and cancels the call).
+    // Without resetting on progress the client gives up after its timeout (and sends
+    // notifications/cancelled): that ends the call, not the deliberation, which completes.
+    let timedOutId = '';
     await expect(
       aliceClient.callTool({ name: 'deliberate', arguments: slow }, undefined, {
         timeout: 2000,
-        onprogress: () => undefined,
+        onprogress: (p) => {
+          timedOutId ||= /started deliberation (\S+?);/.exec(p.message ?? '')?.[1] ?? '';
+        },
       }),
     ).rejects.toMatchObject({ code: ErrorCode.RequestTimeout });
+    expect(timedOutId).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await storedView(timedOutId)).status).toBe('running');
+    const resumed = outcomeOf(
+      (await aliceClient.callTool({
+        name: 'get_deliberation',
+        arguments: { messageId: timedOutId, waitSeconds: 30 },
+      })) as CallToolResult,
+    );
+    expect(resumed).toMatchObject({ status: 'complete', partial: false });
+    expect(resumed.finalText).toBe(finalTextOf(await storedView(timedOutId)));
 
     const updates: Progress[] = [];
     const result = (await aliceClient.callTool({ name: 'deliberate', arguments: slow }, undefined, {
@@ -322,9 +351,10 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     );
   });
 
-  it('cancels the deliberation when the client cancels the call', async () => {
+  it('a client cancelling its call leaves the deliberation running; cancel_deliberation stops it', async () => {
     const controller = new AbortController();
     let messageId = '';
+    let opening = '';
     const call = aliceClient.callTool(
       {
         name: 'deliberate',
@@ -337,21 +367,37 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
       {
         signal: controller.signal,
         onprogress: (p) => {
-          messageId ||= /started deliberation (\S+)/.exec(p.message ?? '')?.[1] ?? '';
-          if (messageId) controller.abort('the user stopped it');
+          opening ||= p.message ?? '';
+          messageId ||= /started deliberation (\S+?);/.exec(p.message ?? '')?.[1] ?? '';
+          if (messageId) controller.abort('the user stopped waiting');
         },
       },
     );
     await expect(call).rejects.toThrow();
     expect(messageId).toMatch(/^[0-9a-f-]{36}$/);
-    const view = await waitForStatus(messageId, 'cancelled');
-    expect(view.error).toBe('Cancelled by the user.');
-    // The same call's outcome, read afterwards, says so.
+    // What the first notification promised holds.
+    expect(opening).toContain('get_deliberation with this messageId resumes it');
+    expect(opening).toContain('Only cancel_deliberation');
+    // Before this change the cancellation stopped the run within milliseconds.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect((await storedView(messageId)).status).toBe('running');
     const got = (await aliceClient.callTool({
       name: 'get_deliberation',
       arguments: { messageId },
     })) as CallToolResult;
-    expect(outcomeOf(got)).toMatchObject({ status: 'cancelled', partial: true, finalText: null });
+    expect(outcomeOf(got)).toMatchObject({ status: 'running', finalText: null });
+    expect(outcomeOf(got).running?.stages[0]).toMatchObject({
+      stage: 'stage1',
+      answered: expect.arrayContaining(['sim/hermes', 'sim/apollo']),
+    });
+
+    const cancelled = (await aliceClient.callTool({
+      name: 'cancel_deliberation',
+      arguments: { messageId },
+    })) as CallToolResult;
+    expect(outcomeOf(cancelled)).toMatchObject({ status: 'cancelled', partial: true, finalText: null });
+    expect(outcomeOf(cancelled).running).toBeUndefined();
+    expect((await waitForStatus(messageId, 'cancelled')).error).toBe('Cancelled by the user.');
   });
 
   it('says plainly when a panelist failed, and that enough answered', async () => {
@@ -501,6 +547,112 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     expect(second.status).toBe('complete');
   });
 
+  // The two below run side by side (and before the rest of the file): the first takes over a minute.
+  it.concurrent(
+    "a council longer than 60 s with the SDK's default options: deliberate answers in time, the run goes on, get_deliberation fetches it",
+    async () => {
+      const client = await connect(carol);
+      const members = ['sim/a:delay25000', 'sim/b:delay25000'];
+      const began = Date.now();
+      // No options: the SDK's 60 s request timeout, not reset by progress.
+      const first = (await client.callTool({
+        name: 'deliberate',
+        arguments: {
+          question: 'A slow council?',
+          councilModels: members,
+          chairmanModel: 'sim/chair:delay15000',
+        },
+      })) as CallToolResult;
+      const answeredAfter = Date.now() - began;
+      expect(answeredAfter).toBeGreaterThanOrEqual(44_000);
+      expect(answeredAfter).toBeLessThan(60_000);
+      expect(first.isError).toBeFalsy();
+      const running = outcomeOf(first);
+      const { messageId } = running;
+      expect(running).toMatchObject({ status: 'running', finalText: null });
+      expect(running.running).toEqual({
+        stage: 'stage2',
+        waitedSeconds: expect.any(Number),
+        stages: [{ stage: 'stage1', answered: expect.arrayContaining(members), failed: [] }],
+        next: { tool: 'get_deliberation', arguments: { messageId, waitSeconds: 45 } },
+      });
+      expect(running.running?.waitedSeconds).toBeGreaterThanOrEqual(44);
+      const said = textOf(first);
+      expect(said).toMatch(
+        new RegExp(`^Deliberation ${messageId} is still running \\(council, at stage2\\)`),
+      );
+      expect(said).toContain('- stage1: 2 answered (sim/a:delay25000, sim/b:delay25000)');
+      expect(said).toContain(`call get_deliberation with messageId "${messageId}" and waitSeconds 45`);
+      expect(said).toContain('Only cancel_deliberation');
+      // Not cancelled: it goes on, and the next call fetches its end.
+      expect((await storedView(messageId, carol)).status).toBe('running');
+      const next = (await client.callTool({
+        name: 'get_deliberation',
+        arguments: running.running?.next.arguments,
+      })) as CallToolResult;
+      expect(Date.now() - began).toBeGreaterThan(60_000);
+      const done = outcomeOf(next);
+      expect(done).toMatchObject({ messageId, status: 'complete', partial: false, failures: [] });
+      expect(done.running).toBeUndefined();
+      expect(done.finalText).toBe(finalTextOf(await storedView(messageId, carol)));
+      expect(textOf(next)).not.toContain('still running');
+    },
+    150_000,
+  );
+
+  it.concurrent(
+    'reattaches a repeated call with the same idempotencyKey to the same run, running or ended',
+    async () => {
+      const client = await connect(carol);
+      const args = {
+        question: 'Retry me?',
+        councilModels: ['sim/athena:delay2500', 'sim/hermes'],
+        idempotencyKey: 'mcp-retry-1',
+      };
+      const started = (await client.callTool({
+        name: 'start_deliberation',
+        arguments: args,
+      })) as CallToolResult;
+      const { messageId } = started.structuredContent as { messageId: string };
+      expect(textOf(started)).toMatch(/^Started a council deliberation/);
+      // The retry of a cut-off deliberate (a wait of its own) waits for the same run.
+      const updates: Progress[] = [];
+      const retried = (await client.callTool(
+        { name: 'deliberate', arguments: { ...args, waitSeconds: 30 } },
+        undefined,
+        { onprogress: (p) => updates.push(p) },
+      )) as CallToolResult;
+      expect(outcomeOf(retried)).toMatchObject({ messageId, status: 'complete' });
+      expect(updates[0].message).toMatch(
+        new RegExp(`^rejoined deliberation ${messageId} \\(started earlier with this idempotencyKey\\)`),
+      );
+      // Once ended, the same key answers the same run at once, from either tool.
+      const again = (await client.callTool({
+        name: 'start_deliberation',
+        arguments: args,
+      })) as CallToolResult;
+      expect(again.structuredContent).toMatchObject({ messageId, status: 'complete' });
+      expect(textOf(again)).toMatch(
+        /^An earlier call with this idempotencyKey started this council deliberation/,
+      );
+      const ended = outcomeOf(
+        (await client.callTool({ name: 'deliberate', arguments: args })) as CallToolResult,
+      );
+      expect(ended).toMatchObject({ messageId, status: 'complete' });
+      // The same key with other arguments is refused, naming why.
+      const other = (await client.callTool({
+        name: 'deliberate',
+        arguments: { ...args, question: 'Something else?' },
+      })) as CallToolResult;
+      expect(other.isError).toBe(true);
+      expect(textOf(other)).toBe(
+        'Invalid arguments:\n- idempotencyKey: this idempotencyKey was already used with other arguments; ' +
+          'use a new key for a new deliberation',
+      );
+    },
+    60_000,
+  );
+
   it("keeps each key to its own deliberations: get, cancel and the transcript of another's answer not found", async () => {
     const started = (await aliceClient.callTool({
       name: 'start_deliberation',
@@ -548,7 +700,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     await aliceClient.callTool({ name: 'cancel_deliberation', arguments: { messageId } });
   });
 
-  it('is stateless across replicas: any gateway answers, and a cancellation reaches the call on another', async () => {
+  it("is stateless across replicas: any gateway answers, and a cancellation sent to another ends the call's wait, not its run", async () => {
     const second = await stack.spawnGateway({ MCP_PROGRESS_INTERVAL_MS: String(PROGRESS_INTERVAL_MS) });
     try {
       // Every request but the tools/call itself goes to the second replica.
@@ -571,35 +723,69 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
       );
       clients.push(client);
       expect((await client.listTools()).tools).toHaveLength(6);
-      const controller = new AbortController();
-      let messageId = '';
-      const call = client.callTool(
-        {
-          name: 'deliberate',
-          arguments: {
-            question: 'Two replicas',
-            councilModels: ['sim/athena:delay20000', 'sim/hermes', 'sim/apollo'],
-          },
-        },
-        undefined,
-        {
-          signal: controller.signal,
-          onprogress: (p) => {
-            messageId ||= /started deliberation (\S+)/.exec(p.message ?? '')?.[1] ?? '';
-            if (messageId) controller.abort('stop');
-          },
-        },
-      );
-      await expect(call).rejects.toThrow();
-      expect((await waitForStatus(messageId, 'cancelled')).error).toBe('Cancelled by the user.');
+      const listed = await client.callTool({ name: 'list_modes', arguments: {} });
+      expect(listed.isError).toBeFalsy();
       expect(routed).toEqual(
-        expect.arrayContaining([
-          'second initialize',
-          'second tools/list',
-          'first tools/call',
-          'second notifications/cancelled',
-        ]),
+        expect.arrayContaining(['second initialize', 'second tools/list', 'first tools/call']),
       );
+
+      // The same by hand, to see when the first replica answers: a tools/call that would wait 30 s,
+      // and its cancellation sent to the second replica.
+      const initialize = await post(
+        rpc('initialize', {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        }),
+        { token: alice, baseUrl: second.baseUrl },
+      );
+      const session = initialize.headers.get('mcp-session-id') ?? '';
+      expect(session).not.toBe('');
+      const headers = { 'mcp-session-id': session };
+      const began = Date.now();
+      const call = post(
+        rpc(
+          'tools/call',
+          {
+            name: 'deliberate',
+            arguments: {
+              question: 'Two replicas',
+              councilModels: ['sim/athena:delay20000', 'sim/hermes', 'sim/apollo'],
+              waitSeconds: 30,
+            },
+          },
+          42,
+        ),
+        { token: alice, headers },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const cancel = await post(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: 42, reason: 'timed out' },
+        }),
+        { token: alice, headers, baseUrl: second.baseUrl },
+      );
+      expect(cancel.status).toBe(202);
+      const answer = await call;
+      // It stopped waiting within about a second of the cancellation, far from its 30 s.
+      expect(Date.now() - began).toBeLessThan(10_000);
+      const result = answer.messages.find((m) => m.id === 42)?.result as CallToolResult;
+      const outcome = outcomeOf(result);
+      expect(outcome.status).toBe('running');
+      expect(outcome.running?.next).toEqual({
+        tool: 'get_deliberation',
+        arguments: { messageId: outcome.messageId, waitSeconds: 30 },
+      });
+      // The run goes on until cancel_deliberation stops it.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect((await storedView(outcome.messageId)).status).toBe('running');
+      await aliceClient.callTool({
+        name: 'cancel_deliberation',
+        arguments: { messageId: outcome.messageId },
+      });
+      expect((await waitForStatus(outcome.messageId, 'cancelled')).error).toBe('Cancelled by the user.');
     } finally {
       second.child.kill('SIGTERM');
     }

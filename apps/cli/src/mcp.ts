@@ -73,7 +73,8 @@ function forwardable(error: unknown, target: Target): McpError {
  * `conclave mcp`: an MCP server on stdin/stdout for desktop clients, whose tools and resources are
  * those of the gateway's /mcp (CONCLAVE_URL, with CONCLAVE_API_KEY as the bearer). Each request is
  * passed on as it came; progress comes back under the caller's own token, and the caller's
- * cancellation cancels the call on the gateway (and with it the deliberation). Only protocol goes
+ * cancellation (or its own timeout) ends the call on the gateway too — the deliberation goes on, as
+ * over HTTP: only cancel_deliberation stops it. Only protocol goes
  * to stdout; lines for a person go to stderr. Resolves with the exit code when stdin closes; a
  * gateway that cannot be reached, or refuses the key, at start is an error (exit code 1).
  */
@@ -107,7 +108,8 @@ export async function mcpCommand(target: Target): Promise<number> {
     const token = request.params._meta?.progressToken;
     return passOn(() =>
       upstream.callTool({ name: request.params.name, arguments: request.params.arguments }, undefined, {
-        // The caller's cancellation becomes the gateway's (notifications/cancelled upstream).
+        // The caller's cancellation becomes the gateway's (notifications/cancelled upstream): the
+        // gateway stops waiting, and the deliberation goes on.
         signal: extra.signal,
         // Always ask for progress: it keeps this call alive while a long deliberation runs.
         onprogress: ({ progress, total, message }) => {

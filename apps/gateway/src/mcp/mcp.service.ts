@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import type {
-  DeliberationAccepted,
-  DeliberationView,
-  DeliveredEvent,
-  ModeDescription,
-  ModelsResponse,
-} from '@conclave/contracts';
+import type { DeliberationView, DeliveredEvent, ModeDescription, ModelsResponse } from '@conclave/contracts';
 import { modeDefinition, planDeliberation } from '@conclave/deliberation';
 import { transcriptMarkdown } from '@conclave/outcomes';
-import { isStoreUnavailable, type RecentDeliberation } from '@conclave/persistence';
+import { IdempotencyRepository, isStoreUnavailable, type RecentDeliberation } from '@conclave/persistence';
 import { CONFIG, REDIS_PRODUCER } from '@conclave/platform';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -32,6 +26,7 @@ import type { Request, Response } from 'express';
 import type { RedisClient } from '@conclave/redis';
 import * as z from 'zod/v4';
 import { ApiError } from '../common/api-error';
+import { idempotencyContext, type IdempotencyContext } from '../common/idempotency';
 import { hostnameOf } from '../common/origins';
 import { CancelService } from '../deliberations/cancel.service';
 import { DeliberationsService } from '../deliberations/deliberations.service';
@@ -40,7 +35,16 @@ import { StreamRegistry } from '../events/stream-registry';
 import { ModelsService } from '../models/models.service';
 import { ModesController } from '../modes/modes.controller';
 import { McpCancellations } from './cancellations';
-import { ToolTable, TRANSCRIPT_URI_TEMPLATE, transcriptUri, type RunRecord, type ToolBackend } from './tools';
+import {
+  DELIBERATE_WAIT_SECONDS,
+  STOP_RULE,
+  ToolTable,
+  TRANSCRIPT_URI_TEMPLATE,
+  transcriptUri,
+  type StartedRun,
+  type ToolBackend,
+  type ToolName,
+} from './tools';
 
 /** The MCP error code for a resource that does not exist (the specification's, not in the SDK's enum). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -49,9 +53,16 @@ const SERVER_INFO = { name: 'conclave', title: 'Conclave', version: '0.1.0' };
 
 const INSTRUCTIONS =
   'Conclave puts a question to a panel of language models that deliberate (council, vote, jury, debate, ' +
-  'delphi). Call deliberate to run one and wait for its result; for runs longer than your client waits for a ' +
-  'tool call, call start_deliberation and then get_deliberation. Each result links its full transcript as the ' +
-  'resource conclave://deliberations/{id}.';
+  `delphi). Call deliberate to run one: it waits up to waitSeconds (default ${DELIBERATE_WAIT_SECONDS}) for the result, and when the ` +
+  "run takes longer it answers with the run's state and messageId; then call get_deliberation with that " +
+  'messageId and waitSeconds until the status is complete, failed or cancelled (start_deliberation starts one ' +
+  `without waiting). ${STOP_RULE} Each result links its full transcript as the resource ` +
+  'conclave://deliberations/{id}.';
+
+/** How often a waiting call looks for its client's cancellation (sent to any replica). */
+const CANCELLATION_CHECK_MS = 1000;
+/** The tools whose calls wait, and so end when their client cancels them. */
+const WAITING_TOOLS: readonly ToolName[] = ['deliberate', 'get_deliberation'];
 
 /** Who sent one POST /mcp, and where it came from. */
 export interface McpCaller {
@@ -99,15 +110,11 @@ export class McpService implements ToolBackend {
     private readonly hub: EventHub,
     private readonly catalogue: ModelsService,
     private readonly streams: StreamRegistry,
+    private readonly idempotencyKeys: IdempotencyRepository,
     @Inject(REDIS_PRODUCER) redis: RedisClient,
   ) {
     this.table = new ToolTable(config.defaults);
-    // A call's record outlives any deliberation (DELIBERATION_CAP_MS stops them), with room for the queue.
-    this.cancellations = new McpCancellations(
-      redis,
-      config.redisPrefix,
-      config.deliberationCapMs + 60 * 60_000,
-    );
+    this.cancellations = new McpCancellations(redis, config.redisPrefix);
     this.modesController = new ModesController(config);
   }
 
@@ -151,28 +158,34 @@ export class McpService implements ToolBackend {
         throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 100)}`);
       }
       const token = request.params._meta?.progressToken;
-      return this.table.call(
-        name,
-        args,
-        {
-          userId: caller.userId,
-          webBase: caller.webBase,
-          notify:
-            token === undefined
-              ? null
-              : (update) =>
-                  extra.sendNotification({
-                    method: 'notifications/progress',
-                    params: { progressToken: token, ...update },
-                  }),
-          progressIntervalMs: this.config.mcp.progressIntervalMs,
-          stop: extra.signal,
-          run: this.runRecord(caller, extra.requestId),
-          holdStream: () => this.holdStream(caller, response),
-          now: () => Date.now(),
-        },
-        this,
-      );
+      const call = WAITING_TOOLS.includes(name)
+        ? await this.watchCall(caller, extra.requestId, extra.signal)
+        : { signal: extra.signal, dispose: () => undefined };
+      try {
+        return await this.table.call(
+          name,
+          args,
+          {
+            userId: caller.userId,
+            webBase: caller.webBase,
+            notify:
+              token === undefined
+                ? null
+                : (update) =>
+                    extra.sendNotification({
+                      method: 'notifications/progress',
+                      params: { progressToken: token, ...update },
+                    }),
+            progressIntervalMs: this.config.mcp.progressIntervalMs,
+            stop: call.signal,
+            holdStream: () => this.holdStream(caller, response),
+            now: () => Date.now(),
+          },
+          this,
+        );
+      } finally {
+        call.dispose();
+      }
     });
     server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
       resourceTemplates: [
@@ -243,39 +256,48 @@ export class McpService implements ToolBackend {
     return new McpError(ErrorCode.InternalError, 'Something went wrong on our side');
   }
 
-  /** A tools/call's record for cancellation; Redis trouble makes the call uncancellable, never failed. */
-  private runRecord(caller: McpCaller, requestId: RequestId): RunRecord {
+  /**
+   * A waiting call's end for its client: its connection closed, or its client cancelled it
+   * (`notifications/cancelled`, recorded by whichever replica received it, looked for every
+   * CANCELLATION_CHECK_MS). Redis trouble leaves the call waiting, never failed.
+   */
+  private async watchCall(
+    caller: McpCaller,
+    requestId: RequestId,
+    connection: AbortSignal,
+  ): Promise<{ signal: AbortSignal; dispose: () => void }> {
     const key = this.cancellations.keyOf(caller.userId, caller.sessionId, requestId);
-    const warn = (what: string) => (error: unknown) => {
-      this.logger.warn(`could not ${what} an MCP call's record: ${String(error)}`);
+    const ended = new AbortController();
+    const end = () => ended.abort();
+    connection.addEventListener('abort', end, { once: true });
+    if (connection.aborted) end();
+    let timer: NodeJS.Timeout | null = null;
+    const check = async (): Promise<void> => {
+      const cancelled = await this.cancellations.cancelled(key).catch((error: unknown) => {
+        this.logger.warn(`could not read an MCP call's cancellation: ${String(error)}`);
+        return false;
+      });
+      if (cancelled) end();
+      else if (!ended.signal.aborted) timer = setTimeout(() => void check(), CANCELLATION_CHECK_MS);
     };
+    if (key !== null) await check();
     return {
-      cancelledEarly: () =>
-        this.cancellations.cancelledEarly(key).catch((error: unknown) => {
-          warn('read')(error);
-          return false;
-        }),
-      claim: (messageId) =>
-        this.cancellations.claim(key, messageId).catch((error: unknown) => {
-          warn('write')(error);
-          return 'claimed' as const;
-        }),
-      release: () => this.cancellations.release(key).catch(warn('delete')),
+      signal: ended.signal,
+      dispose: () => {
+        end();
+        if (timer) clearTimeout(timer);
+        connection.removeEventListener('abort', end);
+      },
     };
   }
 
-  /** The client's `notifications/cancelled`: stops the deliberation that call started, wherever it runs. */
+  /** The client's `notifications/cancelled`: ends that call's wait, wherever it runs (never the deliberation). */
   private async cancelCall(caller: McpCaller, requestId: RequestId | undefined): Promise<void> {
     if (requestId === undefined) return;
     const key = this.cancellations.keyOf(caller.userId, caller.sessionId, requestId);
-    try {
-      const messageId = await this.cancellations.cancel(key);
-      if (messageId) await this.cancels.cancel(caller.userId, messageId);
-    } catch (error) {
-      // Already ended, or not the caller's: nothing to stop.
-      if (error instanceof ApiError && [404, 409].includes(error.getStatus())) return;
-      this.logger.warn(`could not cancel an MCP call's deliberation: ${String(error)}`);
-    }
+    await this.cancellations.cancel(key).catch((error: unknown) => {
+      this.logger.warn(`could not record an MCP call's cancellation: ${String(error)}`);
+    });
   }
 
   /**
@@ -301,12 +323,31 @@ export class McpService implements ToolBackend {
 
   // ——— ToolBackend ———
 
-  start(
-    userId: string,
-    body: Record<string, unknown>,
-    idempotencyKey?: string,
-  ): Promise<DeliberationAccepted> {
-    return this.deliberations.start(userId, body, idempotencyKey);
+  async start(userId: string, body: Record<string, unknown>, idempotencyKey?: string): Promise<StartedRun> {
+    const rejoined =
+      idempotencyKey !== undefined && (await this.acceptedBefore(userId, body, idempotencyKey));
+    const accepted = await this.deliberations.start(userId, body, idempotencyKey);
+    return { ...accepted, rejoined };
+  }
+
+  /**
+   * Whether a request with this idempotency key and body was accepted before (the start then answers
+   * its deliberation). A malformed key or another body is left to the start to refuse.
+   */
+  private async acceptedBefore(userId: string, body: unknown, idempotencyKey: string): Promise<boolean> {
+    let context: IdempotencyContext | null;
+    try {
+      context = idempotencyContext(userId, 'deliberation', idempotencyKey, body);
+    } catch {
+      return false;
+    }
+    if (!context) return false;
+    const stored = await this.idempotencyKeys.find(context);
+    return stored !== null && stored.requestHash === context.requestHash;
+  }
+
+  async stageOf(userId: string, messageId: string): Promise<string | null> {
+    return (await this.deliberations.ownedMessage(userId, messageId)).stage;
   }
 
   view(userId: string, messageId: string): Promise<DeliberationView> {

@@ -6,11 +6,15 @@ import { ApiError } from '../common/api-error';
 import { RateLimited } from '../common/rate-limiter';
 import { deliberationRequestSchema } from '../deliberations/request-schema';
 import {
+  DELIBERATE_WAIT_SECONDS,
   errorResult,
   fieldErrorText,
+  settledByStage,
+  STOP_RULE,
   ToolTable,
   TOOL_NAMES,
   type CallContext,
+  type RunningState,
   type ToolBackend,
 } from './tools';
 
@@ -49,6 +53,7 @@ function backend(overrides: Partial<ToolBackend> = {}): ToolBackend & { logged: 
     view: () => Promise.reject(ApiError.notFound('deliberation x')),
     cancel: () => Promise.resolve(),
     follow: () => Promise.resolve(),
+    stageOf: () => Promise.resolve('stage2'),
     plannedCalls: () => Promise.resolve(null),
     modes: () => [],
     models: () => Promise.resolve(MODELS),
@@ -64,11 +69,6 @@ const context = (): CallContext => ({
   notify: null,
   progressIntervalMs: 5000,
   stop: new AbortController().signal,
-  run: {
-    cancelledEarly: () => Promise.resolve(false),
-    claim: () => Promise.resolve('claimed'),
-    release: () => Promise.resolve(),
-  },
   holdStream: () => () => undefined,
   now: () => 0,
 });
@@ -88,10 +88,19 @@ describe('the MCP tool table', () => {
     }
   });
 
-  it("takes deliberate's arguments from the HTTP API's request schema, plus an idempotency key", () => {
+  it("takes deliberate's arguments from the HTTP API's request schema, plus an idempotency key and a wait", () => {
     const request = deliberationRequestSchema(DEFAULTS);
     const input = byName.deliberate.inputSchema;
-    expect(input.properties).toEqual({ ...request.properties, idempotencyKey: expect.any(Object) });
+    expect(input.properties).toEqual({
+      ...request.properties,
+      idempotencyKey: expect.any(Object),
+      waitSeconds: expect.objectContaining({ type: 'integer', minimum: 0, maximum: 600, default: 45 }),
+    });
+    // start_deliberation does not wait.
+    expect(byName.start_deliberation.inputSchema.properties).toEqual({
+      ...request.properties,
+      idempotencyKey: expect.any(Object),
+    });
     expect(input.required).toEqual(request.required);
     expect(input.additionalProperties).toBe(false);
     expect(JSON.stringify(input)).toContain('sim/athena');
@@ -215,6 +224,243 @@ describe('MCP tool errors', () => {
     expect(result.isError).toBeFalsy();
     expect(textOf(result)).toMatch(/^It had already ended: nothing was cancelled\./);
     expect(result.structuredContent).toMatchObject({ status: 'complete' });
+  });
+});
+
+/** A deliberation that does not end while the test runs: follow returns only when the call stops waiting. */
+function runningBackend(
+  name = 'council-running',
+  overrides: Partial<ToolBackend> = {},
+): ToolBackend & { logged: string[]; started: unknown[] } {
+  const view = viewOf(name);
+  const started: unknown[] = [];
+  return {
+    ...backend({
+      start: (_user, body, key) => {
+        started.push({ body, key });
+        return Promise.resolve({
+          messageId: view.messageId,
+          conversationId: view.conversationId,
+          rejoined: false,
+        });
+      },
+      view: () => Promise.resolve(structuredClone(view)),
+      follow: (_id, _onEvent, stop) =>
+        new Promise<void>((resolve) => {
+          if (stop.aborted) resolve();
+          stop.addEventListener('abort', () => resolve(), { once: true });
+        }),
+      ...overrides,
+    }),
+    started,
+  };
+}
+
+const progressContext = (sent: string[], overrides: Partial<CallContext> = {}): CallContext => ({
+  ...context(),
+  notify: (update) => {
+    sent.push(update.message);
+    return Promise.resolve();
+  },
+  ...overrides,
+});
+
+describe('deliberate and get_deliberation before the end', () => {
+  const validator = new AjvJsonSchemaValidator();
+  const byName = Object.fromEntries(table.definitions.map((d) => [d.name, d]));
+
+  it('validate waitSeconds, naming it (and every other bad field) before anything starts', async () => {
+    for (const waitSeconds of [-1, 1.5, 601, '30', true]) {
+      const b = runningBackend();
+      const result = await table.call('deliberate', { question: 'q', waitSeconds }, context(), b);
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toBe(
+        'Invalid arguments:\n- waitSeconds: waitSeconds must be a whole number of seconds from 0 to 600',
+      );
+      expect(b.started).toEqual([]);
+      const get = await table.call('get_deliberation', { messageId: 'm', waitSeconds }, context(), b);
+      expect(textOf(get)).toMatch(/^Invalid arguments:\n- waitSeconds: /);
+    }
+    const both = await table.call(
+      'deliberate',
+      { question: 'q', waitSeconds: 9999, idempotencyKey: 'has space' },
+      context(),
+      runningBackend(),
+    );
+    expect(textOf(both)).toMatch(/- waitSeconds: [^]*- idempotencyKey: /);
+    // waitSeconds is deliberate's own: the request itself never carries it, nor the key.
+    const b = runningBackend();
+    await table.call('deliberate', { question: 'q', waitSeconds: 0, idempotencyKey: 'k-1' }, context(), b);
+    expect(b.started).toEqual([{ body: { question: 'q' }, key: 'k-1' }]);
+  });
+
+  it('answer a run that has not ended with where it is, as a result its output schema accepts', async () => {
+    const b = runningBackend();
+    const started = Date.now();
+    const sent: string[] = [];
+    const result = await table.call(
+      'deliberate',
+      { question: 'q', waitSeconds: 1 },
+      progressContext(sent, { now: () => Date.now() }),
+      b,
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(result.isError).toBeFalsy();
+    const structured = result.structuredContent as { status: string; running: RunningState };
+    expect(structured.status).toBe('running');
+    const view = viewOf('council-running');
+    expect(structured.running).toEqual({
+      stage: 'stage2',
+      waitedSeconds: 1,
+      stages: [
+        { stage: 'stage1', answered: ['sim/athena', 'sim/hermes'], failed: [] },
+        { stage: 'stage2', answered: ['sim/athena', 'sim/hermes'], failed: [] },
+      ],
+      next: { tool: 'get_deliberation', arguments: { messageId: view.messageId, waitSeconds: 1 } },
+    });
+    expect(validator.getValidator(byName.deliberate.outputSchema ?? {})(structured)).toMatchObject({
+      valid: true,
+    });
+    const answer = textOf(result);
+    expect(answer).toMatch(
+      new RegExp(
+        `^Deliberation ${view.messageId} is still running \\(council, at stage2\\) after 1 s; it goes on\\.`,
+      ),
+    );
+    expect(answer).toContain('- stage1: 2 answered (sim/athena, sim/hermes)');
+    expect(answer).toContain(
+      `call get_deliberation with messageId "${view.messageId}" and waitSeconds 1, again until its status is complete`,
+    );
+    expect(answer).toContain(STOP_RULE);
+    expect(answer).toContain('No final answer yet');
+    // The first progress notification names the run, the wait, and the same rule.
+    expect(sent[0]).toBe(
+      `started deliberation ${view.messageId}; this call waits up to 1 s for the end, then answers with where ` +
+        `it is. If this call is cut off, get_deliberation with this messageId resumes it: ${STOP_RULE}`,
+    );
+  });
+
+  it('stop waiting, not the deliberation, when the call ends for its client', async () => {
+    const cancels: string[] = [];
+    const b = runningBackend('council-running', {
+      cancel: (_user, id) => {
+        cancels.push(id);
+        return Promise.resolve();
+      },
+    });
+    const ended = new AbortController();
+    setTimeout(() => ended.abort(), 20);
+    const result = await table.call('deliberate', { question: 'q' }, { ...context(), stop: ended.signal }, b);
+    expect((result.structuredContent as { status: string }).status).toBe('running');
+    expect(cancels).toEqual([]);
+    // Cancelled before it started anything: nothing is started.
+    const early = await table.call('deliberate', { question: 'q' }, { ...context(), stop: ended.signal }, b);
+    expect(textOf(early)).toBe('The call was cancelled before it started anything.');
+    expect(b.started).toHaveLength(1);
+  });
+
+  it('tell get_deliberation to wait next time as long as this call did, or 45 s', async () => {
+    const b = runningBackend();
+    const now = (await table.call('get_deliberation', { messageId: 'm' }, context(), b))
+      .structuredContent as {
+      running: RunningState;
+    };
+    expect(now.running.next.arguments.waitSeconds).toBe(DELIBERATE_WAIT_SECONDS);
+    const stopped = new AbortController();
+    stopped.abort();
+    const waited = (
+      await table.call(
+        'get_deliberation',
+        { messageId: 'm', waitSeconds: 20 },
+        { ...context(), stop: stopped.signal },
+        b,
+      )
+    ).structuredContent as { running: RunningState };
+    expect(waited.running.next.arguments.waitSeconds).toBe(20);
+    // Ended: the outcome alone.
+    const done = await table.call(
+      'get_deliberation',
+      { messageId: 'm' },
+      context(),
+      backend({ view: () => Promise.resolve(viewOf('council-complete')) }),
+    );
+    expect(done.structuredContent).not.toHaveProperty('running');
+    expect(textOf(done)).not.toContain('still running');
+  });
+
+  it('say a rejoined run was started earlier, not by this call', async () => {
+    const view = viewOf('council-running');
+    const b = runningBackend('council-running', {
+      start: () =>
+        Promise.resolve({ messageId: view.messageId, conversationId: view.conversationId, rejoined: true }),
+    });
+    const sent: string[] = [];
+    await table.call('deliberate', { question: 'q', idempotencyKey: 'k', waitSeconds: 0 }, context(), b);
+    const stopped = new AbortController();
+    setTimeout(() => stopped.abort(), 10);
+    await table.call(
+      'deliberate',
+      { question: 'q', idempotencyKey: 'k' },
+      progressContext(sent, { stop: stopped.signal }),
+      b,
+    );
+    expect(sent[0]).toMatch(
+      new RegExp(`^rejoined deliberation ${view.messageId} \\(started earlier with this idempotencyKey\\)`),
+    );
+    const start = await table.call(
+      'start_deliberation',
+      { question: 'q', idempotencyKey: 'k' },
+      context(),
+      b,
+    );
+    expect(textOf(start)).toMatch(
+      /^An earlier call with this idempotencyKey started this council deliberation/,
+    );
+  });
+
+  it('name idempotencyKey when it was used before with other arguments', async () => {
+    const reused = runningBackend('council-running', {
+      start: () =>
+        Promise.reject(new ApiError(422, 'This Idempotency-Key was already used with a different request')),
+    });
+    for (const name of ['deliberate', 'start_deliberation'] as const) {
+      const result = await table.call(name, { question: 'other', idempotencyKey: 'k' }, context(), reused);
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toBe(
+        'Invalid arguments:\n- idempotencyKey: this idempotencyKey was already used with other arguments; ' +
+          'use a new key for a new deliberation',
+      );
+    }
+  });
+
+  it('name Delphi panelists only once the exercise is over', () => {
+    const running = settledByStage(viewOf('delphi-running'));
+    expect(running.find((s) => s.stage === 'round_1')?.answered).toEqual([
+      'a panelist',
+      'a panelist',
+      'a panelist',
+    ]);
+    const over = settledByStage(viewOf('delphi-complete'));
+    expect(over.find((s) => s.stage === 'round_1')?.answered).toEqual(
+      expect.arrayContaining(['sim/a', 'sim/b']),
+    );
+    const failed = settledByStage(viewOf('council-failed-panelist'));
+    expect(failed[0]).toEqual({
+      stage: 'stage1',
+      answered: ['sim/apollo', 'sim/athena'],
+      failed: [{ model: 'sim/hermes:fail', error: expect.stringContaining('simulated failure') }],
+    });
+  });
+
+  it('state one rule for what stops a run in every tool that starts, waits for or stops one', () => {
+    for (const name of ['deliberate', 'start_deliberation', 'get_deliberation']) {
+      expect(byName[name].description).toContain(STOP_RULE);
+    }
+    expect(STOP_RULE).toMatch(/^Only cancel_deliberation/);
+    for (const definition of table.definitions) {
+      // Nothing says a cut-off or cancelled call stops its deliberation.
+      expect(definition.description).not.toMatch(/cancell?ing (the|a|this) call (also )?(cancels|stops)/i);
+    }
   });
 });
 

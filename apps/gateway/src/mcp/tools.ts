@@ -20,7 +20,7 @@ import {
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError } from '../common/api-error';
 import { deliberationRequestSchema, MODE_SUMMARIES } from '../deliberations/request-schema';
-import { ProgressTracker, type ProgressUpdate } from './progress';
+import { ProgressTracker, stageLabel, type ProgressUpdate } from './progress';
 
 export const TOOL_NAMES = [
   'deliberate',
@@ -38,19 +38,29 @@ export const transcriptUri = (messageId: string): string => `conclave://delibera
 /** The web client's page of a deliberation, under the address the caller reached the gateway at. */
 export const webLink = (webBase: string, messageId: string): string => `${webBase}/#/m/${messageId}`;
 
-/** The longest `get_deliberation` may wait for the end in one call. */
+/** The longest `deliberate` or `get_deliberation` may wait for the end in one call. */
 export const MAX_WAIT_SECONDS = 600;
+/**
+ * How long `deliberate` waits for the end unless told otherwise: under the 60 s request timeout of
+ * the MCP SDK's client (and of the hosts built on it), so that the call answers before it is cut.
+ */
+export const DELIBERATE_WAIT_SECONDS = 45;
+/** The rule for what stops a run over MCP, as the tools state it. */
+export const STOP_RULE =
+  'Only cancel_deliberation (or a stop from the web client or the API) stops a deliberation: a call that ' +
+  'times out, is cancelled by its client (notifications/cancelled) or loses its connection only stops waiting, ' +
+  'and the deliberation goes on.';
 /** Models named in list_models's text at most (structuredContent has them all). */
 const MODELS_IN_TEXT = 100;
 
 /** What the tools need of the gateway: its services, behind a plain interface. */
 export interface ToolBackend {
-  /** Starts a deliberation as POST /api/deliberations does (its validation, limits, budget, idempotency). */
-  start(
-    userId: string,
-    body: Record<string, unknown>,
-    idempotencyKey?: string,
-  ): Promise<DeliberationAccepted>;
+  /**
+   * Starts a deliberation as POST /api/deliberations does (its validation, limits, budget,
+   * idempotency); `rejoined` when an earlier request with the same idempotency key and body had
+   * started it.
+   */
+  start(userId: string, body: Record<string, unknown>, idempotencyKey?: string): Promise<StartedRun>;
   /** The user's deliberation as stored; a 404 ApiError for another user's or an unknown id. */
   view(userId: string, messageId: string): Promise<DeliberationView>;
   /** Stops it (CancelService); a 409 ApiError when it has already ended. */
@@ -60,6 +70,8 @@ export interface ToolBackend {
    * has ended, or when `stop` aborts.
    */
   follow(messageId: string, onEvent: (event: DeliveredEvent) => void, stop: AbortSignal): Promise<void>;
+  /** The stage the user's deliberation is at (null once it has ended, or before it has begun). */
+  stageOf(userId: string, messageId: string): Promise<string | null>;
   /** The most model calls its mode's plan allows (the title's excepted), or null when unknown. */
   plannedCalls(userId: string, messageId: string): Promise<number | null>;
   modes(): ModeDescription[];
@@ -70,12 +82,7 @@ export interface ToolBackend {
   isUnavailable(error: unknown): boolean;
 }
 
-/** Where a call records the deliberation it started, so that the client can cancel it (McpCancellations). */
-export interface RunRecord {
-  cancelledEarly(): Promise<boolean>;
-  claim(messageId: string): Promise<'claimed' | 'cancelled'>;
-  release(): Promise<void>;
-}
+export type StartedRun = DeliberationAccepted & { rejoined: boolean };
 
 /** One tools/call. */
 export interface CallContext {
@@ -86,9 +93,11 @@ export interface CallContext {
   notify: ((update: ProgressUpdate) => Promise<void>) | null;
   /** How long a run may go without a notification before a heartbeat is sent. */
   progressIntervalMs: number;
-  /** Aborts when the call's connection is gone: stop waiting, leave the deliberation running. */
+  /**
+   * Aborts when the call ends for its client: its connection is gone, or it cancelled the call
+   * (notifications/cancelled). The call stops waiting; the deliberation goes on (STOP_RULE).
+   */
   stop: AbortSignal;
-  run: RunRecord;
   /** Holds one of the user's live streams while the call waits (a 429 ApiError over the cap); returns its release. */
   holdStream(): () => void;
   now(): number;
@@ -139,19 +148,90 @@ export function errorResult(error: unknown, backend: ToolBackend, what: string):
 const isStatus = (error: unknown, status: number) =>
   error instanceof ApiError && error.getStatus() === status;
 
+/** Where a deliberation that has not ended is, in a tool's structuredContent (`running`). */
+export interface RunningState {
+  /** The stage it is at; null while it waits in the queue. */
+  stage: string | null;
+  /** How long this call waited for the end. */
+  waitedSeconds: number;
+  /** The model calls settled so far, per stage in the order the stages began. */
+  stages: { stage: string; answered: string[]; failed: { model: string; error: string }[] }[];
+  /** The call that fetches the rest. */
+  next: { tool: 'get_deliberation'; arguments: { messageId: string; waitSeconds: number } };
+}
+
+/** How a Delphi panelist's call is named while the exercise runs (05-delphi.md: anonymous until it is over). */
+export const ANONYMOUS_PANELIST = 'a panelist';
+
+/**
+ * The calls of `view` settled so far, per stage (in the order each stage's first call settled).
+ * Delphi's panelists are not named while the exercise runs, as in its progress notifications.
+ */
+export function settledByStage(view: DeliberationView): RunningState['stages'] {
+  const hidden = view.mode === 'delphi' && !isTerminalStatus(view.status);
+  const stages = new Map<string, RunningState['stages'][number]>();
+  for (const call of view.calls) {
+    const stage = stages.get(call.stage) ?? { stage: call.stage, answered: [], failed: [] };
+    stages.set(call.stage, stage);
+    const model = hidden && /^round_\d+$/.test(call.stage) ? ANONYMOUS_PANELIST : call.model;
+    if (call.ok) stage.answered.push(model);
+    else stage.failed.push({ model, error: call.error ?? 'unknown error' });
+  }
+  return [...stages.values()];
+}
+
+/** `2 answered (sim/a, sim/b)`, or `2 answered` when they are anonymous. */
+function answeredText(answered: string[]): string {
+  const named = answered.filter((model) => model !== ANONYMOUS_PANELIST);
+  return named.length === 0
+    ? `${answered.length} answered`
+    : `${answered.length} answered (${named.join(', ')})`;
+}
+
+/** What the result of a call that answers before the end says: where the run is, and how to fetch the rest. */
+export function runningText(view: DeliberationView, running: RunningState): string {
+  const where =
+    running.stage === null
+      ? `is still ${view.status}`
+      : `is still ${view.status} (${view.mode}, at ${stageLabel(running.stage)})`;
+  const lines = [`Deliberation ${view.messageId} ${where} after ${running.waitedSeconds} s; it goes on.`];
+  if (running.stages.length === 0) lines.push('No model has answered yet.');
+  else {
+    lines.push('Done so far:');
+    for (const { stage, answered, failed } of running.stages) {
+      const parts = [
+        ...(answered.length > 0 ? [answeredText(answered)] : []),
+        ...(failed.length > 0
+          ? [`${failed.length} failed: ${failed.map((f) => `${f.model} (${f.error})`).join(', ')}`]
+          : []),
+      ];
+      lines.push(`- ${stageLabel(stage)}: ${parts.join('; ')}`);
+    }
+  }
+  const { messageId, waitSeconds } = running.next.arguments;
+  lines.push(
+    `To get the rest, call get_deliberation with messageId "${messageId}" and waitSeconds ${waitSeconds}, ` +
+      'again until its status is complete, failed or cancelled. ' +
+      STOP_RULE,
+  );
+  return lines.join('\n');
+}
+
 function outcomeResult(
   view: DeliberationView,
   context: CallContext,
   note?: string,
-): CallToolResult & { structuredContent: DeliberationOutcome } {
+  running?: RunningState,
+): CallToolResult & { structuredContent: DeliberationOutcome & { running?: RunningState } } {
   const outcome = outcomeOf(view, {
     web: webLink(context.webBase, view.messageId),
     transcript: transcriptUri(view.messageId),
   });
   const summary = outcomeSummary(outcome);
+  const head = [running ? runningText(view, running) : null, note ?? null].filter((t) => t !== null);
   return {
     content: [
-      text(note ? `${note}\n\n${summary}` : summary),
+      text([...head, summary].join('\n\n')),
       {
         type: 'resource_link',
         uri: transcriptUri(view.messageId),
@@ -161,8 +241,31 @@ function outcomeResult(
         mimeType: 'text/markdown',
       },
     ],
-    structuredContent: outcome,
+    structuredContent: running ? { ...outcome, running } : outcome,
   };
+}
+
+/**
+ * The deliberation as it is now: its outcome when it has ended, else its outcome so far with where
+ * it is (`running`) and how to fetch the rest.
+ */
+async function currentResult(
+  messageId: string,
+  context: CallContext,
+  backend: ToolBackend,
+  waitedSince: number,
+  nextWaitSeconds: number,
+  note?: string,
+): Promise<CallToolResult> {
+  const view = await backend.view(context.userId, messageId);
+  if (isTerminalStatus(view.status)) return outcomeResult(view, context, note);
+  const running: RunningState = {
+    stage: view.status === 'queued' ? null : await backend.stageOf(context.userId, messageId),
+    waitedSeconds: Math.max(0, Math.round((context.now() - waitedSince) / 1000)),
+    stages: settledByStage(view),
+    next: { tool: 'get_deliberation', arguments: { messageId, waitSeconds: nextWaitSeconds } },
+  };
+  return outcomeResult(view, context, note, running);
 }
 
 // ——— arguments ———
@@ -184,24 +287,71 @@ function messageIdOf(args: Arguments): string | Record<string, string> {
   return id.trim();
 }
 
-/** `deliberate` / `start_deliberation`: the request, and the idempotency key taken out of it. */
-function requestOf(
-  args: Arguments,
-): { ok: true; body: Arguments; idempotencyKey?: string } | { ok: false; fields: Record<string, string> } {
-  const { idempotencyKey, ...body } = args;
-  if (idempotencyKey === undefined) return { ok: true, body };
-  if (typeof idempotencyKey !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey))
-    return {
-      ok: false,
-      fields: { idempotencyKey: 'idempotencyKey must be 1 to 255 visible ASCII characters' },
-    };
-  return { ok: true, body, idempotencyKey };
+/** `waitSeconds`, or `fallback` when it is absent; the field's problem when it is not a valid wait. */
+function waitSecondsOf(args: Arguments, fallback: number): number | Record<string, string> {
+  const wait = args.waitSeconds ?? fallback;
+  if (typeof wait !== 'number' || !Number.isInteger(wait) || wait < 0 || wait > MAX_WAIT_SECONDS)
+    return { waitSeconds: `waitSeconds must be a whole number of seconds from 0 to ${MAX_WAIT_SECONDS}` };
+  return wait;
 }
+
+type RequestArguments =
+  | { ok: true; body: Arguments; idempotencyKey?: string; waitSeconds: number }
+  | { ok: false; fields: Record<string, string> };
+
+/**
+ * `deliberate` / `start_deliberation`: the request, with the idempotency key (and, for deliberate,
+ * `waitSeconds`) taken out of it; the request itself is checked by DeliberationsService.start.
+ */
+function requestOf(args: Arguments, waits: boolean): RequestArguments {
+  const { idempotencyKey, ...rest } = args;
+  const fields: Record<string, string> = {};
+  let body: Arguments = rest;
+  let waitSeconds = 0;
+  if (waits) {
+    const { waitSeconds: _given, ...withoutWait } = rest;
+    body = withoutWait;
+    const wait = waitSecondsOf(rest, DELIBERATE_WAIT_SECONDS);
+    if (typeof wait === 'number') waitSeconds = wait;
+    else Object.assign(fields, wait);
+  }
+  if (
+    idempotencyKey !== undefined &&
+    (typeof idempotencyKey !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey))
+  )
+    fields.idempotencyKey = 'idempotencyKey must be 1 to 255 visible ASCII characters';
+  if (Object.keys(fields).length > 0) return { ok: false, fields };
+  return { ok: true, body, waitSeconds, ...(typeof idempotencyKey === 'string' ? { idempotencyKey } : {}) };
+}
+
+/** Starts (or rejoins) the run; a key used before with other arguments is named as the argument at fault. */
+async function startRun(
+  request: { body: Arguments; idempotencyKey?: string },
+  context: CallContext,
+  backend: ToolBackend,
+): Promise<StartedRun | CallToolResult> {
+  try {
+    return await backend.start(context.userId, request.body, request.idempotencyKey);
+  } catch (error) {
+    if (!isStatus(error, 422)) throw error;
+    return toolError(
+      fieldErrorText({
+        idempotencyKey:
+          'this idempotencyKey was already used with other arguments; use a new key for a new deliberation',
+      }),
+    );
+  }
+}
+
+const isRefusal = (started: StartedRun | CallToolResult): started is CallToolResult => 'content' in started;
+
+/** What get_deliberation is told to wait next time: what this call waited, or deliberate's default. */
+const nextWait = (waitSeconds: number): number => (waitSeconds > 0 ? waitSeconds : DELIBERATE_WAIT_SECONDS);
 
 // ——— waiting for the end ———
 
 /**
- * Follows a deliberation until it ends (or `maxWaitMs` passes, or the connection goes), sending a
+ * Follows a deliberation until it ends (or `maxWaitMs` passes, or the call ends for its client), sending a
  * progress notification per stage line and settled call when the client asked for them, and a
  * heartbeat whenever `progressIntervalMs` passes without one.
  */
@@ -210,13 +360,13 @@ async function waitForEnd(
   context: CallContext,
   backend: ToolBackend,
   opening: string,
-  maxWaitMs?: number,
+  maxWaitMs: number,
 ): Promise<void> {
   const stop = new AbortController();
   const abort = () => stop.abort();
   context.stop.addEventListener('abort', abort, { once: true });
   if (context.stop.aborted) stop.abort();
-  const deadline = maxWaitMs === undefined ? null : setTimeout(abort, maxWaitMs);
+  const deadline = setTimeout(abort, maxWaitMs);
   const notify = context.notify;
   let heartbeat: NodeJS.Timeout | null = null;
   let tracker: ProgressTracker | null = null;
@@ -238,7 +388,7 @@ async function waitForEnd(
   } finally {
     stop.abort();
     if (heartbeat) clearTimeout(heartbeat);
-    if (deadline) clearTimeout(deadline);
+    clearTimeout(deadline);
     context.stop.removeEventListener('abort', abort);
   }
 }
@@ -248,28 +398,31 @@ async function startAndWait(
   context: CallContext,
   backend: ToolBackend,
 ): Promise<CallToolResult> {
-  const request = requestOf(args);
+  const request = requestOf(args, true);
   if (!request.ok) return toolError(fieldErrorText(request.fields));
-  if (await context.run.cancelledEarly())
-    return toolError('The call was cancelled before it started anything.');
-  let release: (() => void) | null = null;
+  // Cancelled before anything started: nothing to start (the client never learned of a run).
+  if (context.stop.aborted) return toolError('The call was cancelled before it started anything.');
+  const release = context.holdStream();
   try {
-    release = context.holdStream();
-    const accepted = await backend.start(context.userId, request.body, request.idempotencyKey);
-    const { messageId } = accepted;
-    if ((await context.run.claim(messageId)) === 'cancelled') {
-      await backend.cancel(context.userId, messageId).catch(() => undefined);
-    }
-    await waitForEnd(
-      messageId,
-      context,
-      backend,
-      `started deliberation ${messageId} (${transcriptUri(messageId)}); if this call is cut off, get_deliberation resumes it`,
-    );
-    return outcomeResult(await backend.view(context.userId, messageId), context);
+    const since = context.now();
+    const started = await startRun(request, context, backend);
+    if (isRefusal(started)) return started;
+    const { messageId, rejoined } = started;
+    const which = rejoined
+      ? `rejoined deliberation ${messageId} (started earlier with this idempotencyKey)`
+      : `started deliberation ${messageId}`;
+    if (request.waitSeconds > 0)
+      await waitForEnd(
+        messageId,
+        context,
+        backend,
+        `${which}; this call waits up to ${request.waitSeconds} s for the end, then answers with where it is. ` +
+          `If this call is cut off, get_deliberation with this messageId resumes it: ${STOP_RULE}`,
+        request.waitSeconds * 1000,
+      );
+    return await currentResult(messageId, context, backend, since, nextWait(request.waitSeconds));
   } finally {
-    release?.();
-    await context.run.release().catch(() => undefined);
+    release();
   }
 }
 
@@ -296,9 +449,82 @@ const IDEMPOTENCY_KEY: JsonSchemaObject = {
   maxLength: 255,
   pattern: '^[\\x21-\\x7e]+$',
   description:
-    'Optional. Calling again with the same key and the same arguments answers the deliberation the first call ' +
-    'started instead of starting another (to retry safely after a cut-off call).',
+    'Optional. Calling deliberate or start_deliberation again with the same key and the same arguments ' +
+    '(waitSeconds aside) rejoins the deliberation the first call started, running or ended, instead of ' +
+    'starting another: a safe retry after a cut-off call. The same key with other arguments is an error.',
 };
+
+const WAIT_SECONDS = (fallback: number, what: string): JsonSchemaObject => ({
+  type: 'integer',
+  minimum: 0,
+  maximum: MAX_WAIT_SECONDS,
+  default: fallback,
+  description:
+    `How long this call waits for the end, in seconds (0 to ${MAX_WAIT_SECONDS}; default ${fallback}${what}). ` +
+    'If the deliberation has not ended by then, the call answers anyway (not an error) with where it is — ' +
+    'status, stage, who answered in which stage — and the deliberation goes on; call get_deliberation with ' +
+    'its messageId for the rest. Raise it only if your client waits longer than that for a tool call.',
+});
+
+/**
+ * A deliberation's outcome, and while it has not ended `running`: where it is and how to fetch the
+ * rest. The outcome's own schema (libs/outcomes) with that one optional property added.
+ */
+export function outcomeOutputSchema(): JsonSchemaObject {
+  const outcome = DELIBERATION_OUTCOME_SCHEMA as JsonSchemaObject;
+  const string: JsonSchemaObject = { type: 'string' };
+  const strings: JsonSchemaObject = { type: 'array', items: string };
+  const running: JsonSchemaObject = {
+    type: 'object',
+    description:
+      'Present only while the deliberation has not ended (status queued or running): where it is, what is ' +
+      'done so far, and the call that fetches the rest. It goes on after this call.',
+    properties: {
+      stage: { anyOf: [string, { type: 'null' }], description: 'The stage it is at (null while queued).' },
+      waitedSeconds: { type: 'integer', minimum: 0, description: 'How long this call waited.' },
+      stages: {
+        type: 'array',
+        description: 'The model calls settled so far, per stage.',
+        items: {
+          type: 'object',
+          properties: {
+            stage: string,
+            answered: strings,
+            failed: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: { model: string, error: string },
+                required: ['model', 'error'],
+                additionalProperties: false,
+              },
+            },
+          },
+          required: ['stage', 'answered', 'failed'],
+          additionalProperties: false,
+        },
+      },
+      next: {
+        type: 'object',
+        description: 'Call this tool with these arguments to wait for the end and get the result.',
+        properties: {
+          tool: { type: 'string', enum: ['get_deliberation'] },
+          arguments: {
+            type: 'object',
+            properties: { messageId: string, waitSeconds: { type: 'integer', minimum: 0 } },
+            required: ['messageId', 'waitSeconds'],
+            additionalProperties: false,
+          },
+        },
+        required: ['tool', 'arguments'],
+        additionalProperties: false,
+      },
+    },
+    required: ['stage', 'waitedSeconds', 'stages', 'next'],
+    additionalProperties: false,
+  };
+  return { ...outcome, properties: { ...outcome.properties, running } };
+}
 
 /** The shape start_deliberation answers. */
 export const STARTED_SCHEMA: JsonSchemaObject = {
@@ -429,17 +655,26 @@ export const MODELS_SCHEMA: JsonSchemaObject = {
 const objectSchema = (schema: JsonSchemaObject): Tool['inputSchema'] => ({ ...schema, type: 'object' });
 
 const WHEN_TO_WAIT =
-  'deliberate waits for the end, sending progress notifications (per stage and per model, and at least every ' +
-  'few seconds) when you pass a progress token: clients that reset their timeout on progress never cut it off. ' +
-  'A council of fast models takes tens of seconds; many or slow models, debate and Delphi take minutes. If your ' +
-  'client cuts tool calls off after a fixed time whatever the progress, use start_deliberation and then ' +
-  'get_deliberation (with waitSeconds) instead.';
+  `deliberate waits up to waitSeconds (default ${DELIBERATE_WAIT_SECONDS}, under the 60 s many clients allow a ` +
+  'tool call) for the end, sending progress notifications (per stage and per model, and at least every few ' +
+  'seconds) when you pass a progress token. A council of fast models takes tens of seconds; many or slow ' +
+  'models, debate and Delphi take minutes. When the run has not ended by then, deliberate answers with where it ' +
+  'is and its messageId: call get_deliberation with that messageId and waitSeconds until the status is ' +
+  `complete, failed or cancelled. ${STOP_RULE}`;
 
 function toolTable(defaults: ModeDefaults): Record<ToolName, ToolEntry> {
   const requestSchema = deliberationRequestSchema(defaults);
   const requestInput = objectSchema({
     ...requestSchema,
     properties: { ...requestSchema.properties, idempotencyKey: IDEMPOTENCY_KEY },
+  });
+  const deliberateInput = objectSchema({
+    ...requestSchema,
+    properties: {
+      ...requestSchema.properties,
+      idempotencyKey: IDEMPOTENCY_KEY,
+      waitSeconds: WAIT_SECONDS(DELIBERATE_WAIT_SECONDS, ', under the 60 s many MCP clients allow a call'),
+    },
   });
   const requestFields = [...Object.keys(requestSchema.properties ?? {}), 'idempotencyKey'];
   const byId = (description: string, extra: Record<string, JsonSchemaObject> = {}): Tool['inputSchema'] =>
@@ -448,12 +683,12 @@ function toolTable(defaults: ModeDefaults): Record<ToolName, ToolEntry> {
       required: ['messageId'],
       additionalProperties: false,
     });
-  const outcomeSchema = objectSchema(DELIBERATION_OUTCOME_SCHEMA as JsonSchemaObject);
+  const outcomeSchema = objectSchema(outcomeOutputSchema());
   const modeList = MODE_NAMES.map((mode) => `- ${MODE_SUMMARIES[mode]}`).join('\n');
 
   return {
     deliberate: {
-      known: requestFields,
+      known: [...requestFields, 'waitSeconds'],
       definition: {
         name: 'deliberate',
         title: 'Deliberate with a panel of models',
@@ -464,7 +699,7 @@ function toolTable(defaults: ModeDefaults): Record<ToolName, ToolEntry> {
           'A partial result says which models failed and whether the mode could still conclude.\n\nModes:\n' +
           `${modeList}\n\n${WHEN_TO_WAIT}\nlist_modes gives each mode's roster rules and defaults; list_models the ` +
           'model ids a roster can name.',
-        inputSchema: requestInput,
+        inputSchema: deliberateInput,
         outputSchema: outcomeSchema,
         annotations: { title: 'Deliberate with a panel of models', ...STARTS_A_RUN },
       },
@@ -474,24 +709,21 @@ function toolTable(defaults: ModeDefaults): Record<ToolName, ToolEntry> {
       known: requestFields,
       definition: {
         name: 'start_deliberation',
-        title: 'Start a deliberation (for long runs)',
+        title: 'Start a deliberation (without waiting)',
         description:
-          'Start a deliberation (the same arguments as deliberate) and return its messageId at once, without ' +
-          'waiting. Use it for runs longer than your client waits for a tool call; then call get_deliberation with ' +
-          'the messageId (waitSeconds to wait for the end) until its status is complete, failed or cancelled, or ' +
-          'cancel_deliberation to stop it.',
+          'Start a deliberation (the same arguments as deliberate, without waitSeconds) and return its messageId ' +
+          'at once. Then call get_deliberation with the messageId (waitSeconds to wait for the end) until its ' +
+          `status is complete, failed or cancelled, or cancel_deliberation to stop it. ${STOP_RULE}`,
         inputSchema: requestInput,
         outputSchema: objectSchema(STARTED_SCHEMA),
         annotations: { title: 'Start a deliberation', ...STARTS_A_RUN },
       },
       handler: async (args, context, backend) => {
-        const request = requestOf(args);
+        const request = requestOf(args, false);
         if (!request.ok) return toolError(fieldErrorText(request.fields));
-        const { messageId, conversationId } = await backend.start(
-          context.userId,
-          request.body,
-          request.idempotencyKey,
-        );
+        const run = await startRun(request, context, backend);
+        if (isRefusal(run)) return run;
+        const { messageId, conversationId, rejoined } = run;
         const view = await backend.view(context.userId, messageId);
         const started = {
           messageId,
@@ -501,11 +733,14 @@ function toolTable(defaults: ModeDefaults): Record<ToolName, ToolEntry> {
           transcript: transcriptUri(messageId),
           web: webLink(context.webBase, messageId),
         };
+        const what = rejoined
+          ? `An earlier call with this idempotencyKey started this ${view.mode} deliberation`
+          : `Started a ${view.mode} deliberation`;
         return {
           content: [
             text(
-              `Started a ${view.mode} deliberation: messageId ${messageId} (status ${view.status}). ` +
-                'Call get_deliberation with this messageId (waitSeconds to wait for the end) to get its result.',
+              `${what}: messageId ${messageId} (status ${view.status}). Call get_deliberation with this messageId ` +
+                `(waitSeconds ${DELIBERATE_WAIT_SECONDS} to wait for the end) to get its result. ${STOP_RULE}`,
             ),
           ],
           structuredContent: started,
@@ -520,15 +755,10 @@ function toolTable(defaults: ModeDefaults): Record<ToolName, ToolEntry> {
         description:
           "A deliberation's status and result so far (partial while it runs), by the messageId deliberate or " +
           'start_deliberation returned. With waitSeconds it first waits up to that long for the end, sending ' +
-          'progress notifications meanwhile: call it again until the status is complete, failed or cancelled.',
+          'progress notifications meanwhile; while it has not ended the result says where it is (running). Call it ' +
+          `again until the status is complete, failed or cancelled. ${STOP_RULE}`,
         inputSchema: byId('The messageId of one of your deliberations.', {
-          waitSeconds: {
-            type: 'integer',
-            minimum: 0,
-            maximum: MAX_WAIT_SECONDS,
-            default: 0,
-            description: `Wait up to this many seconds (at most ${MAX_WAIT_SECONDS}) for it to end before answering.`,
-          },
+          waitSeconds: WAIT_SECONDS(0, ': answer at once'),
         }),
         outputSchema: outcomeSchema,
         annotations: { title: 'Get a deliberation', ...READ_ONLY },
@@ -536,13 +766,9 @@ function toolTable(defaults: ModeDefaults): Record<ToolName, ToolEntry> {
       handler: async (args, context, backend) => {
         const id = messageIdOf(args);
         if (typeof id !== 'string') return toolError(fieldErrorText(id));
-        const wait = args.waitSeconds ?? 0;
-        if (typeof wait !== 'number' || !Number.isInteger(wait) || wait < 0 || wait > MAX_WAIT_SECONDS)
-          return toolError(
-            fieldErrorText({
-              waitSeconds: `waitSeconds must be a whole number from 0 to ${MAX_WAIT_SECONDS}`,
-            }),
-          );
+        const wait = waitSecondsOf(args, 0);
+        if (typeof wait !== 'number') return toolError(fieldErrorText(wait));
+        const since = context.now();
         let view: DeliberationView;
         try {
           view = await backend.view(context.userId, id);
@@ -557,15 +783,14 @@ function toolTable(defaults: ModeDefaults): Record<ToolName, ToolEntry> {
               id,
               context,
               backend,
-              `waiting for deliberation ${id} (status ${view.status})`,
+              `waiting up to ${wait} s for deliberation ${id} (status ${view.status}). ${STOP_RULE}`,
               wait * 1000,
             );
           } finally {
             release();
           }
-          view = await backend.view(context.userId, id);
         }
-        return outcomeResult(view, context);
+        return currentResult(id, context, backend, since, nextWait(wait));
       },
     },
     cancel_deliberation: {
