@@ -373,7 +373,9 @@ export class StageRunner {
           ...calls.flatMap((call) => {
             const settledBefore = (chains.get(call.key) ?? [call]).flatMap((attempt) => {
               const outcome = stored.get(attempt.key);
-              return outcome ? [settledEvent(stage, attempt, outcome), ...(mode.callEvents?.(stage, ctx, outcome) ?? [])] : [];
+              return outcome
+                ? [settledEvent(stage, attempt, outcome), ...(mode.callEvents?.(stage, ctx, outcome) ?? [])]
+                : [];
             });
             const next = firstToRun(call);
             return [...settledBefore, ...(next ? [progressEvent(stage, next, 'started')] : [])];

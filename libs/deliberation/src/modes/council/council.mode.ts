@@ -99,7 +99,9 @@ function planStage3(ctx: Ctx): PlannedCall[] {
     stage2Responses(ctx.rows, config),
   );
   const model = config.chairmanModel;
-  return [withFallbacks(promptCall(model, model, prompt, historyMessages(ctx.history)), config.chairmanFallbacks)];
+  return [
+    withFallbacks(promptCall(model, model, prompt, historyMessages(ctx.history)), config.chairmanFallbacks),
+  ];
 }
 
 function reduceStage2(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {

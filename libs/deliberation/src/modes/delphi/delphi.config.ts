@@ -144,7 +144,10 @@ export function resolveDelphiConfig(
     given.facilitatorFallbacks,
     { model: facilitatorModel, field: 'facilitatorModel' },
     fields,
-    { models: panelistModels, why: 'it is a panelist model, and the facilitator does not participate as a panelist' },
+    {
+      models: panelistModels,
+      why: 'it is a panelist model, and the facilitator does not participate as a panelist',
+    },
   );
   if (Object.keys(fields).length > 0) return { ok: false, fields };
   const questionType = given.questionType ?? null;

@@ -498,7 +498,12 @@ function planSynthesis(ctx: Ctx): PlannedCall[] {
     median: inputs.median,
     confidenceInterval: inputs.confidenceInterval,
   });
-  return [withFallbacks(promptCall(FACILITATOR_KEY, ctx.config.facilitatorModel, prompt), ctx.config.facilitatorFallbacks)];
+  return [
+    withFallbacks(
+      promptCall(FACILITATOR_KEY, ctx.config.facilitatorModel, prompt),
+      ctx.config.facilitatorFallbacks,
+    ),
+  ];
 }
 
 const stages: StageTable<DelphiStage, DelphiConfig> = {

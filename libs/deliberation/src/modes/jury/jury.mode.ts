@@ -198,7 +198,9 @@ function planVerdict(ctx: Ctx): PlannedCall[] {
     tally: summary.voteTally,
     majorityVerdict: summary.majorityVerdict,
   });
-  return [withFallbacks(promptCall(config.foremanModel, config.foremanModel, prompt), config.foremanFallbacks)];
+  return [
+    withFallbacks(promptCall(config.foremanModel, config.foremanModel, prompt), config.foremanFallbacks),
+  ];
 }
 
 const stages: StageTable<JuryStage, JuryConfig> = {
