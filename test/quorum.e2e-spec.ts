@@ -157,6 +157,34 @@ describe('deadlines, quorum and fallbacks end to end', () => {
     });
   });
 
+  it("a vote's tiebreak passes from a chairman naming an untied label, and one failing, to the next", async () => {
+    const { messageId, events } = await stack.run({
+      question: 'Which cache?',
+      mode: 'vote',
+      modeConfig: {
+        models: ['sim/a:voteA', 'sim/b:voteB', 'sim/c:novote'],
+        chairmanModel: 'sim/chair:voteC',
+        chairmanFallbacks: ['sim/chair2:fail@tiebreak', 'sim/chair3:voteA'],
+      },
+    });
+    const tiebreak = modeEvents(events).find((e) => e.type === 'tiebreak_complete') as unknown as {
+      data: { model: string; chosenLabel: string; method: string };
+    };
+    expect(tiebreak.data).toMatchObject({
+      model: 'sim/chair3:voteA',
+      chosenLabel: 'Response A',
+      method: 'chairman',
+    });
+    const result = await view<unknown>(messageId);
+    expect(result.calls.filter((c) => c.stage === 'tiebreak').map((c) => [c.model, c.ok])).toEqual([
+      ['sim/chair:voteC', true],
+      ['sim/chair2:fail@tiebreak', false],
+      ['sim/chair3:voteA', true],
+    ]);
+    const rows = await stack.stageRows(messageId);
+    expect(rows.find((r) => r.stage_type === 'tiebreak')).toMatchObject({ model: 'sim/chair3:voteA' });
+  });
+
   it('a Delphi round with a deadline carries on with the panelists that answered', async () => {
     const { messageId, events } = await stack.run({
       question: 'How many piano tuners are there in Chicago?',

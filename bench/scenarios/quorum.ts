@@ -174,7 +174,7 @@ export const quorum: Scenario = {
         ],
         limits: [],
         notes: [
-          `With every member awaited, each of the two parallel stages lasts as long as the slowest of ${MODELS.length} draws; with a quorum of ${MODELS.length - 1} a stage ends as soon as ${MODELS.length - 1} have answered (the straggler is cut), so the slowest draw of each stage no longer decides: p50 ${speedup('p50')}× and p95 ${speedup('p95')}× faster here. The synthesis is one call either way (a seat, not gated).`,
+          `With every member awaited, each of the two parallel stages lasts as long as the slowest of ${MODELS.length} draws; with a quorum of ${MODELS.length - 1} a stage ends as soon as ${MODELS.length - 1} have answered (the straggler is cut), so the slowest draw of each stage no longer decides: p50 ${speedup('p50')}× and p95 ${speedup('p95')}× faster here. The synthesis is one call either way (a seat, not gated), with the same heavy tail: it stays in both variants' end-to-end time, so the p95 gains less than the p50.`,
           `CPU over the run: ${describeCpu(cpu)}. The machine is shared: other tenants' load shows in the load average.`,
         ],
         evidence: { cpu: { quorum: cpu } },
