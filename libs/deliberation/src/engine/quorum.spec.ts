@@ -141,7 +141,7 @@ function setUp(modeConfig: Record<string, unknown>, provider?: ModelProvider) {
     {
       question: 'Which is better?',
       modeConfig: {
-        councilModels: ['sim/a', 'sim/b', 'sim/slow:delay60000'],
+        councilModels: ['sim/a', 'sim/b', 'sim/slow:timeout'],
         chairmanModel: 'sim/chair',
         ...modeConfig,
       },
@@ -180,7 +180,7 @@ describe('StageRunner with a quorum, a deadline and fallbacks', () => {
     const started = Date.now();
     await runner.runStage('m1', 'stage1');
     expect(Date.now() - started).toBeLessThan(5000);
-    expect(store.outcomes.stage1.find((o) => o.model === 'sim/slow:delay60000')).toMatchObject({
+    expect(store.outcomes.stage1.find((o) => o.model === 'sim/slow:timeout')).toMatchObject({
       ok: false,
       error: 'cut: quorum of 2 reached',
     });
@@ -191,7 +191,7 @@ describe('StageRunner with a quorum, a deadline and fallbacks', () => {
     expect(enqueued).toEqual(['stage2']);
     expect(store.events.filter((e) => e.type === 'stage1_complete')).toHaveLength(1);
     const cut = store.events.find((e) => e.type === 'model_progress' && e.state === 'failed');
-    expect(cut).toMatchObject({ participant: 'sim/slow:delay60000', error: 'cut: quorum of 2 reached' });
+    expect(cut).toMatchObject({ participant: 'sim/slow:timeout', error: 'cut: quorum of 2 reached' });
   });
 
   it('a retried stage whose quorum is stored cuts the rest without calling them', async () => {
@@ -201,7 +201,7 @@ describe('StageRunner with a quorum, a deadline and fallbacks', () => {
     store.outcomes.stage1 = [ok('sim/a'), ok('sim/b')];
     await runner.runStage('m1', 'stage1');
     expect(calls).toEqual([]);
-    expect(store.outcomes.stage1.find((o) => o.key === 'sim/slow:delay60000')).toMatchObject({
+    expect(store.outcomes.stage1.find((o) => o.key === 'sim/slow:timeout')).toMatchObject({
       ok: false,
       error: 'cut: quorum of 2 reached',
     });
@@ -215,7 +215,7 @@ describe('StageRunner with a quorum, a deadline and fallbacks', () => {
     store.outcomes.stage1 = [ok('sim/a'), failed('sim/b', 'cut: stage deadline of 1000 ms passed')];
     await runner.runStage('m1', 'stage1');
     expect(calls).toEqual([]);
-    expect(store.outcomes.stage1.find((o) => o.key === 'sim/slow:delay60000')).toMatchObject({
+    expect(store.outcomes.stage1.find((o) => o.key === 'sim/slow:timeout')).toMatchObject({
       error: 'cut: stage deadline of 1000 ms passed',
     });
   });
@@ -226,7 +226,7 @@ describe('StageRunner with a quorum, a deadline and fallbacks', () => {
     await runner.runStage('m1', 'stage1');
     expect(Date.now() - started).toBeGreaterThanOrEqual(990);
     expect(Date.now() - started).toBeLessThan(5000);
-    expect(store.outcomes.stage1.find((o) => o.model === 'sim/slow:delay60000')).toMatchObject({
+    expect(store.outcomes.stage1.find((o) => o.model === 'sim/slow:timeout')).toMatchObject({
       ok: false,
       error: 'cut: stage deadline of 1000 ms passed',
     });
