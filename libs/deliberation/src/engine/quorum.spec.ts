@@ -261,6 +261,42 @@ describe('StageRunner with a quorum, a deadline and fallbacks', () => {
     expect(store.events.filter((e) => e.type === 'stage3_complete')).toHaveLength(1);
   });
 
+  it('a retried stage resumes the seat at the first model without a stored outcome', async () => {
+    const simulated = new SimulatedProvider({
+      responders: SIMULATED_RESPONDERS,
+      fallback: SIMULATED_FALLBACK,
+      latencyMs: 0,
+      seed: 'quorum-test',
+    });
+    const calls: string[] = [];
+    const provider: ModelProvider = {
+      name: 'recording',
+      key: 'recording',
+      complete: (request) => {
+        calls.push(request.model);
+        return simulated.complete(request);
+      },
+    };
+    const { store, runner } = setUp(
+      {
+        councilModels: ['sim/a', 'sim/b'],
+        chairmanModel: 'sim/c:fail',
+        chairmanFallbacks: ['sim/d:fail', 'sim/e'],
+      },
+      provider,
+    );
+    await runner.runStage('m1', 'stage1');
+    await runner.runStage('m1', 'stage2');
+    calls.length = 0;
+    // An earlier run of stage 3 stored the chairman's failure and died while its first fallback ran.
+    store.outcomes.stage3 = [failed('sim/c:fail', 'HTTP 400 from the simulated provider')];
+    await runner.runStage('m1', 'stage3');
+    expect(calls).toEqual(['sim/d:fail', 'sim/e']);
+    expect(store.state.status).toBe('complete');
+    expect(store.outcomes.stage3.map((o) => o.model)).toEqual(['sim/c:fail', 'sim/d:fail', 'sim/e']);
+    expect(store.events.filter((e) => e.type === 'stage3_complete')).toHaveLength(1);
+  });
+
   it('fails with every chairman named when all fail', async () => {
     const { store, runner } = setUp({
       councilModels: ['sim/a', 'sim/b'],
