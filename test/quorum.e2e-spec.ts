@@ -185,6 +185,30 @@ describe('deadlines, quorum and fallbacks end to end', () => {
     expect(rows.find((r) => r.stage_type === 'tiebreak')).toMatchObject({ model: 'sim/chair3:voteA' });
   });
 
+  it('a debate with a fractional quorum leaves its straggler out after round 1', async () => {
+    const { messageId, events } = await stack.run({
+      question: 'Monolith or services?',
+      mode: 'debate',
+      modeConfig: { models: ['sim/a', 'sim/b', 'sim/c', STRAGGLER], quorum: 0.75 },
+    });
+    expect(modeEvents(events).map((e) => e.type)).toEqual([
+      'debate_start',
+      'round1_start',
+      'round1_complete',
+      'revision_start',
+      'revision_complete',
+      'vote_start',
+      'vote_complete',
+      'winner_declared',
+      'title_complete',
+      'complete',
+    ]);
+    const result = await view<unknown>(messageId);
+    expect(result.calls.filter((c) => c.model === STRAGGLER).map((c) => [c.stage, c.error])).toEqual([
+      ['round1', 'cut: quorum of 3 reached'],
+    ]);
+  });
+
   it('a Delphi round with a deadline carries on with the panelists that answered', async () => {
     const { messageId, events } = await stack.run({
       question: 'How many piano tuners are there in Chicago?',
