@@ -7,6 +7,7 @@
  *   npm run bench -- --only overhead      # one scenario (or a comma-separated list)
  *   npm run bench -- --only pgbouncer     # the council direct vs through PgBouncer (needs `pgbouncer`)
  *   npm run bench -- --only cpu,http-provider  # CPU per deliberation; the models over HTTP
+ *   npm run bench -- --only quorum --out <dir>  # council under heavy-tailed latencies, with and without a quorum
  *   npm run bench -- --out <dir>          # where BENCHMARKS.md and results.json go
  *   npm run bench -- --servers shared     # DATABASE_URL / REDIS_URL instead of private servers
  *   npm run bench -- --no-profile         # skip the worker CPU profile (full mode takes one)
@@ -40,6 +41,7 @@ import { liveDeltas } from './scenarios/live-deltas';
 import { openaiCompatible } from './scenarios/openai-compatible';
 import { overhead } from './scenarios/overhead';
 import { pgbouncer } from './scenarios/pgbouncer';
+import { quorum } from './scenarios/quorum';
 import { report } from './scenarios/report';
 import { scaleOut } from './scenarios/scale-out';
 import { throughput } from './scenarios/throughput';
@@ -60,6 +62,7 @@ const SCENARIOS: Scenario[] = [
   lifecycle,
   openaiCompatible,
   pgbouncer,
+  quorum,
 ];
 
 interface Options {

@@ -1,3 +1,4 @@
+import type { StageGateOptions } from './modes';
 export interface Stage1Response {
   model: string;
   response: string;
@@ -36,8 +37,10 @@ export interface CouncilResult {
   title?: string;
 }
 
-export interface CouncilConfig {
+export interface CouncilConfig extends StageGateOptions {
   councilModels: string[];
   chairmanModel: string;
   timeoutMs: number;
+  /** Asked in turn when the chairman fails. */
+  chairmanFallbacks?: string[];
 }

@@ -1,3 +1,4 @@
+import type { StageGateOptions } from './modes';
 import type { Stage1Response } from './council';
 
 export type LabelMap = Record<string, string>;
@@ -68,7 +69,7 @@ export interface DebateResult {
   title?: string;
 }
 
-export interface DebateConfig {
+export interface DebateConfig extends StageGateOptions {
   models: string[];
   timeoutMs: number;
 }

@@ -1,3 +1,4 @@
+import type { StageGateOptions } from './modes';
 export type QuestionType = 'numeric' | 'qualitative';
 export type Confidence = 'LOW' | 'MEDIUM' | 'HIGH';
 
@@ -95,7 +96,7 @@ export interface DelphiResult {
   title?: string;
 }
 
-export interface DelphiConfig {
+export interface DelphiConfig extends StageGateOptions {
   panelistModels: string[];
   facilitatorModel: string;
   maxRounds: number;
@@ -104,4 +105,6 @@ export interface DelphiConfig {
   questionType: QuestionType | null;
   options: string[] | null;
   timeoutMs: number;
+  /** Asked in turn when the facilitator fails (classification and report). */
+  facilitatorFallbacks?: string[];
 }

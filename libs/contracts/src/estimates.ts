@@ -71,6 +71,19 @@ interface CallTotals {
   budget: UserBudgetStatus | null;
 }
 
+/**
+ * How long a deliberation's model calls may take (issue 32): the bound every call's timeout sets,
+ * and the bound when each stage of members has the mode's minimum by its `stageDeadlineMs`.
+ */
+export interface DurationEstimate {
+  maxMs: number;
+  /** Null when the request sets no stage deadline. */
+  withDeadlinesMs: number | null;
+  perCallTimeoutMs: number;
+  /** The whole-deliberation cap the bound is held under; null for a mode without one (council). */
+  capMs: number | null;
+}
+
 /** `POST /api/deliberations?dryRun=true`: 200, nothing stored or enqueued. */
 export interface DeliberationEstimate extends CallTotals {
   dryRun: true;
@@ -79,6 +92,8 @@ export interface DeliberationEstimate extends CallTotals {
   titleCall: { counted: boolean; model: string | null };
   /** Stages whose number of calls depends on the answers (Delphi's rounds, vote's tiebreak), worded. */
   variable: string[];
+  /** How long its model calls may take (an extension, issue 32). */
+  duration?: DurationEstimate;
 }
 
 /** `POST /api/batches?dryRun=true`: 200, nothing stored or enqueued. */

@@ -1,3 +1,4 @@
+import type { StageGateOptions } from './modes';
 export const VERDICTS = ['APPROVE', 'REVISE', 'REJECT'] as const;
 export type Verdict = (typeof VERDICTS)[number];
 
@@ -76,10 +77,12 @@ export interface JuryResult {
   title?: string;
 }
 
-export interface JuryConfig {
+export interface JuryConfig extends StageGateOptions {
   content: string;
   originalQuestion?: string;
   jurorModels: string[];
   foremanModel: string;
   timeoutMs: number;
+  /** Asked in turn when the foreman fails. */
+  foremanFallbacks?: string[];
 }

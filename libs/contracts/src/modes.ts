@@ -11,6 +11,17 @@ export interface DeliberationRequest {
   chairmanModel?: string;
 }
 
+/**
+ * Opt-in stage deadline and quorum of a mode's member stages (an extension to the mode documents;
+ * docs/ARCHITECTURE.md "Deadlines, quorum and fallbacks"). Absent: every stage waits for every member.
+ */
+export interface StageGateOptions {
+  /** Go on once this many members answered (an integer), or this fraction of them (0 < f < 1). */
+  quorum?: number;
+  /** After this long, a stage goes on as soon as the mode's minimum of members answered. */
+  stageDeadlineMs?: number;
+}
+
 export interface DeliberationAccepted {
   conversationId: string;
   messageId: string;

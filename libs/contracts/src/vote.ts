@@ -1,3 +1,4 @@
+import type { StageGateOptions } from './modes';
 import type { Stage1Response } from './council';
 import type { LabelMap, VoteResponse } from './debate';
 
@@ -37,8 +38,10 @@ export interface VoteResult {
   title?: string;
 }
 
-export interface VoteConfig {
+export interface VoteConfig extends StageGateOptions {
   models: string[];
   chairmanModel: string;
   timeoutMs: number;
+  /** Asked in turn when the tiebreaking chairman fails or names no tied label. */
+  chairmanFallbacks?: string[];
 }

@@ -45,6 +45,12 @@ export const SIM_DIRECTIVES: readonly SimDirectiveHelp[] = [
     example: 'sim/hermes:delay800@answer',
   },
   {
+    syntax: ':heavy[<ms>][@kind]',
+    effect:
+      'A heavy-tailed latency: lognormal with median <ms> (default: the configured simulated latency) and σ = 1 (p95 ≈ 5× the median), drawn per call from SIM_SEED, the model id and the prompt.',
+    example: 'sim/hermes:heavy1000',
+  },
+  {
     syntax: ':rank2 / :rank3 / :rank4',
     effect: 'Council rankings only that parseRanking fallback level can read.',
     example: 'sim/apollo:rank3',

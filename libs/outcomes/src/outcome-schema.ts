@@ -134,7 +134,16 @@ export const DELIBERATION_OUTCOME_SCHEMA: JsonSchemaObject = object(
         "The chairman's synthesis, the winning answer, or the foreman's or facilitator's report; null while it does not exist (still running, or its author failed).",
     },
     finalAuthor: nullable(
-      object({ role: string(), model: string(), failed: boolean, error: string() }, ['error']),
+      object(
+        {
+          role: string(),
+          model: string(),
+          failed: boolean,
+          error: string(),
+          failedBefore: array(object({ model: string(), error: string() })),
+        },
+        ['error', 'failedBefore'],
+      ),
     ),
     partial: {
       type: 'boolean',

@@ -63,6 +63,38 @@ describe('outcomeOf', () => {
     }
   });
 
+  it("a seat's fallbacks: the author is the model that wrote, after those that failed before it", () => {
+    const view = viewOf('council-complete');
+    const chairman = view.calls.find((c) => c.stage === 'stage3');
+    if (!chairman) throw new Error('no chairman call');
+    const failedFirst = { ...chairman, model: 'sim/first:fail', ok: false, error: 'simulated failure' };
+    const withFallback = {
+      ...view,
+      calls: [...view.calls.filter((c) => c !== chairman), failedFirst, chairman],
+    };
+    const o = outcomeOf(withFallback, LINKS);
+    expect(o.finalAuthor).toEqual({
+      role: 'chairman',
+      model: chairman.model,
+      failed: false,
+      failedBefore: [{ model: 'sim/first:fail', error: 'simulated failure' }],
+    });
+    expectValid(o);
+    // Every model failed: the last one asked is the author that failed, the others before it.
+    const second = { ...failedFirst, model: 'sim/second:fail' };
+    const allFailed = {
+      ...withFallback,
+      status: 'failed' as const,
+      result: { ...(view.result as CouncilResult), stage3: undefined },
+      calls: [...view.calls.filter((c) => c !== chairman), failedFirst, second],
+    };
+    expect(outcomeOf(allFailed, LINKS).finalAuthor).toMatchObject({
+      model: 'sim/second:fail',
+      failed: true,
+      failedBefore: [{ model: 'sim/first:fail' }],
+    });
+  });
+
   it('vote: votes name models, the tally adds up, a tie says how it was broken', () => {
     const o = outcome('vote-tie');
     const models = o.panelists.map((p) => p.model);

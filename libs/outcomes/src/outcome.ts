@@ -25,13 +25,31 @@ function finalAuthorOf(view: DeliberationView, result: AnyResult, text: string |
       : view.mode === 'jury'
         ? result.foreman?.model
         : result.report?.facilitatorModel;
-  if (text !== null && written) return { role, model: written, failed: false };
   const calls = view.calls.filter((c) => c.stage === FINAL_STAGE[view.mode]);
-  const failed = calls.find((c) => !c.ok);
+  // A seat with fallbacks (issue 32) stores a call per model asked, in order: those that failed
+  // before the one that wrote (or before the last, when none did).
+  const failedCalls = calls.filter((c) => !c.ok);
+  const failedBefore = (upTo: number) =>
+    upTo > 0
+      ? {
+          failedBefore: failedCalls
+            .slice(0, upTo)
+            .map((c) => ({ model: c.model, error: c.error ?? 'the call failed' })),
+        }
+      : {};
+  if (text !== null && written)
+    return { role, model: written, failed: false, ...failedBefore(failedCalls.length) };
+  const failed = failedCalls.at(-1);
   if (failed && !calls.some((c) => c.ok)) {
-    return { role, model: failed.model, failed: true, error: failed.error ?? 'the call failed' };
+    return {
+      role,
+      model: failed.model,
+      failed: true,
+      error: failed.error ?? 'the call failed',
+      ...failedBefore(failedCalls.length - 1),
+    };
   }
-  return written ? { role, model: written, failed: false } : null;
+  return written ? { role, model: written, failed: false, ...failedBefore(failedCalls.length) } : null;
 }
 
 /**

@@ -29,6 +29,8 @@ export type FinalAuthor = {
   /** Its call failed: there is no final text, and none is presented as one. */
   failed: boolean;
   error?: string;
+  /** The seat's fallbacks (issue 32): the models asked before this one, which failed, in order. */
+  failedBefore?: { model: string; error: string }[];
 };
 
 /** One Delphi estimate, with its author's name only once the exercise is over (05-delphi.md). */

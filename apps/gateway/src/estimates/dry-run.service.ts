@@ -12,6 +12,7 @@ import {
   ESTIMATE_ASSUMPTIONS,
   ShapePlanner,
   addFigures,
+  durationBound,
   figuresOfPlan,
   planDeliberation,
   rangeOf,
@@ -102,6 +103,7 @@ export class DryRunService {
       ...figures,
       titleCall: { counted: isNew, model: plan.titleModel },
       variable: variableStages(figures),
+      duration: durationBound(request.definition, request.config, plan, this.config.deliberationCapMs),
       assumptions: ESTIMATE_ASSUMPTIONS,
       budget: await this.budgets.status(userId),
     };

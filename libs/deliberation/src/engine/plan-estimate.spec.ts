@@ -5,6 +5,7 @@ import {
   CHARS_PER_TOKEN,
   COMPLETION_TOKENS_PER_CALL,
   addFigures,
+  durationBound,
   figuresOfPlan,
   planDeliberation,
   ShapePlanner,
@@ -46,6 +47,56 @@ describe('the dry-run planner', () => {
     const chair = figures.models.find((m) => m.model === 'sim/chair');
     expect(chair?.stages).toEqual({ stage3: { min: 1, max: 1 }, title: { min: 1, max: 1 } });
     expect(variableStages(figures)).toEqual([]);
+  });
+
+  it('counts every fallback in the most a seat may cost, none in the least', () => {
+    const figures = figuresOfPlan(
+      plan('council', {
+        councilModels: ['sim/a', 'sim/b', 'sim/c'],
+        chairmanModel: 'sim/chair',
+        chairmanFallbacks: ['sim/d', 'sim/e'],
+      }),
+      free,
+    );
+    expect(figures.calls).toEqual({ min: 7, max: 9 });
+    expect(figures.stages.stage3).toEqual({ min: 1, max: 3 });
+    expect(figures.models.find((m) => m.model === 'sim/e')?.stages).toEqual({ stage3: { min: 0, max: 1 } });
+    expect(variableStages(figures)).toHaveLength(1);
+  });
+
+  it('bounds the duration by the per-call timeout per stage and seat, and by the deadline of a gated stage', () => {
+    const config = {
+      councilModels: ['sim/a', 'sim/b', 'sim/c'],
+      chairmanModel: 'sim/chair',
+      timeoutMs: 60_000,
+    };
+    const council = modeDefinition('council')!;
+    const resolve = (extra: Record<string, unknown>) => {
+      const resolved = council.resolveConfig(
+        { question: 'Q?', modeConfig: { ...config, ...extra } },
+        OPERATOR_DEFAULTS,
+      );
+      if (!resolved.ok) throw new Error(JSON.stringify(resolved.fields));
+      return resolved.config;
+    };
+    const bound = (extra: Record<string, unknown>) => {
+      const resolved = resolve(extra);
+      return durationBound(
+        council,
+        resolved,
+        planDeliberation(council, { question: 'Q?', config: resolved, title: false }),
+        600_000,
+      );
+    };
+    // Three stages at 60 s each; council has no whole-deliberation cap (01-council.md §F).
+    expect(bound({})).toEqual({
+      maxMs: 180_000,
+      withDeadlinesMs: null,
+      perCallTimeoutMs: 60_000,
+      capMs: null,
+    });
+    expect(bound({ chairmanFallbacks: ['sim/d'] }).maxMs).toBe(240_000);
+    expect(bound({ stageDeadlineMs: 10_000 })).toMatchObject({ maxMs: 180_000, withDeadlinesMs: 80_000 });
   });
 
   it('counts jury and debate exactly', () => {

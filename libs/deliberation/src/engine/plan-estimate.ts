@@ -1,4 +1,5 @@
 import type {
+  DurationEstimate,
   EstimateAssumptions,
   EstimatePricing,
   EstimateRange,
@@ -57,9 +58,21 @@ export interface WalkedCall {
   textOccurrences?: Record<string, number>;
 }
 
+/** One stage of a walk, for the duration bound. */
+export interface WalkedStage {
+  stage: string;
+  /** Calls the stage makes at once (a seat counted once, however many fallbacks it has). */
+  calls: number;
+  /** The most models one seat of the stage may ask in turn (1: no fallbacks). */
+  longestSeat: number;
+  /** The stage's deadline, when its members are gated by one. */
+  deadlineMs: number | null;
+}
+
 export interface PlanWalk {
   panel: PanelKind;
   calls: WalkedCall[];
+  stages: WalkedStage[];
   /** How the walk ended; `fail`: the mode refused even with every call answered (not expected). */
   ending: { kind: 'done' } | { kind: 'fail'; message: string };
 }
@@ -131,6 +144,7 @@ export function walkPlan(definition: AnyModeDefinition, input: PlanInput, panel:
   const outcomes: Record<string, CallOutcome[]> = {};
   const answers: string[] = [];
   const calls: WalkedCall[] = [];
+  const stages: WalkedStage[] = [];
   let stage = definition.firstStage;
   for (let n = 0; n < MAX_STAGES; n++) {
     const ctx: DeliberationContext<unknown> = {
@@ -158,7 +172,12 @@ export function walkPlan(definition: AnyModeDefinition, input: PlanInput, panel:
       responseTimeMs: 0,
       finishReason: 'stop',
     }));
-    for (const call of planned) {
+    // The most a seat may cost: the divided walk (the upper bound) asks every fallback in turn,
+    // as if each model before it failed; the agreeing walk (the lower bound) asks none.
+    const asked = planned.flatMap((call) =>
+      panel === 'divided' ? [call, ...(call.fallbacks ?? [])] : [call],
+    );
+    for (const call of asked) {
       const text = call.messages.map((m) => m.content).join('\n');
       const quoted = answers.filter((a) => a.length >= MIN_QUOTED_CHARS && text.includes(a));
       calls.push({
@@ -168,6 +187,14 @@ export function walkPlan(definition: AnyModeDefinition, input: PlanInput, panel:
         quotedAnswers: quoted.length,
         quotedChars: quoted.reduce((sum, a) => sum + a.length, 0),
         ...(input.countTexts ? { textOccurrences: occurrences(text, input.countTexts) } : {}),
+      });
+    }
+    if (planned.length > 0) {
+      stages.push({
+        stage,
+        calls: planned.length,
+        longestSeat: Math.max(...planned.map((call) => 1 + (call.fallbacks?.length ?? 0))),
+        deadlineMs: definition.gate?.(stage, ctx, planned)?.deadlineMs ?? null,
       });
     }
     outcomes[stage] = settled;
@@ -183,6 +210,7 @@ export function walkPlan(definition: AnyModeDefinition, input: PlanInput, panel:
     return {
       panel,
       calls,
+      stages,
       ending: transition.kind === 'done' ? { kind: 'done' } : { kind: 'fail', message: transition.message },
     };
   }
@@ -496,6 +524,42 @@ export function variableStages(figures: Pick<PlanFigures, 'stages'>): string[] {
     );
 }
 
+/**
+ * How long the model calls of a plan may take, from its walks (the longest): every stage waits for
+ * its slowest call, each call bounded by the mode's per-call timeout, and a seat with fallbacks
+ * by that timeout once per model it may ask. With a stage deadline, a stage of members is bounded
+ * by the deadline too, once the mode's minimum has answered by then. Capped by the
+ * whole-deliberation cap where the mode enforces one. Provider retries and queueing are not counted.
+ */
+export function durationBound(
+  definition: AnyModeDefinition,
+  config: unknown,
+  plan: Pick<DeliberationPlan, 'walks'>,
+  deliberationCapMs: number,
+): DurationEstimate {
+  const timeoutMs = definition.timeoutMs(config);
+  const cap = definition.enforcesDeliberationCap ? deliberationCapMs : Number.POSITIVE_INFINITY;
+  const longest = (withDeadline: boolean) =>
+    Math.max(
+      0,
+      ...plan.walks.map((walk) =>
+        walk.stages.reduce((sum, stage) => {
+          const perCall =
+            withDeadline && stage.deadlineMs !== null ? Math.min(stage.deadlineMs, timeoutMs) : timeoutMs;
+          return sum + perCall * stage.longestSeat;
+        }, 0),
+      ),
+    );
+  const maxMs = Math.min(longest(false), cap);
+  const gated = plan.walks.some((walk) => walk.stages.some((stage) => stage.deadlineMs !== null));
+  return {
+    maxMs,
+    withDeadlinesMs: gated ? Math.min(longest(true), cap) : null,
+    perCallTimeoutMs: timeoutMs,
+    capMs: Number.isFinite(cap) ? cap : null,
+  };
+}
+
 export const ESTIMATE_ASSUMPTIONS: EstimateAssumptions = {
   charsPerToken: CHARS_PER_TOKEN,
   completionTokensPerCall: COMPLETION_TOKENS_PER_CALL,
@@ -505,6 +569,8 @@ export const ESTIMATE_ASSUMPTIONS: EstimateAssumptions = {
     `Completion tokens: ${COMPLETION_TOKENS_PER_CALL.min}–${COMPLETION_TOKENS_PER_CALL.max} per call (${TITLE_COMPLETION_TOKENS.min}–${TITLE_COMPLETION_TOKENS.max} for the title).`,
     "Calls come from the mode's own plan, assuming every call succeeds; failed calls are not retried by the plan, transient errors retried by the provider are not counted.",
     'Where the count depends on the answers (Delphi rounds, a vote tiebreak) the range runs from a panel that agrees to one that never does.',
+    'Fallbacks (chairmanFallbacks, foremanFallbacks, facilitatorFallbacks): the least asks none of them, the most asks every one, as if each model before it failed. A quorum or deadline may cut calls: the figures count them all.',
+    "Duration: each stage waits for its slowest call, bounded by the per-call timeout (a seat: once per model it may ask); with stageDeadlineMs, a stage of members is bounded by its deadline once the mode's minimum answered.",
     'Prices: the model catalogue, per million tokens; simulated models cost nothing; an unknown price is null with the reason.',
   ],
 };

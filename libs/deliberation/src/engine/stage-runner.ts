@@ -3,6 +3,7 @@ import { ModelCallError, userFacingCallError, type ModelProvider } from '@concla
 import { Coalescer } from './coalescer';
 import { endingWrite, STOPPED_CALL_ERROR, type DeliberationEnd } from './ending';
 import { DeliberationStopped, LiveCalls } from './live-calls';
+import { chainOf, chainState, cutDecision, cutOutcome, isCut } from './quorum';
 import { cleanTitle, fallbackTitle } from '../shared/title';
 import { stripEchoedMarkers } from '../shared/fence';
 import type {
@@ -22,6 +23,7 @@ import type {
   StageTransition,
   StageWrite,
   StageWriteResult,
+  SuccessfulCall,
 } from './types';
 
 export interface StageRunnerOptions {
@@ -110,6 +112,8 @@ interface Settled {
   outcome: CallOutcome;
   /** The conversation's title call, made beside the stage's own (stage 'title', no events). */
   title?: boolean;
+  /** False for a seat's model that failed while a fallback remains: the seat is not settled yet. */
+  final?: boolean;
 }
 
 /** The title call's outcome and the title it gives, as a stage write stores them. */
@@ -300,10 +304,32 @@ export class StageRunner {
 
     const calls = carried?.calls ?? mode.plan(stage, ctx);
     const stored = new Map((loaded.outcomes[stage] ?? []).map((o) => [o.key, o]));
-    const eventsOf: SettledEvents = (call, outcome) => [
-      settledEvent(stage, call, outcome),
-      ...(mode.callEvents?.(stage, ctx, outcome) ?? []),
-    ];
+    const accepts = (outcome: SuccessfulCall) => mode.accepts?.(stage, ctx, outcome) ?? true;
+    // Each planned call is a seat: itself, then its fallbacks (most calls have none).
+    const chains = new Map(calls.map((call) => [call.key, chainOf(call)]));
+    const place = new Map(
+      calls.flatMap((call) => chainOf(call).map((attempt, index) => [attempt.key, { call, index }] as const)),
+    );
+    const chainAt = (outcomes: Map<string, CallOutcome>, call: PlannedCall) =>
+      chainState(chains.get(call.key) ?? [call], (key) => outcomes.get(key), accepts);
+    /** A seat's next model, once `outcome` of one of its models is in (null: the seat is settled). */
+    const nextAttempt = (call: PlannedCall, outcome: CallOutcome): PlannedCall | null => {
+      const at = place.get(call.key);
+      if (!at || at.call.fallbacks === undefined) return null;
+      const outcomes = new Map(stored);
+      outcomes.set(call.key, outcome);
+      const state = chainAt(outcomes, at.call);
+      return state.kind === 'next' ? (chains.get(at.call.key) ?? [])[state.index] : null;
+    };
+    const eventsOf: SettledEvents = (call, outcome) => {
+      const next = nextAttempt(call, outcome);
+      return [
+        settledEvent(stage, call, outcome),
+        ...(mode.callEvents?.(stage, ctx, outcome) ?? []),
+        // The seat passes to its next model: it starts as this one's failure is stored.
+        ...(next ? [progressEvent(stage, next, 'started')] : []),
+      ];
+    };
     /** Every outcome of the stage's calls once `latest` are in, in the order they were stored. */
     const outcomesWith = (latest: CallOutcome[]) => {
       const settled = new Map(stored);
@@ -311,11 +337,31 @@ export class StageRunner {
       return [...settled.values()];
     };
     // Reduce sees how long the deliberation has now run (Delphi decides its next round by it), and
-    // the outcomes in plan order.
+    // the outcomes in plan order: a seat's final one in its first call's place.
     const reduceWith = (latest: CallOutcome[]) => {
       const settled = new Map(outcomesWith(latest).map((o) => [o.key, o]));
-      const outcomes = calls.map((call) => settled.get(call.key) as CallOutcome);
-      return mode.reduce(stage, { ...ctx, elapsedMs: this.now() - loaded.createdAt.getTime() }, outcomes);
+      const attempts: Record<string, CallOutcome[]> = {};
+      const outcomes = calls.map((call) => {
+        if (!call.fallbacks) return settled.get(call.key) as CallOutcome;
+        const state = chainAt(settled, call);
+        if (state.attempts.length > 1) attempts[call.key] = state.attempts;
+        // A seat still open here (an earlier run's outcome replaced this one's): its last stands.
+        return state.kind === 'done' ? state.outcome : (state.attempts.at(-1) as CallOutcome);
+      });
+      return mode.reduce(
+        stage,
+        {
+          ...ctx,
+          elapsedMs: this.now() - loaded.createdAt.getTime(),
+          ...(Object.keys(attempts).length > 0 ? { attempts } : {}),
+        },
+        outcomes,
+      );
+    };
+    /** The model of each seat that runs now: the first without a stored outcome; none when settled. */
+    const firstToRun = (call: PlannedCall): PlannedCall | null => {
+      const state = chainAt(stored, call);
+      return state.kind === 'next' ? (chains.get(call.key) ?? [call])[state.index] : null;
     };
     // The stage opens with its start events, 'started' for every call about to be made, and the
     // settle events of calls an earlier run of this stage already stored (no-ops when that run
@@ -325,11 +371,17 @@ export class StageRunner {
       : [
           ...mode.startEvents(stage, ctx),
           ...calls.flatMap((call) => {
-            const outcome = stored.get(call.key);
-            return outcome ? eventsOf(call, outcome) : [progressEvent(stage, call, 'started')];
+            const settledBefore = (chains.get(call.key) ?? [call]).flatMap((attempt) => {
+              const outcome = stored.get(attempt.key);
+              return outcome
+                ? [settledEvent(stage, attempt, outcome), ...(mode.callEvents?.(stage, ctx, outcome) ?? [])]
+                : [];
+            });
+            const next = firstToRun(call);
+            return [...settledBefore, ...(next ? [progressEvent(stage, next, 'started')] : [])];
           }),
         ];
-    const toCall = calls.filter((call) => !stored.has(call.key));
+    const toCall = calls.filter((call) => firstToRun(call) !== null);
     if (toCall.length === 0) {
       // Nothing to wait for: the stage opens and commits in one transaction.
       await this.commit(loaded, mode, stage, reduceWith([]), { leading: opening, outcomesWith });
@@ -360,7 +412,8 @@ export class StageRunner {
     let titlePending = titleCall !== null;
 
     // Calls that settle together are stored in one transaction; the last of them together with
-    // the stage's commit (and the title, when it has settled by then).
+    // the stage's commit (and the title, when it has settled by then). A seat's model that fails
+    // while a fallback remains is stored on its own (`final: false`): the seat is still open.
     let unsettled = toCall.length;
     const settle = new Coalescer(async (group: Settled[]): Promise<CallOutcome[]> => {
       await opened;
@@ -368,7 +421,7 @@ export class StageRunner {
       const own = group.filter((g) => !g.title);
       const title = titleItem ? this.titleFields(loaded, titleItem.outcome) : {};
       if (titleItem) titlePending = false;
-      unsettled -= own.length;
+      unsettled -= own.filter((g) => g.final !== false).length;
       let saved: CallOutcome[];
       if (own.length === 0) {
         // The title alone: the stage's calls are still running, or the stage has been committed.
@@ -401,19 +454,77 @@ export class StageRunner {
     const cap = Number.isFinite(remainingMs)
       ? setTimeout(() => void this.endAtCap(loaded), remainingMs)
       : null;
-    try {
-      // allSettled semantics: callOne never rejects, one failure never cancels the others.
-      await Promise.all([
-        ...toCall.map(async (call) =>
-          settle.submit({
-            call,
-            outcome: await this.callOne(messageId, stage, call, {
+
+    // Quorum and deadline (opt-in): the stage goes on without the members still running, which
+    // are aborted and stored as failed with a `cut: …` error. Decided from what is stored first,
+    // so a retried stage whose earlier run had decided cuts the rest at once, without calling them.
+    const gate = mode.gate?.(stage, ctx, calls) ?? null;
+    const cutters = new Map<string, AbortController>();
+    let answered = [...stored.values()].filter((o) => o.ok).length;
+    let pending = toCall.length;
+    let deadlinePassed = false;
+    let cutReason: string | null = null;
+    const storedCut = [...stored.values()].find(isCut);
+    const decide = () => {
+      if (!gate || cutReason) return;
+      cutReason = cutDecision(gate, {
+        answered,
+        pending,
+        deadlinePassed,
+        storedCut: storedCut && !storedCut.ok ? storedCut.error : null,
+      });
+      if (!cutReason) return;
+      for (const cutter of cutters.values()) cutter.abort(new DeliberationStopped(cutReason));
+    };
+    decide();
+    const deadline =
+      gate?.deadlineMs != null && !cutReason
+        ? setTimeout(() => {
+            deadlinePassed = true;
+            decide();
+          }, gate.deadlineMs)
+        : null;
+
+    /** Runs one seat to its end: its first model without an outcome, then its fallbacks as needed. */
+    const runSeat = async (call: PlannedCall): Promise<void> => {
+      const chain = chains.get(call.key) ?? [call];
+      let attempt = firstToRun(call) as PlannedCall;
+      for (;;) {
+        const cutter = new AbortController();
+        cutters.set(attempt.key, cutter);
+        const outcome = cutReason
+          ? cutOutcome(attempt, cutReason)
+          : await this.callOne(messageId, stage, attempt, {
               timeoutMs,
               after: opened,
               abandon: abandon.signal,
-            }),
-          }),
-        ),
+              cut: cutter.signal,
+            });
+        cutters.delete(attempt.key);
+        const next = nextAttempt(attempt, outcome);
+        if (!next) {
+          pending -= 1;
+          if (outcome.ok) answered += 1;
+          decide();
+          await settle.submit({ call: attempt, outcome });
+          return;
+        }
+        const saved = await settle.submit({ call: attempt, outcome, final: false });
+        stored.set(attempt.key, saved);
+        const state = chainAt(stored, call);
+        if (state.kind === 'done') {
+          // An earlier run of the stage stored an answer that settles the seat: commit with it.
+          pending -= 1;
+          await settle.submit({ call: attempt, outcome: saved });
+          return;
+        }
+        attempt = chain[state.index];
+      }
+    };
+    try {
+      // allSettled semantics: callOne never rejects, one failure never cancels the others.
+      await Promise.all([
+        ...toCall.map((call) => runSeat(call)),
         ...(titleCall
           ? [
               (async () =>
@@ -434,6 +545,7 @@ export class StageRunner {
       ]);
     } finally {
       if (cap) clearTimeout(cap);
+      if (deadline) clearTimeout(deadline);
     }
     return { mode: loaded.mode };
   }
@@ -676,6 +788,8 @@ export class StageRunner {
       after?: Promise<void>;
       /** Aborts the call: the stage could not be opened. */
       abandon?: AbortSignal;
+      /** Aborts the call: the stage went on without it (quorum, deadline). */
+      cut?: AbortSignal;
     },
   ): Promise<CallOutcome> {
     const started = this.now();
@@ -685,7 +799,7 @@ export class StageRunner {
     let notices: Promise<void> = (options.after ?? Promise.resolve()).catch(() => undefined);
     let outcome: CallOutcome;
     const live = options.silent ? null : this.live.begin(messageId, stage, call);
-    const deadline = callDeadline(options.timeoutMs, options.abandon, live?.signal);
+    const deadline = callDeadline(options.timeoutMs, options.abandon, live?.signal, options.cut);
     try {
       const completion = await this.provider.complete({
         model: call.model,

@@ -9,6 +9,7 @@ import type {
 
 export type { ModeDefaults } from '@conclave/contracts';
 import type { ChatMessage } from '@conclave/llm';
+import type { StageGate } from './quorum';
 
 /** One model call a stage needs. `key` is unique within the stage and stable across retries. */
 export interface PlannedCall {
@@ -17,6 +18,12 @@ export interface PlannedCall {
   participant: string | number;
   model: string;
   messages: ChatMessage[];
+  /**
+   * A single seat (chairman, foreman, facilitator, tiebreaker): the models asked in turn when this
+   * call fails or its answer is not accepted (ModeDefinition.accepts). Each has its own key; the
+   * stage's reduce gets the seat's final outcome in this call's place.
+   */
+  fallbacks?: PlannedCall[];
 }
 
 interface OutcomeBase {
@@ -88,6 +95,11 @@ export interface DeliberationContext<Config> {
   /** Time since the request was accepted, and the whole-deliberation cap (00-shared.md §2). */
   elapsedMs: number;
   deliberationCapMs: number;
+  /**
+   * While reducing a stage with fallbacks: every outcome of a seat whose first model did not give
+   * the final answer, in the order asked, by the seat's first key.
+   */
+  attempts?: Record<string, CallOutcome[]>;
 }
 
 export type StageTransition =
@@ -134,6 +146,13 @@ export interface ModeDefinition<Config = unknown, Result = unknown> {
   timeoutMs(config: Config): number;
   startEvents(stage: string, ctx: DeliberationContext<Config>): ModeEvent[];
   plan(stage: string, ctx: DeliberationContext<Config>): PlannedCall[];
+  /**
+   * When a stage of several members goes on without its slowest (quorum, deadline); null or absent:
+   * it waits for every call, as the mode documents say.
+   */
+  gate?(stage: string, ctx: DeliberationContext<Config>, calls: PlannedCall[]): StageGate | null;
+  /** Whether a single seat's answer is usable; one that is not passes the seat to its next fallback. */
+  accepts?(stage: string, ctx: DeliberationContext<Config>, outcome: SuccessfulCall): boolean;
   /** Events to deliver as soon as one call settles (e.g. jury's `juror_complete`), before the stage ends. */
   callEvents?(stage: string, ctx: DeliberationContext<Config>, outcome: CallOutcome): ModeEvent[];
   reduce(stage: string, ctx: DeliberationContext<Config>, outcomes: CallOutcome[]): StageReduction;

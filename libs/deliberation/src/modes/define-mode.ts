@@ -9,7 +9,9 @@ import type {
   PlannedCall,
   StageReduction,
   StageRow,
+  SuccessfulCall,
 } from '../engine/types';
+import type { StageGate } from '../engine/quorum';
 import { describeConfig, type ModeConfigDefinition } from './mode-config';
 
 /**
@@ -21,6 +23,10 @@ export interface StageBehaviour<Config> {
   start(ctx: DeliberationContext<Config>, stage: string): ModeEvent[];
   /** The model calls the stage makes; none for a stage that only reduces. */
   calls(ctx: DeliberationContext<Config>, stage: string): PlannedCall[];
+  /** A stage of several members that may go on without its slowest (quorum, deadline). */
+  gate?(ctx: DeliberationContext<Config>, calls: PlannedCall[], stage: string): StageGate | null;
+  /** Whether a single seat's answer is usable (else its next fallback is asked). */
+  accepts?(ctx: DeliberationContext<Config>, outcome: SuccessfulCall, stage: string): boolean;
   /** Events to deliver as soon as one call settles (jury's `juror_complete`), before the stage ends. */
   settled?(ctx: DeliberationContext<Config>, outcome: CallOutcome, stage: string): ModeEvent[];
   /** The stage's rows, events and where the deliberation goes next, from the settled calls. */
@@ -86,6 +92,8 @@ export function defineMode<Config extends { timeoutMs: number }, Result, Stage e
     timeoutMs: (resolved) => resolved.timeoutMs,
     startEvents: (stage, ctx) => behaviour(stage).start(ctx, stage),
     plan: (stage, ctx) => behaviour(stage).calls(ctx, stage),
+    gate: (stage, ctx, calls) => behaviour(stage).gate?.(ctx, calls, stage) ?? null,
+    accepts: (stage, ctx, outcome) => behaviour(stage).accepts?.(ctx, outcome, stage) ?? true,
     callEvents: (stage, ctx, outcome) => behaviour(stage).settled?.(ctx, outcome, stage) ?? [],
     reduce: (stage, ctx, outcomes) => behaviour(stage).reduce(ctx, outcomes, stage),
     titleCall: spec.titleCall,

@@ -9,6 +9,7 @@ import type {
   SuccessfulCall,
 } from '../engine/types';
 import { failure, modeEvent, NO_USAGE, usageOf } from '../engine/reductions';
+import { describeAttempts } from '../engine/quorum';
 
 /** A call that puts one prompt to a model (after the conversation so far, if given), shown by its id. */
 export const promptCall = (
@@ -38,10 +39,16 @@ export const describeFailures = (outcomes: readonly CallOutcome[]): string =>
 export const soleCallFailure = (
   failed: { role: string; model: string; task: string; kept: string },
   outcome: CallOutcome | undefined,
+  /** Every model the seat asked, when it had fallbacks (the last is `outcome`). */
+  attempts?: readonly CallOutcome[],
 ): StageReduction =>
   failure(
     `The ${failed.role} model ${failed.model} failed to ${failed.task} ` +
-      `(${outcome && !outcome.ok ? outcome.error : 'no answer'}). ${failed.kept}`,
+      `(${outcome && !outcome.ok ? outcome.error : 'no answer'}). ` +
+      (attempts && attempts.length > 1
+        ? `Asked before it, and failed too: ${describeAttempts(attempts.slice(0, -1))}. `
+        : '') +
+      failed.kept,
   );
 
 /** The event that opens a deliberation: its ids, then what the mode adds. */

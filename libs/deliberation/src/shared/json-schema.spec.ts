@@ -42,6 +42,10 @@ describe('jsonSchemaOf', () => {
         },
         chairmanModel: MODEL_ID,
         timeoutMs: { type: 'integer', minimum: 1000, maximum: 600_000 },
+        // Deadlines, quorum and fallbacks (issue 32), an extension to 01-council.md.
+        quorum: { type: 'number', exclusiveMinimum: 0, maximum: COUNCIL_MAX_MODELS },
+        stageDeadlineMs: { type: 'integer', minimum: 1000, maximum: 600_000 },
+        chairmanFallbacks: { type: 'array', maxItems: 3, uniqueItems: true, items: MODEL_ID },
       },
       additionalProperties: false,
     });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { ModelCallError } from '../provider';
-import { parseSimModel } from './directives';
+import { heavyTailedLatency, parseSimModel } from './directives';
+import { hashString, seededRandom } from './random';
 import {
   SimulatedProvider,
   jitteredLatency,
@@ -67,6 +68,54 @@ describe('SimulatedProvider', () => {
     expect(jitteredLatency(200, 0.1, 0)).toBe(180);
     expect(jitteredLatency(200, 0, 0.99)).toBe(200);
     expect(jitteredLatency(0, 0.5, 0.99)).toBe(0);
+  });
+
+  it('draws a heavy-tailed latency: lognormal around its median, the same for the same seed and call', () => {
+    expect(parseSimModel('sim/x:heavy')).toMatchObject({
+      heavy: [{ medianMs: null, kind: null }],
+      flags: [],
+    });
+    expect(parseSimModel('sim/x:heavy400@answer').heavy).toEqual([{ medianMs: 400, kind: 'answer' }]);
+    expect(heavyTailedLatency(1000, 0.5, 0.25)).toBe(1000); // z = 0: the median
+    expect(heavyTailedLatency(1000, 0.999999, 0)).toBe(100_000); // capped at 100× the median
+    // Over many calls: half under the median, a tail several times longer (σ = 1: p95 ≈ 5.2×).
+    const draws = Array.from({ length: 4000 }, (_, i) => {
+      const random = seededRandom(hashString(`heavy-${i}`));
+      return heavyTailedLatency(1000, random(), random());
+    }).sort((a, b) => a - b);
+    expect(draws[2000]).toBeGreaterThan(900);
+    expect(draws[2000]).toBeLessThan(1100);
+    expect(draws[3800]).toBeGreaterThan(4000);
+    expect(draws[3800]).toBeLessThan(6500);
+  });
+
+  it('waits the heavy-tailed latency it drew, and the same on a second run of the same call', async () => {
+    const sim = () =>
+      new SimulatedProvider({
+        responders: [rank],
+        fallback: echo,
+        latencyMs: 40,
+        latencyJitter: 0,
+        seed: 'heavy',
+      });
+    const timed = async (provider: SimulatedProvider, model: string) => {
+      const started = performance.now();
+      await provider.complete({
+        model,
+        messages: [{ role: 'user', content: 'How long?' }],
+        signal: AbortSignal.timeout(10_000),
+      });
+      return performance.now() - started;
+    };
+    const first = await Promise.all(
+      ['a', 'b', 'c', 'd', 'e', 'f'].map((p) => timed(sim(), `sim/${p}:heavy`)),
+    );
+    const again = await Promise.all(
+      ['a', 'b', 'c', 'd', 'e', 'f'].map((p) => timed(sim(), `sim/${p}:heavy`)),
+    );
+    // Not all the configured 40 ms: drawn per call, and the same draw each time (timers add a little).
+    expect(new Set(first.map((ms) => Math.round(ms / 10))).size).toBeGreaterThan(1);
+    first.forEach((ms, i) => expect(Math.abs(ms - again[i])).toBeLessThan(50 + ms / 5));
   });
 
   it('parses directives', () => {

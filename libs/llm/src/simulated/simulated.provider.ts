@@ -6,7 +6,7 @@ import {
   type ModelProvider,
 } from '../provider';
 import { modelCallErrorFromAbort } from '../retry';
-import { delayFor, faultFor, parseSimModel } from './directives';
+import { delayFor, faultFor, heavyFor, heavyTailedLatency, parseSimModel } from './directives';
 import { hashString, seededRandom } from './random';
 
 export interface SimulationContext {
@@ -140,7 +140,11 @@ export class SimulatedProvider implements ModelProvider {
     const fault = faultFor(directives, responder.kind);
 
     if (fault === 'timeout') return this.hang(request.signal);
-    const latencyMs = this.latency(delayFor(directives, responder.kind), callHash);
+    const latencyMs = this.latency(
+      delayFor(directives, responder.kind),
+      callHash,
+      heavyFor(directives, responder.kind),
+    );
     // A streamed answer is written over the call's latency; the rest of the call waits it whole.
     const streamed = request.onDelta !== undefined && fault !== 'fail' && fault !== 'transient';
     if (!streamed) await this.wait(latencyMs, request.signal);
@@ -238,8 +242,16 @@ export class SimulatedProvider implements ModelProvider {
     });
   }
 
-  private latency(modelDelayMs: number | null, callHash: number): number {
+  private latency(
+    modelDelayMs: number | null,
+    callHash: number,
+    heavy: { medianMs: number | null } | null,
+  ): number {
     if (modelDelayMs !== null) return modelDelayMs;
+    if (heavy) {
+      const random = seededRandom(callHash ^ 0x2545f491);
+      return heavyTailedLatency(heavy.medianMs ?? this.options.latencyMs, random(), random());
+    }
     const jitter = this.options.latencyJitter ?? 0.5;
     // +-jitter (50% by default) so parallel calls settle in a varying order, like a real panel.
     return jitteredLatency(this.options.latencyMs, jitter, seededRandom(callHash ^ 0x5bd1e995)());

@@ -12,6 +12,15 @@ import {
 import { IsModelId } from '../../shared/validation';
 import type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
 import type { ModeConfigDefinition, Range } from '../mode-config';
+import {
+  FallbacksOption,
+  QuorumOption,
+  StageDeadlineOption,
+  fallbackOptionRule,
+  gateOptionRules,
+  resolveFallbacks,
+  resolveGateOptions,
+} from '../../shared/resilience';
 
 export const COUNCIL_MIN_MODELS = 2;
 export const COUNCIL_MAX_MODELS = 6;
@@ -37,6 +46,15 @@ export class CouncilConfigDto {
   @IsInt()
   @IsOptional()
   timeoutMs?: number;
+
+  @QuorumOption(COUNCIL_MAX_MODELS)
+  quorum?: number;
+
+  @StageDeadlineOption()
+  stageDeadlineMs?: number;
+
+  @FallbacksOption()
+  chairmanFallbacks?: string[];
 }
 
 /** What a council request that names none of these gets. */
@@ -69,12 +87,28 @@ export function resolveCouncilConfig(
   }
   if (Object.keys(fields).length > 0) return { ok: false, fields };
   const fallback = councilDefaults(defaults);
+  const councilModels = request.councilModels ?? inConfig.councilModels ?? fallback.councilModels;
+  const chairmanModel = request.chairmanModel ?? inConfig.chairmanModel ?? fallback.chairmanModel;
+  const gate = resolveGateOptions(
+    inConfig,
+    { size: councilModels.length, members: 'council models', minimum: COUNCIL_MIN_MODELS },
+    fields,
+  );
+  const chairmanFallbacks = resolveFallbacks(
+    'chairmanFallbacks',
+    inConfig.chairmanFallbacks,
+    { model: chairmanModel, field: 'chairmanModel' },
+    fields,
+  );
+  if (Object.keys(fields).length > 0) return { ok: false, fields };
   return {
     ok: true,
     config: {
-      councilModels: request.councilModels ?? inConfig.councilModels ?? fallback.councilModels,
-      chairmanModel: request.chairmanModel ?? inConfig.chairmanModel ?? fallback.chairmanModel,
+      councilModels,
+      chairmanModel,
       timeoutMs: inConfig.timeoutMs ?? fallback.timeoutMs,
+      ...gate,
+      ...(chairmanFallbacks ? { chairmanFallbacks } : {}),
     },
   };
 }
@@ -85,7 +119,11 @@ export const councilConfig: ModeConfigDefinition<CouncilConfig> = {
     { role: 'council', field: 'councilModels', min: COUNCIL_MIN_MODELS, max: COUNCIL_MAX_MODELS },
     { role: 'chairman', field: 'chairmanModel', min: 1, max: 1 },
   ],
-  options: [{ field: 'timeoutMs', type: 'integer', description: 'per-call timeout', range: TIMEOUT_MS }],
+  options: [
+    { field: 'timeoutMs', type: 'integer', description: 'per-call timeout', range: TIMEOUT_MS },
+    ...gateOptionRules('council models', COUNCIL_MIN_MODELS),
+    fallbackOptionRule('chairmanFallbacks', 'chairman'),
+  ],
   defaults: councilDefaults,
   resolve: resolveCouncilConfig,
 };

@@ -24,6 +24,7 @@ import {
   soleCallFailure,
 } from '../../shared/calls';
 import { historyMessages } from '../../shared/history';
+import { memberGate, withFallbacks } from '../../engine/quorum';
 import { buildTitlePrompt } from '../../shared/title';
 import { defineMode, type StageTable } from '../define-mode';
 import { aggregateRankings, createLabelMap, describeAggregate } from './aggregate';
@@ -98,7 +99,9 @@ function planStage3(ctx: Ctx): PlannedCall[] {
     stage2Responses(ctx.rows, config),
   );
   const model = config.chairmanModel;
-  return [promptCall(model, model, prompt, historyMessages(ctx.history))];
+  return [
+    withFallbacks(promptCall(model, model, prompt, historyMessages(ctx.history)), config.chairmanFallbacks),
+  ];
 }
 
 function reduceStage2(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
@@ -144,11 +147,12 @@ function reduceStage3(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
     return soleCallFailure(
       {
         role: 'chairman',
-        model: ctx.config.chairmanModel,
+        model: chairman?.model ?? ctx.config.chairmanModel,
         task: 'synthesize',
         kept: 'The council answers and rankings are saved.',
       },
       chairman,
+      ctx.attempts?.[ctx.config.chairmanModel],
     );
   }
   const data: Stage3Response = {
@@ -166,11 +170,18 @@ function reduceStage3(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
 const stages: StageTable<CouncilStage, CouncilConfig> = {
   stage1: {
     start: (ctx) => [openingEvent('stage1_start', ctx)],
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_RESPONSES),
     calls: (ctx) =>
       answersRoundCalls(STAGE1, ctx.config.councilModels, ctx.question, historyMessages(ctx.history)),
     reduce: (_ctx, outcomes) => reduceAnswersRound(STAGE1, outcomes),
   },
-  stage2: { start: () => [modeEvent('stage2_start')], calls: planStage2, reduce: reduceStage2 },
+  stage2: {
+    start: () => [modeEvent('stage2_start')],
+    calls: planStage2,
+    // Rankings that are missing leave fewer to aggregate (01-council.md §F); one is enough to go on.
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, 1),
+    reduce: reduceStage2,
+  },
   stage3: { start: () => [modeEvent('stage3_start')], calls: planStage3, reduce: reduceStage3 },
 };
 

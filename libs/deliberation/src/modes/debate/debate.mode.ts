@@ -27,6 +27,7 @@ import { openingEvent, promptCall, recordRow, usageOfOutcome } from '../../share
 import { labelMapOf, responseLabel, shuffleWithSeed } from '../../shared/labels';
 import { buildTitlePrompt } from '../../shared/title';
 import { ballotRow, castBallots, votesFromRows } from '../../shared/voting';
+import { memberGate } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
 import { debateConfig } from './debate.config';
 import { parseRevision, revisedResponseOf, wordCount } from './debate.parse';
@@ -288,6 +289,7 @@ const stages: StageTable<DebateStage, DebateConfig> = {
   round1: {
     start: (ctx) => [openingEvent('debate_start', ctx, { mode: 'debate' }), modeEvent('round1_start')],
     calls: (ctx) => answersRoundCalls(ROUND1, ctx.config.models, ctx.question),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_ANSWERS),
     reduce: (_ctx, outcomes) => reduceAnswersRound(ROUND1, outcomes),
   },
   revision: {
@@ -295,6 +297,8 @@ const stages: StageTable<DebateStage, DebateConfig> = {
       modeEvent('revision_start', { data: { labelMap: rowData(ctx.rows, 'round1_label_map') } }),
     ],
     calls: planRevision,
+    // A debater cut here keeps its first answer (04-debate.md §F, a failed revision).
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, 1),
     reduce: reduceRevision,
   },
   vote: {
@@ -302,6 +306,8 @@ const stages: StageTable<DebateStage, DebateConfig> = {
       modeEvent('vote_start', { data: { revisedLabelMap: rowData(ctx.rows, 'revised_label_map') } }),
     ],
     calls: planVote,
+    // A cut voter's vote is missing, as a failed one's (invalidVoteCount).
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, 1),
     reduce: reduceVote,
   },
 };

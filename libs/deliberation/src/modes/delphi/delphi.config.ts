@@ -13,9 +13,18 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
-import type { ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
+import type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
 import { IsModelId } from '../../shared/validation';
 import type { ModeConfigDefinition, Range } from '../mode-config';
+import {
+  FallbacksOption,
+  QuorumOption,
+  StageDeadlineOption,
+  fallbackOptionRule,
+  gateOptionRules,
+  resolveFallbacks,
+  resolveGateOptions,
+} from '../../shared/resilience';
 
 export const DELPHI_MIN_PANELISTS = 3;
 export const DELPHI_MAX_PANELISTS = 7;
@@ -86,7 +95,19 @@ export class DelphiConfigDto {
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @IsOptional()
   timeoutMs?: number;
+
+  @QuorumOption(DELPHI_MAX_PANELISTS)
+  quorum?: number;
+
+  @StageDeadlineOption()
+  stageDeadlineMs?: number;
+
+  @FallbacksOption()
+  facilitatorFallbacks?: string[];
 }
+
+/** 05-delphi.md §F: a round needs at least 3 valid estimates. */
+export const DELPHI_MIN_VALID = 3;
 
 /** What a Delphi request that names none of these gets; its per-round timeout is its own. */
 export const delphiDefaults = (defaults: ModeDefaults): Omit<DelphiConfig, 'questionType' | 'options'> => ({
@@ -112,6 +133,23 @@ export function resolveDelphiConfig(
       },
     };
   }
+  const fields: FieldErrors = {};
+  const gate = resolveGateOptions(
+    given,
+    { size: panelistModels.length, members: 'panelist models', minimum: DELPHI_MIN_VALID },
+    fields,
+  );
+  const facilitatorFallbacks = resolveFallbacks(
+    'facilitatorFallbacks',
+    given.facilitatorFallbacks,
+    { model: facilitatorModel, field: 'facilitatorModel' },
+    fields,
+    {
+      models: panelistModels,
+      why: 'it is a panelist model, and the facilitator does not participate as a panelist',
+    },
+  );
+  if (Object.keys(fields).length > 0) return { ok: false, fields };
   const questionType = given.questionType ?? null;
   return {
     ok: true,
@@ -126,6 +164,8 @@ export function resolveDelphiConfig(
       // 05-delphi.md §F: a numeric override ignores options.
       options: questionType === 'numeric' ? null : (given.options ?? null),
       timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
+      ...gate,
+      ...(facilitatorFallbacks ? { facilitatorFallbacks } : {}),
     },
   };
 }
@@ -167,6 +207,8 @@ export const delphiConfig: ModeConfigDefinition<DelphiConfig> = {
       range: OPTION_COUNT,
     },
     { field: 'timeoutMs', type: 'integer', description: 'per-round timeout', range: TIMEOUT_MS },
+    ...gateOptionRules('panelist models', DELPHI_MIN_VALID),
+    fallbackOptionRule('facilitatorFallbacks', 'facilitator (its report)'),
   ],
   defaults: delphiDefaults,
   resolve: resolveDelphiConfig,

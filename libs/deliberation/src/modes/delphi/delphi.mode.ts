@@ -21,6 +21,7 @@ import type {
   StageRow,
 } from '../../engine/types';
 import { buildTitlePrompt } from '../../shared/title';
+import { memberGate, withFallbacks } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
 import { delphiConfig } from './delphi.config';
 import {
@@ -435,11 +436,12 @@ function reduceSynthesis(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
     return soleCallFailure(
       {
         role: 'facilitator',
-        model: ctx.config.facilitatorModel,
+        model: facilitator?.model ?? ctx.config.facilitatorModel,
         task: 'write the Delphi report',
         kept: 'The round data is saved.',
       },
       facilitator,
+      ctx.attempts?.[FACILITATOR_KEY],
     );
   }
   const inputs = synthesisInputs(ctx.rows);
@@ -496,7 +498,12 @@ function planSynthesis(ctx: Ctx): PlannedCall[] {
     median: inputs.median,
     confidenceInterval: inputs.confidenceInterval,
   });
-  return [promptCall(FACILITATOR_KEY, ctx.config.facilitatorModel, prompt)];
+  return [
+    withFallbacks(
+      promptCall(FACILITATOR_KEY, ctx.config.facilitatorModel, prompt),
+      ctx.config.facilitatorFallbacks,
+    ),
+  ];
 }
 
 const stages: StageTable<DelphiStage, DelphiConfig> = {
@@ -520,6 +527,8 @@ const stages: StageTable<DelphiStage, DelphiConfig> = {
       modeEvent('round_start', { round: roundOf(stage) }, `round_start:${roundOf(stage)}`),
     ],
     calls: (ctx, stage) => planRound(roundOf(stage), ctx),
+    // A panelist cut in round 1 is excluded; in a later round its previous answer carries (05-delphi.md §F).
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_VALID),
     reduce: (ctx, outcomes, stage) => reduceRound(roundOf(stage), ctx, outcomes),
   },
   synthesis: { start: () => [modeEvent('synthesis_start')], calls: planSynthesis, reduce: reduceSynthesis },

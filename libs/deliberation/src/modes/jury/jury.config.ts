@@ -14,6 +14,15 @@ import {
 import type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
 import { IsModelId } from '../../shared/validation';
 import type { ModeConfigDefinition, Range } from '../mode-config';
+import {
+  FallbacksOption,
+  QuorumOption,
+  StageDeadlineOption,
+  fallbackOptionRule,
+  gateOptionRules,
+  resolveFallbacks,
+  resolveGateOptions,
+} from '../../shared/resilience';
 
 export const JURY_MIN_JURORS = 3;
 export const JURY_MAX_JURORS = 6;
@@ -54,7 +63,19 @@ export class JuryConfigDto {
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @IsOptional()
   timeoutMs?: number;
+
+  @QuorumOption(JURY_MAX_JURORS)
+  quorum?: number;
+
+  @StageDeadlineOption()
+  stageDeadlineMs?: number;
+
+  @FallbacksOption()
+  foremanFallbacks?: string[];
 }
+
+/** 03-jury.md §F: fewer than 2 successful jurors end the deliberation. */
+export const JURY_MIN_SUCCESSFUL_JURORS = 2;
 
 /** What a jury request that names none of these gets (the content it must name). */
 export const juryDefaults = (
@@ -80,6 +101,18 @@ export function resolveJuryConfig(
   if (jurorModels.includes(foremanModel)) {
     fields['modeConfig.foremanModel'] = 'Foreman model must not be one of the juror models';
   }
+  const gate = resolveGateOptions(
+    given,
+    { size: jurorModels.length, members: 'juror models', minimum: JURY_MIN_SUCCESSFUL_JURORS },
+    fields,
+  );
+  const foremanFallbacks = resolveFallbacks(
+    'foremanFallbacks',
+    given.foremanFallbacks,
+    { model: foremanModel, field: 'foremanModel' },
+    fields,
+    { models: jurorModels, why: 'it is a juror model, and the foreman must be impartial' },
+  );
   if (Object.keys(fields).length > 0 || typeof given.content !== 'string') return { ok: false, fields };
   return {
     ok: true,
@@ -89,6 +122,8 @@ export function resolveJuryConfig(
       jurorModels,
       foremanModel,
       timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
+      ...gate,
+      ...(foremanFallbacks ? { foremanFallbacks } : {}),
     },
   };
 }
@@ -103,6 +138,8 @@ export const juryConfig: ModeConfigDefinition<JuryConfig> = {
     { field: 'content', type: 'string', description: 'the content under evaluation (required)' },
     { field: 'originalQuestion', type: 'string', description: 'the question the content was answering' },
     { field: 'timeoutMs', type: 'integer', description: 'per-call timeout', range: TIMEOUT_MS },
+    ...gateOptionRules('juror models', JURY_MIN_SUCCESSFUL_JURORS),
+    fallbackOptionRule('foremanFallbacks', 'foreman'),
   ],
   defaults: juryDefaults,
   resolve: resolveJuryConfig,

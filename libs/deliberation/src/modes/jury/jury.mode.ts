@@ -23,6 +23,7 @@ import {
   recordRow,
   soleCallFailure,
 } from '../../shared/calls';
+import { memberGate, withFallbacks } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
 import { juryConfig } from './jury.config';
 import { parseForemanReport } from './jury.foreman';
@@ -155,11 +156,12 @@ function reduceVerdict(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
     return soleCallFailure(
       {
         role: 'foreman',
-        model: ctx.config.foremanModel,
+        model: foreman?.model ?? ctx.config.foremanModel,
         task: 'deliver the verdict report',
         kept: 'The juror assessments and their summary are saved.',
       },
       foreman,
+      ctx.attempts?.[ctx.config.foremanModel],
     );
   }
   const summary = summaryFromRows(ctx.rows);
@@ -196,7 +198,9 @@ function planVerdict(ctx: Ctx): PlannedCall[] {
     tally: summary.voteTally,
     majorityVerdict: summary.majorityVerdict,
   });
-  return [promptCall(config.foremanModel, config.foremanModel, prompt)];
+  return [
+    withFallbacks(promptCall(config.foremanModel, config.foremanModel, prompt), config.foremanFallbacks),
+  ];
 }
 
 const stages: StageTable<JuryStage, JuryConfig> = {
@@ -208,6 +212,7 @@ const stages: StageTable<JuryStage, JuryConfig> = {
   deliberation: {
     start: () => [modeEvent('deliberation_start')],
     calls: planDeliberation,
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_SUCCESSFUL_JURORS),
     settled: (ctx, outcome) =>
       outcome.ok
         ? [

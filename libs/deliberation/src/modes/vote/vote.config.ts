@@ -1,8 +1,17 @@
 import type { VoteConfig } from '@conclave/contracts';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsNumber, IsOptional, Max, Min } from 'class-validator';
-import type { ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
+import type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
 import { IsModelId } from '../../shared/validation';
 import type { ModeConfigDefinition, Range } from '../mode-config';
+import {
+  FallbacksOption,
+  QuorumOption,
+  StageDeadlineOption,
+  fallbackOptionRule,
+  gateOptionRules,
+  resolveFallbacks,
+  resolveGateOptions,
+} from '../../shared/resilience';
 
 export const VOTE_MIN_MODELS = 3;
 export const VOTE_MAX_MODELS = 6;
@@ -27,7 +36,19 @@ export class VoteConfigDto {
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @IsOptional()
   timeoutMs?: number;
+
+  @QuorumOption(VOTE_MAX_MODELS)
+  quorum?: number;
+
+  @StageDeadlineOption()
+  stageDeadlineMs?: number;
+
+  @FallbacksOption()
+  chairmanFallbacks?: string[];
 }
+
+/** 02-vote.md: fewer than 2 answers end the vote. */
+export const VOTE_MIN_ANSWERS = 2;
 
 /** The chairman may be a voter; without one named, the first model breaks ties. */
 const chairmanOf = (models: readonly string[]): string => models[0];
@@ -46,12 +67,28 @@ export function resolveVoteConfig(
   const given = (request.modeConfig ?? {}) as VoteConfigDto;
   const fallback = voteDefaults(defaults);
   const models = given.models ?? fallback.models;
+  const chairmanModel = given.chairmanModel ?? chairmanOf(models);
+  const fields: FieldErrors = {};
+  const gate = resolveGateOptions(
+    given,
+    { size: models.length, members: 'voting models', minimum: VOTE_MIN_ANSWERS },
+    fields,
+  );
+  const chairmanFallbacks = resolveFallbacks(
+    'chairmanFallbacks',
+    given.chairmanFallbacks,
+    { model: chairmanModel, field: 'chairmanModel' },
+    fields,
+  );
+  if (Object.keys(fields).length > 0) return { ok: false, fields };
   return {
     ok: true,
     config: {
       models,
-      chairmanModel: given.chairmanModel ?? chairmanOf(models),
+      chairmanModel,
       timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
+      ...gate,
+      ...(chairmanFallbacks ? { chairmanFallbacks } : {}),
     },
   };
 }
@@ -62,7 +99,11 @@ export const voteConfig: ModeConfigDefinition<VoteConfig> = {
     { role: 'voter', field: 'modeConfig.models', min: VOTE_MIN_MODELS, max: VOTE_MAX_MODELS },
     { role: 'chairman', field: 'modeConfig.chairmanModel', min: 0, max: 1 },
   ],
-  options: [{ field: 'timeoutMs', type: 'number', description: 'per-call timeout', range: TIMEOUT_MS }],
+  options: [
+    { field: 'timeoutMs', type: 'number', description: 'per-call timeout', range: TIMEOUT_MS },
+    ...gateOptionRules('voting models', VOTE_MIN_ANSWERS),
+    fallbackOptionRule('chairmanFallbacks', 'tiebreaking chairman'),
+  ],
   defaults: voteDefaults,
   resolve: resolveVoteConfig,
 };

@@ -25,6 +25,7 @@ import { openingEvent, promptCall, recordRow, usageOfOutcome } from '../../share
 import { labelMapOf, responseLabel, shuffleWithSeed } from '../../shared/labels';
 import { buildTitlePrompt } from '../../shared/title';
 import { ballotRow, castBallots, parseVote, votesFromRows } from '../../shared/voting';
+import { memberGate, withFallbacks } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
 import { voteConfig } from './vote.config';
 import { buildTiebreakPrompt, buildVoteModePrompt } from './vote.prompts';
@@ -154,7 +155,7 @@ function reduceTiebreak(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   // A chairman that fails or names an untied label: the first tied label alphabetically.
   const byChairman = named !== null && tally.tiedLabels.includes(named);
   const tiebreak: TiebreakResult = {
-    model: ctx.config.chairmanModel,
+    model: chairman?.model ?? ctx.config.chairmanModel,
     chosenLabel: byChairman ? (named as string) : [...tally.tiedLabels].sort()[0],
     voteText: chairman?.ok ? chairman.content : '',
     method: byChairman ? 'chairman' : 'alphabetical',
@@ -166,7 +167,7 @@ function reduceTiebreak(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
       {
         stageType: 'tiebreak',
         stageOrder: ORDER.tiebreak,
-        model: ctx.config.chairmanModel,
+        model: tiebreak.model,
         role: 'chairman',
         content: tiebreak.voteText,
         parsedData: { chosenLabel: tiebreak.chosenLabel, method: tiebreak.method },
@@ -195,21 +196,38 @@ function planTiebreak(ctx: Ctx): PlannedCall[] {
   const tied = labelled(ctx)
     .map((a, i) => ({ label: responseLabel(i), response: a.response }))
     .filter((l) => tally?.tiedLabels.includes(l.label));
-  return [promptCall(CHAIRMAN_KEY, ctx.config.chairmanModel, buildTiebreakPrompt(ctx.question, tied))];
+  return [
+    withFallbacks(
+      promptCall(CHAIRMAN_KEY, ctx.config.chairmanModel, buildTiebreakPrompt(ctx.question, tied)),
+      ctx.config.chairmanFallbacks,
+    ),
+  ];
 }
 
 const stages: StageTable<VoteStage, VoteConfig> = {
   answer: {
     start: (ctx) => [openingEvent('vote_session_start', ctx, { mode: 'vote' }), modeEvent('stage1_start')],
     calls: (ctx) => answersRoundCalls(ANSWERS, ctx.config.models, ctx.question),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_ANSWERS),
     reduce: (_ctx, outcomes) => reduceAnswersRound(ANSWERS, outcomes),
   },
   vote: {
     start: (ctx) => [modeEvent('vote_start', { data: { labelMap: labelMapOfAnswers(labelled(ctx)) } })],
     calls: planVotes,
+    // Voters that are cut are counted as invalid votes; one readable vote decides (02-vote.md).
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, 1),
     reduce: reduceVotes,
   },
-  tiebreak: { start: () => [modeEvent('tiebreak_start')], calls: planTiebreak, reduce: reduceTiebreak },
+  tiebreak: {
+    start: () => [modeEvent('tiebreak_start')],
+    calls: planTiebreak,
+    // A chairman that names no tied label passes the tiebreak to its next fallback.
+    accepts: (ctx, outcome) => {
+      const named = parseVote(outcome.content);
+      return named !== null && (storedTally(ctx.rows)?.tiedLabels.includes(named) ?? false);
+    },
+    reduce: reduceTiebreak,
+  },
 };
 
 export const voteMode = defineMode<VoteConfig, Partial<VoteResult>, VoteStage>({

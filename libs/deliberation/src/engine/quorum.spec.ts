@@ -1,0 +1,374 @@
+import { SimulatedProvider, type ModelProvider } from '@conclave/llm';
+import { SIMULATED_FALLBACK, SIMULATED_RESPONDERS, modeDefinition } from '../modes';
+import { MemoryStore } from '../testing/memory-store';
+import {
+  chainState,
+  cutDecision,
+  deadlineReason,
+  memberGate,
+  quorumReason,
+  stageQuorum,
+  withFallbacks,
+} from './quorum';
+import { StageRunner } from './stage-runner';
+import type { CallOutcome, ModeDefaults, PlannedCall } from './types';
+
+const DEFAULTS: ModeDefaults = {
+  timeoutMs: 10_000,
+  council: { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/chair' },
+  jury: { jurorModels: ['sim/a', 'sim/b', 'sim/c'], foremanModel: 'sim/f' },
+  debate: { models: ['sim/a', 'sim/b', 'sim/c'] },
+  delphi: { panelistModels: ['sim/a', 'sim/b', 'sim/c'], facilitatorModel: 'sim/f' },
+  vote: { models: ['sim/a', 'sim/b', 'sim/c'] },
+};
+
+const ok = (key: string, model = key): CallOutcome => ({
+  ok: true,
+  key,
+  model,
+  content: 'answer',
+  servedModel: model,
+  responseTimeMs: 1,
+  promptTokens: null,
+  completionTokens: null,
+  costUsd: null,
+  simulated: true,
+});
+const failed = (key: string, error = 'HTTP 400 from the simulated provider', model = key): CallOutcome => ({
+  ok: false,
+  key,
+  model,
+  error,
+  responseTimeMs: 1,
+});
+
+describe('stage quorum', () => {
+  it('is a count of members capped below all of them, or a fraction rounded up, never under the minimum', () => {
+    expect(stageQuorum(undefined, 4, 2)).toBeNull();
+    expect(stageQuorum(3, 4, 2)).toBe(3);
+    expect(stageQuorum(4, 4, 2)).toBeNull(); // every member: today's behaviour
+    expect(stageQuorum(5, 3, 2)).toBeNull(); // a later stage with fewer members waits for all
+    expect(stageQuorum(0.5, 4, 2)).toBe(2);
+    expect(stageQuorum(0.6, 4, 2)).toBe(3);
+    expect(stageQuorum(0.2, 4, 2)).toBe(2); // the mode's minimum
+    expect(memberGate({}, 4, 2)).toBeNull();
+    expect(memberGate({ stageDeadlineMs: 5000 }, 4, 2)).toEqual({
+      quorum: null,
+      deadlineMs: 5000,
+      minimum: 2,
+    });
+  });
+
+  it('cuts once k answered, or at the deadline once the minimum answered, and keeps a stored decision', () => {
+    const gate = { quorum: 3, deadlineMs: 20_000, minimum: 2 };
+    const at = (answered: number, pending: number, deadlinePassed = false, storedCut: string | null = null) =>
+      cutDecision(gate, { answered, pending, deadlinePassed, storedCut });
+    expect(at(2, 2)).toBeNull();
+    expect(at(3, 1)).toBe(quorumReason(3));
+    expect(at(3, 1)).toBe('cut: quorum of 3 reached');
+    expect(at(3, 0)).toBeNull(); // nothing left to cut
+    expect(at(1, 3, true)).toBeNull(); // below the minimum: waits on
+    expect(at(2, 2, true)).toBe(deadlineReason(20_000));
+    expect(at(2, 2, true)).toBe('cut: stage deadline of 20000 ms passed');
+    expect(at(0, 2, false, 'cut: quorum of 3 reached')).toBe('cut: quorum of 3 reached');
+    expect(
+      cutDecision(
+        { quorum: null, deadlineMs: null, minimum: 2 },
+        { answered: 5, pending: 1, deadlinePassed: true },
+      ),
+    ).toBeNull();
+  });
+});
+
+describe('a seat with fallbacks', () => {
+  const chair = withFallbacks(
+    {
+      key: 'sim/c',
+      participant: 'sim/c',
+      model: 'sim/c',
+      messages: [{ role: 'user', content: 'synthesize' }],
+    },
+    ['sim/d', 'sim/e'],
+  );
+  const chain: PlannedCall[] = [chair, ...(chair.fallbacks ?? [])];
+  const stateWith = (outcomes: CallOutcome[], accepts = () => true) => {
+    const byKey = new Map(outcomes.map((o) => [o.key, o]));
+    return chainState(chain, (key) => byKey.get(key), accepts);
+  };
+
+  it('asks each model in turn until one answers, the same from the same stored outcomes', () => {
+    expect(chain.map((c) => [c.model, c.participant])).toEqual([
+      ['sim/c', 'sim/c'],
+      ['sim/d', 'sim/d'],
+      ['sim/e', 'sim/e'],
+    ]);
+    expect(new Set(chain.map((c) => c.key)).size).toBe(3);
+    expect(stateWith([])).toMatchObject({ kind: 'next', index: 0 });
+    expect(stateWith([failed(chain[0].key)])).toMatchObject({ kind: 'next', index: 1 });
+    const answered = stateWith([failed(chain[0].key), ok(chain[1].key, 'sim/d')]);
+    expect(answered).toMatchObject({ kind: 'done', outcome: { model: 'sim/d', ok: true } });
+    expect(answered.attempts).toHaveLength(2);
+    const allFailed = stateWith(chain.map((c) => failed(c.key, 'x', c.model)));
+    expect(allFailed).toMatchObject({ kind: 'done', outcome: { model: 'sim/e', ok: false } });
+  });
+
+  it('passes an unreadable answer on, and stops at a call stopped with the deliberation', () => {
+    expect(stateWith([ok(chain[0].key)], () => false)).toMatchObject({ kind: 'next', index: 1 });
+    expect(stateWith([failed(chain[0].key, 'cancelled: the deliberation was stopped')])).toMatchObject({
+      kind: 'done',
+    });
+  });
+});
+
+/** Answers every call at once; records the models called. */
+function recordingProvider(): { provider: ModelProvider; calls: string[] } {
+  const calls: string[] = [];
+  const provider: ModelProvider = {
+    name: 'recording',
+    key: 'recording',
+    complete: async (request) => {
+      calls.push(request.model);
+      return { content: 'an answer', servedModel: request.model, simulated: true, usage: null };
+    },
+  };
+  return { provider, calls };
+}
+
+function setUp(modeConfig: Record<string, unknown>, provider?: ModelProvider) {
+  const mode = modeDefinition('council');
+  if (!mode) throw new Error('council is not registered');
+  const resolved = mode.resolveConfig(
+    {
+      question: 'Which is better?',
+      modeConfig: {
+        councilModels: ['sim/a', 'sim/b', 'sim/slow:timeout'],
+        chairmanModel: 'sim/chair',
+        ...modeConfig,
+      },
+    },
+    DEFAULTS,
+  );
+  if (!resolved.ok) throw new Error(JSON.stringify(resolved.fields));
+  const store = new MemoryStore('Which is better?', resolved.config);
+  const enqueued: string[] = [];
+  const runner = new StageRunner(
+    modeDefinition,
+    store,
+    provider ??
+      new SimulatedProvider({
+        responders: SIMULATED_RESPONDERS,
+        fallback: SIMULATED_FALLBACK,
+        latencyMs: 0,
+        seed: 'quorum-test',
+      }),
+    { publish: async () => undefined },
+    {
+      enqueueStage: async (_id, stage) => {
+        enqueued.push(stage);
+      },
+      stageJobState: async () => 'pending',
+      rescheduleStage: async () => undefined,
+    },
+    { historyTurns: 0, deliberationCapMs: 600_000 },
+  );
+  return { store, runner, enqueued };
+}
+
+describe('StageRunner with a quorum, a deadline and fallbacks', () => {
+  it('goes on once the quorum answered: the straggler is aborted, stored as cut, and the stage commits once', async () => {
+    const { store, runner, enqueued } = setUp({ quorum: 2 });
+    const started = Date.now();
+    await runner.runStage('m1', 'stage1');
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(store.outcomes.stage1.find((o) => o.model === 'sim/slow:timeout')).toMatchObject({
+      ok: false,
+      error: 'cut: quorum of 2 reached',
+    });
+    expect(store.rows.filter((r) => r.stageType === 'stage1').map((r) => r.model)).toEqual([
+      'sim/a',
+      'sim/b',
+    ]);
+    expect(enqueued).toEqual(['stage2']);
+    expect(store.events.filter((e) => e.type === 'stage1_complete')).toHaveLength(1);
+    const cut = store.events.find((e) => e.type === 'model_progress' && e.state === 'failed');
+    expect(cut).toMatchObject({ participant: 'sim/slow:timeout', error: 'cut: quorum of 2 reached' });
+  });
+
+  it('a retried stage whose quorum is stored cuts the rest without calling them', async () => {
+    const { provider, calls } = recordingProvider();
+    const { store, runner, enqueued } = setUp({ quorum: 2 }, provider);
+    // An earlier run stored two answers and died before the straggler's cut was stored.
+    store.outcomes.stage1 = [ok('sim/a'), ok('sim/b')];
+    await runner.runStage('m1', 'stage1');
+    expect(calls).toEqual([]);
+    expect(store.outcomes.stage1.find((o) => o.key === 'sim/slow:timeout')).toMatchObject({
+      ok: false,
+      error: 'cut: quorum of 2 reached',
+    });
+    expect(enqueued).toEqual(['stage2']);
+  });
+
+  it('a retried stage whose earlier run stored a cut cuts the rest the same way', async () => {
+    const { provider, calls } = recordingProvider();
+    const { store, runner } = setUp({ stageDeadlineMs: 1000 }, provider);
+    // An earlier run cut sim/b at its deadline and died before sim/slow's cut was stored.
+    store.outcomes.stage1 = [ok('sim/a'), failed('sim/b', 'cut: stage deadline of 1000 ms passed')];
+    await runner.runStage('m1', 'stage1');
+    expect(calls).toEqual([]);
+    expect(store.outcomes.stage1.find((o) => o.key === 'sim/slow:timeout')).toMatchObject({
+      error: 'cut: stage deadline of 1000 ms passed',
+    });
+  });
+
+  it('at the deadline goes on with the minimum answered and cuts the rest', async () => {
+    const { store, runner, enqueued } = setUp({ stageDeadlineMs: 1000 });
+    const started = Date.now();
+    await runner.runStage('m1', 'stage1');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(990);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(store.outcomes.stage1.find((o) => o.model === 'sim/slow:timeout')).toMatchObject({
+      ok: false,
+      error: 'cut: stage deadline of 1000 ms passed',
+    });
+    expect(enqueued).toEqual(['stage2']);
+  });
+
+  it('asks the next chairman when one fails; the stored calls show each attempt', async () => {
+    const { store, runner } = setUp({
+      councilModels: ['sim/a', 'sim/b'],
+      chairmanModel: 'sim/c:fail',
+      chairmanFallbacks: ['sim/d:fail', 'sim/e'],
+    });
+    for (const stage of ['stage1', 'stage2', 'stage3']) await runner.runStage('m1', stage);
+    expect(store.state.status).toBe('complete');
+    expect(store.outcomes.stage3.map((o) => [o.model, o.ok])).toEqual([
+      ['sim/c:fail', false],
+      ['sim/d:fail', false],
+      ['sim/e', true],
+    ]);
+    expect(store.rows.find((r) => r.stageType === 'stage3')?.model).toBe('sim/e');
+    const progress = store.events
+      .filter((e) => e.type === 'model_progress' && e.stage === 'stage3')
+      .map((e) => `${String(e.participant)} ${String(e.state)}`);
+    expect(progress).toEqual([
+      'sim/c:fail started',
+      'sim/c:fail failed',
+      'sim/d:fail started',
+      'sim/d:fail failed',
+      'sim/e started',
+      'sim/e succeeded',
+    ]);
+    expect(store.events.filter((e) => e.type === 'stage3_complete')).toHaveLength(1);
+  });
+
+  it('a retried stage resumes the seat at the first model without a stored outcome', async () => {
+    const simulated = new SimulatedProvider({
+      responders: SIMULATED_RESPONDERS,
+      fallback: SIMULATED_FALLBACK,
+      latencyMs: 0,
+      seed: 'quorum-test',
+    });
+    const calls: string[] = [];
+    const provider: ModelProvider = {
+      name: 'recording',
+      key: 'recording',
+      complete: (request) => {
+        calls.push(request.model);
+        return simulated.complete(request);
+      },
+    };
+    const { store, runner } = setUp(
+      {
+        councilModels: ['sim/a', 'sim/b'],
+        chairmanModel: 'sim/c:fail',
+        chairmanFallbacks: ['sim/d:fail', 'sim/e'],
+      },
+      provider,
+    );
+    await runner.runStage('m1', 'stage1');
+    await runner.runStage('m1', 'stage2');
+    calls.length = 0;
+    // An earlier run of stage 3 stored the chairman's failure and died while its first fallback ran.
+    store.outcomes.stage3 = [failed('sim/c:fail', 'HTTP 400 from the simulated provider')];
+    await runner.runStage('m1', 'stage3');
+    expect(calls).toEqual(['sim/d:fail', 'sim/e']);
+    expect(store.state.status).toBe('complete');
+    expect(store.outcomes.stage3.map((o) => o.model)).toEqual(['sim/c:fail', 'sim/d:fail', 'sim/e']);
+    expect(store.events.filter((e) => e.type === 'stage3_complete')).toHaveLength(1);
+  });
+
+  it('fails with every chairman named when all fail', async () => {
+    const { store, runner } = setUp({
+      councilModels: ['sim/a', 'sim/b'],
+      chairmanModel: 'sim/c:fail',
+      chairmanFallbacks: ['sim/d:fail'],
+    });
+    for (const stage of ['stage1', 'stage2', 'stage3']) await runner.runStage('m1', stage);
+    expect(store.state.status).toBe('failed');
+    const error = store.events.find((e) => e.type === 'error');
+    expect(String(error?.message)).toMatch(/chairman model sim\/d:fail failed.*sim\/c:fail \(/);
+  });
+});
+
+describe('the request fields of deadlines, quorum and fallbacks', () => {
+  const resolve = (
+    mode: 'council' | 'jury' | 'delphi' | 'vote' | 'debate',
+    modeConfig: Record<string, unknown>,
+  ) => modeDefinition(mode)?.resolveConfig({ question: 'Q', modeConfig }, DEFAULTS);
+
+  it('checks a count against the mode minimum and the roster, naming the field', () => {
+    expect(resolve('council', { councilModels: ['sim/a', 'sim/b', 'sim/c'], quorum: 1 })).toEqual({
+      ok: false,
+      fields: { 'modeConfig.quorum': expect.stringMatching(/quorum 1 is below .* minimum of 2/) },
+    });
+    expect(resolve('council', { councilModels: ['sim/a', 'sim/b', 'sim/c'], quorum: 4 })).toEqual({
+      ok: false,
+      fields: { 'modeConfig.quorum': 'quorum 4 is more than the 3 council models' },
+    });
+    expect(resolve('council', { quorum: 2.5 })).toMatchObject({
+      ok: false,
+      fields: { 'modeConfig.quorum': expect.stringMatching(/whole number/) },
+    });
+    expect(resolve('delphi', { quorum: 2 })).toMatchObject({
+      ok: false,
+      fields: { 'modeConfig.quorum': expect.stringMatching(/minimum of 3/) },
+    });
+    expect(
+      resolve('council', { councilModels: ['sim/a', 'sim/b', 'sim/c'], quorum: 2, stageDeadlineMs: 5000 }),
+    ).toMatchObject({
+      ok: true,
+      config: { quorum: 2, stageDeadlineMs: 5000 },
+    });
+    expect(resolve('debate', { quorum: 0.5 })).toMatchObject({ ok: true, config: { quorum: 0.5 } });
+  });
+
+  it('keeps a fallback off its own seat and, for jury and Delphi, off the panel', () => {
+    expect(
+      resolve('council', { chairmanModel: 'sim/chair', chairmanFallbacks: ['sim/chair'] }),
+    ).toMatchObject({
+      ok: false,
+      fields: { 'modeConfig.chairmanFallbacks': expect.stringMatching(/must not repeat chairmanModel/) },
+    });
+    expect(resolve('jury', { content: 'x', foremanFallbacks: ['sim/b'] })).toMatchObject({
+      ok: false,
+      fields: { 'modeConfig.foremanFallbacks': expect.stringMatching(/sim\/b: it is a juror model/) },
+    });
+    expect(resolve('delphi', { facilitatorFallbacks: ['sim/a'] })).toMatchObject({
+      ok: false,
+      fields: { 'modeConfig.facilitatorFallbacks': expect.stringMatching(/panelist/) },
+    });
+    expect(resolve('vote', { chairmanFallbacks: ['sim/x', 'sim/y'] })).toMatchObject({
+      ok: true,
+      config: { chairmanFallbacks: ['sim/x', 'sim/y'] },
+    });
+  });
+
+  it('adds nothing to a config that does not ask for them', () => {
+    const resolved = resolve('council', {});
+    expect(resolved?.ok && Object.keys(resolved.config)).toEqual([
+      'councilModels',
+      'chairmanModel',
+      'timeoutMs',
+    ]);
+  });
+});
