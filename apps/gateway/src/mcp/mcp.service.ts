@@ -156,6 +156,7 @@ export class McpService implements ToolBackend {
         args,
         {
           userId: caller.userId,
+          keyId: caller.keyId,
           webBase: caller.webBase,
           notify:
             token === undefined
@@ -305,8 +306,9 @@ export class McpService implements ToolBackend {
     userId: string,
     body: Record<string, unknown>,
     idempotencyKey?: string,
+    keyId: string | null = null,
   ): Promise<DeliberationAccepted> {
-    return this.deliberations.start(userId, body, idempotencyKey);
+    return this.deliberations.start(userId, body, idempotencyKey, { apiKeyId: keyId });
   }
 
   view(userId: string, messageId: string): Promise<DeliberationView> {

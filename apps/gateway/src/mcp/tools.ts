@@ -50,6 +50,8 @@ export interface ToolBackend {
     userId: string,
     body: Record<string, unknown>,
     idempotencyKey?: string,
+    /** The caller's API key (none in single-user mode): revoking it cancels the deliberation. */
+    keyId?: string | null,
   ): Promise<DeliberationAccepted>;
   /** The user's deliberation as stored; a 404 ApiError for another user's or an unknown id. */
   view(userId: string, messageId: string): Promise<DeliberationView>;
@@ -80,6 +82,8 @@ export interface RunRecord {
 /** One tools/call. */
 export interface CallContext {
   userId: string;
+  /** The caller's API key id (null in single-user mode), recorded on what the call starts. */
+  keyId?: string | null;
   /** The gateway's address as the caller reached it (scheme://host), for the web link. */
   webBase: string;
   /** Sends a progress notification; null when the client sent no progress token. */
@@ -255,7 +259,7 @@ async function startAndWait(
   let release: (() => void) | null = null;
   try {
     release = context.holdStream();
-    const accepted = await backend.start(context.userId, request.body, request.idempotencyKey);
+    const accepted = await backend.start(context.userId, request.body, request.idempotencyKey, context.keyId);
     const { messageId } = accepted;
     if ((await context.run.claim(messageId)) === 'cancelled') {
       await backend.cancel(context.userId, messageId).catch(() => undefined);
@@ -491,6 +495,7 @@ function toolTable(defaults: ModeDefaults): Record<ToolName, ToolEntry> {
           context.userId,
           request.body,
           request.idempotencyKey,
+          context.keyId,
         );
         const view = await backend.view(context.userId, messageId);
         const started = {
