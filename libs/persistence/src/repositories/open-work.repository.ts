@@ -74,11 +74,11 @@ export class OpenWorkRepository {
     return rows.map((r) => ({ messageId: r.id, status: r.status, stage: r.stage, batchId: r.batch_id }));
   }
 
-  /** Which of these deliberations have ended (any status but queued and running): one query however many. */
-  async endedAmong(messageIds: string[]): Promise<string[]> {
+  /** Which of these deliberations have been cancelled: one query however many. */
+  async cancelledAmong(messageIds: string[]): Promise<string[]> {
     if (messageIds.length === 0) return [];
     const rows: { id: string }[] = await this.dataSource.query(
-      `SELECT id FROM messages WHERE id = ANY($1::uuid[]) AND status NOT IN ('queued', 'running')`,
+      `SELECT id FROM messages WHERE id = ANY($1::uuid[]) AND status = 'cancelled'`,
       [messageIds],
     );
     return rows.map((row) => row.id);
