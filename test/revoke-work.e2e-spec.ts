@@ -26,7 +26,9 @@ const ROOT = path.resolve(__dirname, '..');
 const COUNCIL = { councilModels: ['local/alpha', 'local/beta'], chairmanModel: 'local/chair' };
 
 function lastUserContent(messages: unknown[]): string {
-  const user = [...(messages as { role: string; content: string }[])].reverse().find((m) => m.role === 'user');
+  const user = [...(messages as { role: string; content: string }[])]
+    .reverse()
+    .find((m) => m.role === 'user');
   return user?.content ?? '';
 }
 
@@ -85,12 +87,18 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
   });
 
   const keyIdOf = async (key: string): Promise<string> =>
-    ((await stack.db.query('SELECT id FROM api_keys WHERE key_prefix = $1', [key.slice(0, 8)])) as { id: string }[])[0]
-      .id;
+    (
+      (await stack.db.query('SELECT id FROM api_keys WHERE key_prefix = $1', [key.slice(0, 8)])) as {
+        id: string;
+      }[]
+    )[0].id;
   const message = async (id: string): Promise<MessageRow> =>
-    ((await stack.db.query('SELECT id, status, error, completed_at, api_key_id FROM messages WHERE id = $1', [
-      id,
-    ])) as MessageRow[])[0];
+    (
+      (await stack.db.query(
+        'SELECT id, status, error, completed_at, api_key_id FROM messages WHERE id = $1',
+        [id],
+      )) as MessageRow[]
+    )[0];
   const requestsFor = (marker: string): RecordedChatRequest[] =>
     server.requests.filter((r) => JSON.stringify(r.messages).includes(marker));
   const lastEvent = async (messageId: string) =>
@@ -140,7 +148,10 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     const keyId = await keyIdOf(key);
     const rest = await stack.deliberate({ question: 'Recorded over REST', ...COUNCIL }, key);
     const socket = await stack.connect(key);
-    const overSocket = await socket.emitWithAck('deliberate', { question: 'Recorded over Socket.IO', ...COUNCIL });
+    const overSocket = await socket.emitWithAck('deliberate', {
+      question: 'Recorded over Socket.IO',
+      ...COUNCIL,
+    });
     const mcp = await mcpClient(key);
     const started = (await mcp.callTool({
       name: 'start_deliberation',
@@ -149,7 +160,10 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     const v1 = await fetch(`${stack.baseUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'conclave/council', messages: [{ role: 'user', content: 'Recorded over /v1' }] }),
+      body: JSON.stringify({
+        model: 'conclave/council',
+        messages: [{ role: 'user', content: 'Recorded over /v1' }],
+      }),
     });
     expect(v1.status).toBe(200);
     await v1.text();
@@ -162,9 +176,10 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
        WHERE m.role = 'assistant' AND u.content LIKE '%Recorded over /v1%'`,
     );
     expect(viaV1.api_key_id).toBe(keyId);
-    const [batch]: { api_key_id: string }[] = await stack.db.query('SELECT api_key_id FROM batches WHERE id = $1', [
-      batchId,
-    ]);
+    const [batch]: { api_key_id: string }[] = await stack.db.query(
+      'SELECT api_key_id FROM batches WHERE id = $1',
+      [batchId],
+    );
     expect(batch.api_key_id).toBe(keyId);
   }, 30_000);
 
@@ -199,7 +214,10 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
       expect(item).toMatchObject({ status: 'cancelled', error: KEY_REVOKED_REASON });
       // Ended within a second of the revocation (stored by the command itself).
       expect(new Date(item.completed_at!).getTime() - new Date(revokedAt).getTime()).toBeLessThan(1000);
-      expect(await lastEvent(item.id)).toEqual({ type: 'cancelled', payload: { reason: KEY_REVOKED_REASON } });
+      expect(await lastEvent(item.id)).toEqual({
+        type: 'cancelled',
+        payload: { reason: KEY_REVOKED_REASON },
+      });
       // The reason names what happened, never the key.
       expect(JSON.stringify(item)).not.toContain(batchKey.slice(3, 8));
     }
@@ -221,8 +239,8 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     expect(
       await until(
         async () =>
-          (await stack.api<BatchView>('GET', `/api/batches/${otherBatch}`, { token: otherKey })).body.status ===
-          'complete',
+          (await stack.api<BatchView>('GET', `/api/batches/${otherBatch}`, { token: otherKey })).body
+            .status === 'complete',
         20_000,
       ),
     ).toBe(true);
@@ -233,7 +251,10 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     const key = await stack.createUser('carol');
     const rest = await stack.deliberate({ question: 'DIRECT-REST HANG', ...COUNCIL }, key);
     const socket = await stack.connect(key);
-    const overSocket = (await socket.emitWithAck('deliberate', { question: 'DIRECT-SOCKET HANG', ...COUNCIL })) as {
+    const overSocket = (await socket.emitWithAck('deliberate', {
+      question: 'DIRECT-SOCKET HANG',
+      ...COUNCIL,
+    })) as {
       messageId: string;
     };
     const mcp = await mcpClient(key);
@@ -276,7 +297,9 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     }
     // The user still reads the cancelled deliberation with another key.
     const otherKey = await stack.createUser('carol');
-    const view = await stack.api<DeliberationView>('GET', `/api/deliberations/${rest.messageId}`, { token: otherKey });
+    const view = await stack.api<DeliberationView>('GET', `/api/deliberations/${rest.messageId}`, {
+      token: otherKey,
+    });
     expect(view.body).toMatchObject({ status: 'cancelled', error: KEY_REVOKED_REASON });
     expect(view.body.calls).toEqual(
       expect.arrayContaining([expect.objectContaining({ model: 'local/alpha', ok: true })]),
@@ -300,8 +323,12 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     expect(refused.status).toBe(403);
     expect(refused.body.message).toMatch(/admin keys only/);
     expect((await message(first.messageId)).status).not.toBe('cancelled');
-    expect((await stack.api('POST', '/api/admin/users/nobody/cancel-work', { token: admin })).status).toBe(404);
-    expect((await stack.api('POST', '/api/admin/users/bad%20name!/cancel-work', { token: admin })).status).toBe(404);
+    expect((await stack.api('POST', '/api/admin/users/nobody/cancel-work', { token: admin })).status).toBe(
+      404,
+    );
+    expect(
+      (await stack.api('POST', '/api/admin/users/bad%20name!/cancel-work', { token: admin })).status,
+    ).toBe(404);
 
     const done = await stack.api('POST', url, { token: admin });
     expect(done).toEqual({
@@ -313,7 +340,9 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     }
     // Dave's keys still work; Erin's deliberation runs to its end.
     expect((await stack.api('GET', '/api/conversations', { token: dave })).status).toBe(200);
-    expect(await until(async () => (await message(erins.messageId)).status === 'complete', 20_000)).toBe(true);
+    expect(await until(async () => (await message(erins.messageId)).status === 'complete', 20_000)).toBe(
+      true,
+    );
     // Nothing left to cancel.
     expect((await stack.api('POST', url, { token: admin })).body).toEqual({
       user: 'dave',
@@ -327,10 +356,14 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     const frank = await stack.createUser('frank');
     const run = await stack.deliberate({ question: 'FRANK HANG', ...COUNCIL }, frank);
     expect(await until(() => requestsFor('FRANK').length >= 2, 10_000)).toBe(true);
-    const { stdout } = await promisify(execFile)('npm', ['run', '-s', 'user:cancel-work', '--', '--user', 'frank'], {
-      cwd: ROOT,
-      env: { ...process.env, ...stack.env },
-    });
+    const { stdout } = await promisify(execFile)(
+      'npm',
+      ['run', '-s', 'user:cancel-work', '--', '--user', 'frank'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...stack.env },
+      },
+    );
     expect(stdout).toMatch(/user frank: cancelled 1 deliberation, 0 batches \(0 items\)/);
     expect(await message(run.messageId)).toMatchObject({ status: 'cancelled', error: ADMIN_CANCEL_REASON });
     await expect(cli('libs/persistence/src/cli/cancel-work.ts', [])).rejects.toMatchObject({ code: 2 });
@@ -362,7 +395,8 @@ describe('revocation without the command reaching Redis', () => {
   });
 
   const status = async (id: string): Promise<string> =>
-    ((await stack.db.query('SELECT status FROM messages WHERE id = $1', [id])) as { status: string }[])[0].status;
+    ((await stack.db.query('SELECT status FROM messages WHERE id = $1', [id])) as { status: string }[])[0]
+      .status;
   const betaCall = (marker: string) =>
     server.requests.find((r) => r.model === 'local/beta' && JSON.stringify(r.messages).includes(marker));
 
@@ -389,7 +423,9 @@ describe('revocation without the command reaching Redis', () => {
     await stack.db.query('UPDATE api_keys SET revoked_at = now() WHERE key_prefix = $1', [key.slice(0, 8)]);
     expect(await until(async () => (await status(messageId)) === 'cancelled', 2000)).toBe(true);
     expect(await betaCall('SNEAKY')!.settled).toBe('client-disconnected');
-    const [row]: { error: string }[] = await stack.db.query('SELECT error FROM messages WHERE id = $1', [messageId]);
+    const [row]: { error: string }[] = await stack.db.query('SELECT error FROM messages WHERE id = $1', [
+      messageId,
+    ]);
     expect(row.error).toBe(KEY_REVOKED_REASON);
   }, 40_000);
 });

@@ -89,7 +89,8 @@ export class WorkStops {
     }
     if (target.batchId && options.moveBatch !== false) {
       // The reconciler starts the batch's next items if this is lost (or Redis is away).
-      if (redis) await redis.dispatcher.itemFinished(target.batchId).catch(warn('could not move the batch on'));
+      if (redis)
+        await redis.dispatcher.itemFinished(target.batchId).catch(warn('could not move the batch on'));
       else await this.deps.batches.closeIfDone(target.batchId).catch(warn('could not close the batch'));
     }
     return 'stopped';
@@ -104,7 +105,9 @@ export class WorkStops {
     if (!this.publisher || events.length === 0) return;
     await this.publisher
       .publish(events)
-      .catch((error: unknown) => this.deps.warn(`could not publish ${events.length} cancels: ${String(error)}`));
+      .catch((error: unknown) =>
+        this.deps.warn(`could not publish ${events.length} cancels: ${String(error)}`),
+      );
   }
 
   /**
@@ -116,7 +119,8 @@ export class WorkStops {
   async cancelBatch(batchId: string, reason: string): Promise<number> {
     const batch = await this.deps.batches.find(batchId);
     if (!batch) return 0;
-    if (batch.status === 'queued' || batch.status === 'running') await this.deps.batches.markCancelled(batchId);
+    if (batch.status === 'queued' || batch.status === 'running')
+      await this.deps.batches.markCancelled(batchId);
     // An item a worker holds at this instant is skipped here (see cancelQueuedItems) and stopped below.
     const queued = await this.deps.batches.cancelQueuedItems(batchId, reason);
     await this.announce(queued);
@@ -150,7 +154,9 @@ export class WorkStops {
         // already is left to the abort below.
         await this.deps.redis.queue
           .removeStage(open.messageId, open.stage)
-          .catch((error: unknown) => this.deps.warn(`could not remove the job of ${open.messageId}: ${String(error)}`));
+          .catch((error: unknown) =>
+            this.deps.warn(`could not remove the job of ${open.messageId}: ${String(error)}`),
+          );
       }
       const stopped = await this.stop(open, reason);
       if (stopped !== 'stopped') continue;

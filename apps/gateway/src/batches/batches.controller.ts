@@ -103,7 +103,15 @@ export class BatchesController {
         dryRun,
         apiKeyIdOf(request),
       );
-    } else answer = await this.batches.submit(userId, body, undefined, idempotencyKey, dryRun, apiKeyIdOf(request));
+    } else
+      answer = await this.batches.submit(
+        userId,
+        body,
+        undefined,
+        idempotencyKey,
+        dryRun,
+        apiKeyIdOf(request),
+      );
     response.status(dryRun ? 200 : 202).json(answer);
   }
 

@@ -286,7 +286,11 @@ export class BatchesService {
    * attempt (BatchRetriesRepository), and the batch runs again. 409 while it runs, when none
    * failed, or when its maxCostUsd is spent; 402 over the user's monthly budget.
    */
-  async retryFailed(userId: string, batchId: string, apiKeyId: string | null = null): Promise<BatchRetryAccepted> {
+  async retryFailed(
+    userId: string,
+    batchId: string,
+    apiKeyId: string | null = null,
+  ): Promise<BatchRetryAccepted> {
     await this.ownedBatch(userId, batchId);
     await this.budgets.assertWithinBudget(userId, 'the retry');
     const firstStageOf = (mode: ModeName) => {

@@ -9,7 +9,6 @@ import { DeliberationsService } from './deliberations.service';
 /** What a user's stop records as the deliberation's error and the `cancelled` event's reason. */
 export const USER_CANCEL_REASON = 'Cancelled by the user.';
 
-
 const alreadyEnded = (status: MessageStatus | null) =>
   new ApiError(
     409,

@@ -48,7 +48,7 @@ async function main(): Promise<void> {
       if (work.redisError !== null) {
         console.error(
           `warning: could not reach Redis (${work.redisError}); the cancels are stored, so no further stage or ` +
-            'batch item starts, but calls already running end at their own timeout or when a worker\'s ' +
+            "batch item starts, but calls already running end at their own timeout or when a worker's " +
             'reconciler finds them cancelled (RECONCILE_INTERVAL_MS, 30 s by default); open sockets and streams ' +
             "of the key close within the gateways' STREAM_KEY_RECHECK_MS (5 s by default)",
         );

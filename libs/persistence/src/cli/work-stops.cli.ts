@@ -32,7 +32,10 @@ export async function cliWorkStops(config: ConclaveConfig, dataSource: DataSourc
     redisError = error instanceof Error ? error.message : String(error);
   }
   const queue = redis
-    ? new StageQueue(redis, config.queuePrefix, { attempts: config.worker.attempts, onError: () => undefined })
+    ? new StageQueue(redis, config.queuePrefix, {
+        attempts: config.worker.attempts,
+        onError: () => undefined,
+      })
     : null;
   const stops = new WorkStops({
     store: new TypeOrmDeliberationStore(dataSource, {

@@ -32,7 +32,10 @@ export class OpenWorkRepository {
             [owner.keyIds],
           ]
         : 'userId' in owner
-          ? [`SELECT id FROM batches WHERE user_id = $1 AND finished_at IS NULL ORDER BY created_at`, [owner.userId]]
+          ? [
+              `SELECT id FROM batches WHERE user_id = $1 AND finished_at IS NULL ORDER BY created_at`,
+              [owner.userId],
+            ]
           : [
               `SELECT b.id FROM batches b JOIN api_keys k ON k.id = b.api_key_id
                WHERE b.api_key_id IS NOT NULL AND b.finished_at IS NULL AND k.revoked_at IS NOT NULL
@@ -69,8 +72,12 @@ export class OpenWorkRepository {
               [],
             ];
     if ('keyIds' in owner && owner.keyIds.length === 0) return [];
-    const rows: { id: string; status: 'queued' | 'running'; stage: string | null; batch_id: string | null }[] =
-      await this.dataSource.query(sql, params);
+    const rows: {
+      id: string;
+      status: 'queued' | 'running';
+      stage: string | null;
+      batch_id: string | null;
+    }[] = await this.dataSource.query(sql, params);
     return rows.map((r) => ({ messageId: r.id, status: r.status, stage: r.stage, batchId: r.batch_id }));
   }
 
@@ -86,7 +93,9 @@ export class OpenWorkRepository {
 
   /** The user's id by name, or null. */
   async userIdByName(name: string): Promise<string | null> {
-    const [row]: { id: string }[] = await this.dataSource.query('SELECT id FROM users WHERE name = $1', [name]);
+    const [row]: { id: string }[] = await this.dataSource.query('SELECT id FROM users WHERE name = $1', [
+      name,
+    ]);
     return row?.id ?? null;
   }
 }
