@@ -36,8 +36,12 @@ function lastUserContent(messages: unknown[]): string {
  * A question's markers decide how its calls behave: SLOWER answers after 4 s, SLOW after 1.5 s,
  * HANG makes local/beta never answer (alpha answers at once); anything else answers in 20 ms.
  */
+/** Whether calls for questions marked OUTAGE fail (so that a batch has failed items to retry). */
+let outage = true;
+
 function script({ request }: ScriptContext): ChatBehaviour {
   const prompt = lastUserContent(request.messages);
+  if (outage && prompt.includes('OUTAGE')) return { kind: 'http-error', status: 400, message: 'outage' };
   const title = prompt.startsWith('Generate a brief title');
   if (prompt.includes('HANG') && request.model === 'local/beta' && !title) return { kind: 'hang' };
   const content = prompt.includes(RANKING_PROMPT_MARKER)
@@ -305,6 +309,33 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
       expect.arrayContaining([expect.objectContaining({ model: 'local/alpha', ok: true })]),
     );
   }, 40_000);
+
+  it('makes a retried batch the retrying key’s: revoking the key that submitted it leaves the retry running', async () => {
+    const submitter = await stack.createUser('grace');
+    const retrier = await stack.createUser('grace');
+    const batchId = await submitBatch(submitter, 'OUTAGE SLOW', 1, 1);
+    const finished = async () =>
+      (await stack.api<BatchView>('GET', `/api/batches/${batchId}`, { token: retrier })).body;
+    expect(await until(async () => (await finished()).finishedAt !== null, 20_000)).toBe(true);
+    expect(await finished()).toMatchObject({ status: 'complete', failed: 1 });
+    outage = false;
+    const retried = await stack.api('POST', `/api/batches/${batchId}/retry-failed`, { token: retrier });
+    expect(retried.status).toBe(202);
+    const [batch]: { api_key_id: string }[] = await stack.db.query(
+      'SELECT api_key_id FROM batches WHERE id = $1',
+      [batchId],
+    );
+    expect(batch.api_key_id).toBe(await keyIdOf(retrier));
+
+    const { stdout } = await stack.revokeKey(submitter.slice(0, 8));
+    expect(stdout).toMatch(/cancelled 0 deliberations, 0 batches \(0 items\)/);
+    expect(
+      await until(
+        async () => (await finished()).status === 'complete' && (await finished()).complete === 1,
+        20_000,
+      ),
+    ).toBe(true);
+  }, 60_000);
 
   it("lets an admin cancel all of a user's work over HTTP (others get 401 / 403)", async () => {
     const admin = await stack.createUser('root', 'admin');
