@@ -22,7 +22,7 @@ export interface StopTarget {
 export interface CancelledWork {
   /** Deliberations outside batches (REST, Socket.IO, MCP, /v1, CLI) that were queued or running. */
   deliberations: number;
-  /** Batches that had not finished. */
+  /** Batches that were queued or running (or out of budget with items still running), now cancelled. */
   batches: number;
   /** Their items that were queued or running. */
   batchItems: number;
@@ -113,14 +113,15 @@ export class WorkStops {
   /**
    * Cancels a batch that has not finished: no item is dispatched after it (marked under the
    * batch's lock), its queued items end at once in one statement, its running ones are stopped one
-   * by one as a user's stop stops a deliberation. Each item records `reason`. Resolves with how
-   * many items it ended. A batch out of budget keeps that status (it starts nothing more anyway).
+   * by one as a user's stop stops a deliberation. Each item records `reason`. Resolves with whether
+   * the batch was still going (it started or would start items) and how many items it ended. A
+   * batch out of budget keeps that status (it starts nothing more anyway).
    */
-  async cancelBatch(batchId: string, reason: string): Promise<number> {
+  async cancelBatch(batchId: string, reason: string): Promise<{ going: boolean; items: number }> {
     const batch = await this.deps.batches.find(batchId);
-    if (!batch) return 0;
-    if (batch.status === 'queued' || batch.status === 'running')
-      await this.deps.batches.markCancelled(batchId);
+    if (!batch) return { going: false, items: 0 };
+    const going = batch.status === 'queued' || batch.status === 'running';
+    if (going) await this.deps.batches.markCancelled(batchId);
     // An item a worker holds at this instant is skipped here (see cancelQueuedItems) and stopped below.
     const queued = await this.deps.batches.cancelQueuedItems(batchId, reason);
     await this.announce(queued);
@@ -130,7 +131,7 @@ export class WorkStops {
     }
     await this.deps.batches.closeIfDone(batchId);
     await this.deps.redis?.dispatcher.notify(batchId);
-    return ended;
+    return { going, items: ended };
   }
 
   /**
@@ -145,8 +146,10 @@ export class WorkStops {
   async cancelWorkOf(owner: WorkOwner, reason: string): Promise<CancelledWork> {
     const done: CancelledWork = { deliberations: 0, batches: 0, batchItems: 0 };
     for (const batchId of await this.deps.openWork.openBatches(owner)) {
-      done.batchItems += await this.cancelBatch(batchId, reason);
-      done.batches += 1;
+      // Counted when it was still going, or had items running (out of budget, or cancelled a moment ago).
+      const { going, items } = await this.cancelBatch(batchId, reason);
+      done.batchItems += items;
+      if (going || items > 0) done.batches += 1;
     }
     for (const open of await this.deps.openWork.openDeliberations(owner)) {
       if (open.status === 'queued' && open.stage && this.deps.redis) {
