@@ -37,8 +37,17 @@ async function main(): Promise<void> {
     // the calls it runs for them), and every gateway closes the keys' open sockets and streams.
     const work = await cliWorkStops(config, dataSource);
     try {
-      const cancelled = await work.stops.cancelWorkOf({ keyIds: revoked }, KEY_REVOKED_REASON);
-      console.log(`cancelled ${describeCancelled(cancelled)}`);
+      try {
+        const cancelled = await work.stops.cancelWorkOf({ keyIds: revoked }, KEY_REVOKED_REASON);
+        console.log(`cancelled ${describeCancelled(cancelled)}`);
+      } catch (error) {
+        // The keys stay revoked; the workers' reconciler cancels what is left of their work.
+        process.exitCode = 1;
+        console.error(
+          `could not cancel all of the keys' work (${error instanceof Error ? error.message : String(error)}); ` +
+            "the workers' reconciler cancels what is left within RECONCILE_INTERVAL_MS (30 s by default)",
+        );
+      }
       if (work.redis) {
         await work.redis
           .publish(revokedKeysChannel(config.redisPrefix), JSON.stringify({ keyIds: revoked }))
