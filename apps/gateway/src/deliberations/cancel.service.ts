@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { isTerminalStatus, type DeliveredEvent, type MessageStatus } from '@conclave/contracts';
+import { isTerminalStatus, type MessageStatus } from '@conclave/contracts';
 import { DeliberationsRepository, WorkStops, type StopTarget } from '@conclave/persistence';
 import { STAGE_QUEUE } from '@conclave/platform';
 import { StageQueue } from '@conclave/redis';
@@ -58,14 +58,6 @@ export class CancelService {
     if (stopped === 'missing') throw ApiError.notFound(`deliberation ${messageId}`);
     // It ended meanwhile (its last stage committed, a failure, another stop): that one stands.
     if (stopped === 'ended') throw alreadyEnded(await this.repository.status(message.id));
-  }
-
-  /**
-   * Publishes the stored `cancelled` events of deliberations ended without a stop of their own (a
-   * batch's queued items): nothing of theirs runs, so no worker needs the control channel.
-   */
-  announce(events: DeliveredEvent[]): Promise<void> {
-    return this.stops.announce(events);
   }
 
   /** Ends a deliberation as cancelled with `reason`, unless it has ended already (WorkStops.stop). */
