@@ -707,6 +707,19 @@ describe('isolation: a user never reaches another user’s conversations, messag
       },
     })),
     {
+      method: 'POST',
+      path: '/api/admin/users/:name/cancel-work',
+      access: 'user',
+      // Neither is an admin: 403 whatever the name, and nothing of anyone's is cancelled.
+      probes: [(id) => ({ method: 'POST', url: `/api/admin/users/${id}/cancel-work` })],
+      unknownStatus: 403,
+      sample: () => ({ method: 'POST', url: '/api/admin/users/alice/cancel-work' }),
+      own: async () => {
+        const reply = await call(alice, { method: 'POST', url: '/api/admin/users/alice/cancel-work' });
+        expect(reply.status).toBe(403);
+      },
+    },
+    {
       method: 'GET',
       path: '/v1/models',
       access: 'user',

@@ -117,10 +117,14 @@ async function openSse(baseUrl: string, messageId: string, token: string): Promi
   return stream;
 }
 
-/** Three slow stages: a deliberation that runs for about ten seconds. */
+/**
+ * Three slow stages: a deliberation that runs for about fifteen seconds, so that the other key's
+ * run is still going once `user:revoke-key` (which now also cancels the key's work, and loads the
+ * stage store for it) has exited.
+ */
 const SLOW = {
-  councilModels: ['sim/a:delay3000', 'sim/b:delay3000'],
-  chairmanModel: 'sim/c:delay3000',
+  councilModels: ['sim/a:delay5000', 'sim/b:delay5000'],
+  chairmanModel: 'sim/c:delay5000',
 };
 
 describe('revoking a key closes its open sockets and SSE streams on every gateway', () => {

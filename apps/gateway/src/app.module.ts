@@ -29,6 +29,7 @@ import { PresetsController, PresetsModule } from './presets';
 import type { Metrics } from '@conclave/observability';
 import { DeliberationsRepository } from '@conclave/persistence';
 import { LifecycleQueueView } from './ops/admin';
+import { AdminWorkController } from './ops/admin-work.controller';
 import { ProbesController } from './ops/probes.controller';
 import { RateLimiter } from './common/rate-limiter';
 import {
@@ -59,6 +60,7 @@ export class AppModule {
         ConversationsController,
         BatchesController,
         BudgetsController,
+        AdminWorkController,
         ModesController,
         ModelsController,
         PresetsController,

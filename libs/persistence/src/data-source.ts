@@ -11,6 +11,7 @@ import { Presets1764000000000 } from './migrations/1764000000000-presets';
 import { EventPartitions1764100000000 } from './migrations/1764100000000-event-partitions';
 import { StageWriteCompact1764200000000 } from './migrations/1764200000000-stage-write-compact';
 import { StageWriteGroup1764300000000 } from './migrations/1764300000000-stage-write-group';
+import { WorkByKey1764450000000 } from './migrations/1764450000000-work-by-key';
 import { ensureEventPartitions } from './lifecycle/event-partitions';
 import { partitionsAhead } from './lifecycle/plan';
 
@@ -27,6 +28,7 @@ export const MIGRATIONS = [
   EventPartitions1764100000000,
   StageWriteCompact1764200000000,
   StageWriteGroup1764300000000,
+  WorkByKey1764450000000,
 ];
 
 export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {

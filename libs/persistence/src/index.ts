@@ -7,6 +7,7 @@ export {
 } from './deliberation.store';
 export * from './api-keys';
 export * from './batches';
+export * from './work-stops';
 export * from './repositories';
 export * from './lifecycle';
 export * from './unavailable';

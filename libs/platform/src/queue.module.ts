@@ -1,7 +1,13 @@
 import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { connectionErrorLogger } from '@conclave/observability';
-import { BatchDispatcher, BatchesRepository } from '@conclave/persistence';
+import {
+  BatchDispatcher,
+  BatchesRepository,
+  OpenWorkRepository,
+  TypeOrmDeliberationStore,
+  WorkStops,
+} from '@conclave/persistence';
 import { createRedis, StageQueue, type RedisClient } from '@conclave/redis';
 import { REDIS_PRODUCER, STAGE_QUEUE } from './tokens';
 
@@ -64,8 +70,37 @@ export class QueueModule {
           useFactory: (batches: BatchesRepository, queue: StageQueue, redis: RedisClient) =>
             new BatchDispatcher(batches, queue, redis, config.redisPrefix),
         },
+        {
+          // Stops deliberations and batches: a user's, a batch's, an admin's or a revocation's cancel.
+          provide: WorkStops,
+          inject: [
+            TypeOrmDeliberationStore,
+            BatchesRepository,
+            OpenWorkRepository,
+            REDIS_PRODUCER,
+            STAGE_QUEUE,
+            BatchDispatcher,
+          ],
+          useFactory: (
+            store: TypeOrmDeliberationStore,
+            batches: BatchesRepository,
+            openWork: OpenWorkRepository,
+            redis: RedisClient,
+            queue: StageQueue,
+            dispatcher: BatchDispatcher,
+          ) => {
+            const log = new Logger('cancel');
+            return new WorkStops({
+              store,
+              batches,
+              openWork,
+              redis: { client: redis, prefix: config.redisPrefix, queue, dispatcher },
+              warn: (message) => log.warn(message),
+            });
+          },
+        },
       ],
-      exports: [REDIS_PRODUCER, STAGE_QUEUE, BatchDispatcher],
+      exports: [REDIS_PRODUCER, STAGE_QUEUE, BatchDispatcher, WorkStops],
     };
   }
 }

@@ -23,7 +23,7 @@ import type {
 } from '@conclave/contracts';
 import type { Request, Response } from 'express';
 import { ApiError } from '../common/api-error';
-import { ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
+import { apiKeyIdOf, ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
 import { CSV_HEADER_LINE, csvRecords } from './batch-export';
 import { itemsFromCsv, itemsFromJsonl } from './batch-input';
 import { BatchReportService } from './batch-report';
@@ -95,8 +95,23 @@ export class BatchesController {
       const type = request.headers['content-type'] ?? '';
       const parsed = /csv/.test(type) ? itemsFromCsv(body) : itemsFromJsonl(body);
       if ('error' in parsed) throw ApiError.invalid({ body: parsed.error });
-      answer = await this.batches.submit(userId, uploadEnvelope(query), parsed.items, idempotencyKey, dryRun);
-    } else answer = await this.batches.submit(userId, body, undefined, idempotencyKey, dryRun);
+      answer = await this.batches.submit(
+        userId,
+        uploadEnvelope(query),
+        parsed.items,
+        idempotencyKey,
+        dryRun,
+        apiKeyIdOf(request),
+      );
+    } else
+      answer = await this.batches.submit(
+        userId,
+        body,
+        undefined,
+        idempotencyKey,
+        dryRun,
+        apiKeyIdOf(request),
+      );
     response.status(dryRun ? 200 : 202).json(answer);
   }
 
@@ -143,8 +158,12 @@ export class BatchesController {
       "Exports and the batch view show each item's latest attempt. 402 over the monthly budget; 409 when the " +
       "batch's maxCostUsd is already spent.",
   })
-  retryFailed(@CurrentUser() userId: string, @Param('id') id: string): Promise<BatchRetryAccepted> {
-    return this.batches.retryFailed(userId, id);
+  retryFailed(
+    @CurrentUser() userId: string,
+    @Req() request: Request,
+    @Param('id') id: string,
+  ): Promise<BatchRetryAccepted> {
+    return this.batches.retryFailed(userId, id, apiKeyIdOf(request));
   }
 
   @Post(':id/cancel')

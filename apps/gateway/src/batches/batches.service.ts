@@ -19,13 +19,13 @@ import {
   IdempotencyRepository,
   LifecycleRepository,
   UsageRepository,
+  WorkStops,
   type Batch,
 } from '@conclave/persistence';
 import { ApiError } from '../common/api-error';
 import { IdempotencyRace, idempotencyContext, previousResponse } from '../common/idempotency';
 import { RateLimiter } from '../common/rate-limiter';
 import { RequestValidator, type ValidatedRequest } from '../deliberations/request-validator';
-import { CancelService } from '../deliberations/cancel.service';
 import { CONFIG } from '@conclave/platform';
 import { BudgetsService, usd } from '../budgets/budgets.service';
 import { DryRunService } from '../estimates/dry-run.service';
@@ -57,7 +57,7 @@ export class BatchesService {
     private readonly dispatcher: BatchDispatcher,
     private readonly validator: RequestValidator,
     private readonly limiter: RateLimiter,
-    private readonly cancels: CancelService,
+    private readonly stops: WorkStops,
     private readonly budgets: BudgetsService,
     private readonly dryRuns: DryRunService,
     private readonly retries: BatchRetriesRepository,
@@ -71,6 +71,7 @@ export class BatchesService {
     uploaded: Record<string, unknown>[] | undefined,
     idempotencyKey: string | string[] | undefined,
     dryRun = false,
+    apiKeyId: string | null = null,
   ): Promise<BatchAccepted | BatchEstimate> {
     // A dry run stores nothing, so it neither answers from nor records an idempotency key.
     const idempotency = dryRun
@@ -153,6 +154,7 @@ export class BatchesService {
           generateTitles: batch.generateTitles,
           defaults: batch.defaults,
           maxCostUsd: batch.maxCostUsd,
+          apiKeyId,
           items: requests.map((r, i) => ({
             ...annotations[i],
             mode: r.mode,
@@ -240,17 +242,10 @@ export class BatchesService {
     // Out of budget, a batch starts nothing more, but the items it had started may still run.
     const outOfBudget = batch.status === 'budget_exhausted' && batch.finishedAt === null;
     if (batch.status === 'queued' || batch.status === 'running' || outOfBudget) {
-      // Under the batch's lock: no item is dispatched after this.
-      if (!outOfBudget) await this.batches.markCancelled(batchId);
-      // Queued items stop at once, in one statement (an item a worker holds at this instant is
-      // skipped, see cancelQueuedItems). Running ones, and any so skipped, are stopped one by one as
-      // a user's cancel stops a deliberation: event `cancelled`, their calls aborted in every worker.
-      await this.cancels.announce(await this.batches.cancelQueuedItems(batchId, BATCH_CANCEL_REASON));
-      for (const item of await this.batches.unfinishedItems(batchId)) {
-        await this.cancels.stop({ ...item, batchId }, BATCH_CANCEL_REASON, { moveBatch: false });
-      }
-      await this.dispatcher.closeIfDone(batchId);
-      await this.dispatcher.notify(batchId);
+      // Under the batch's lock: no item is dispatched after this. Queued items stop at once, in one
+      // statement; running ones are stopped one by one as a user's cancel stops a deliberation:
+      // event `cancelled`, their calls aborted in every worker (WorkStops.cancelBatch).
+      await this.stops.cancelBatch(batchId, BATCH_CANCEL_REASON);
     }
     return this.view(userId, batchId);
   }
@@ -291,7 +286,11 @@ export class BatchesService {
    * attempt (BatchRetriesRepository), and the batch runs again. 409 while it runs, when none
    * failed, or when its maxCostUsd is spent; 402 over the user's monthly budget.
    */
-  async retryFailed(userId: string, batchId: string): Promise<BatchRetryAccepted> {
+  async retryFailed(
+    userId: string,
+    batchId: string,
+    apiKeyId: string | null = null,
+  ): Promise<BatchRetryAccepted> {
     await this.ownedBatch(userId, batchId);
     await this.budgets.assertWithinBudget(userId, 'the retry');
     const firstStageOf = (mode: ModeName) => {
@@ -300,7 +299,7 @@ export class BatchesService {
         throw new ApiError(409, `mode ${mode} is not available in this version: its items cannot be retried`);
       return definition.firstStage;
     };
-    const outcome = await this.retries.retryFailed(batchId, firstStageOf);
+    const outcome = await this.retries.retryFailed(batchId, firstStageOf, apiKeyId);
     if (outcome.kind === 'missing') throw ApiError.notFound(`batch ${batchId}`);
     if (outcome.kind === 'unfinished') {
       throw new ApiError(

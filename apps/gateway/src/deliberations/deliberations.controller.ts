@@ -75,6 +75,7 @@ export class DeliberationsController {
   @ApiOkResponse({ description: 'dryRun=true: the plan and its estimate (DeliberationEstimate)' })
   async start(
     @CurrentUser() userId: string,
+    @Req() request: Request,
     @Body() body: unknown,
     @Query('dryRun') dryRun: unknown,
     @Res() response: Response,
@@ -86,7 +87,9 @@ export class DeliberationsController {
       response.status(200).json(await this.dryRuns.deliberation(userId, outcome.request));
       return;
     }
-    response.status(202).json(await this.deliberations.start(userId, body, idempotencyKey));
+    response
+      .status(202)
+      .json(await this.deliberations.start(userId, body, idempotencyKey, { apiKeyId: apiKeyIdOf(request) }));
   }
 
   @Post(':messageId/cancel')

@@ -64,13 +64,15 @@ export class DeliberationsService {
   /**
    * `options.history` (the OpenAI-compatible surface): earlier exchanges stored as completed turns
    * of the new conversation before this one, so the worker loads them as a follow-up's history.
-   * Multi-turn modes only, and not with a conversationId.
+   * Multi-turn modes only, and not with a conversationId. `options.apiKeyId`: the key the request
+   * was authenticated with (none in single-user mode), stored with the turn so that revoking the
+   * key cancels it.
    */
   async start(
     userId: string,
     body: unknown,
     idempotencyKey?: string | string[],
-    options: { history?: HistoryTurn[] } = {},
+    options: { history?: HistoryTurn[]; apiKeyId?: string | null } = {},
   ): Promise<DeliberationAccepted> {
     const history = options.history ?? [];
     const idempotency = idempotencyContext(
@@ -89,7 +91,7 @@ export class DeliberationsService {
     await this.budgets.assertWithinBudget(userId, 'the deliberation');
     await this.limiter.take(userId, 'deliberations');
     try {
-      return await this.create(userId, outcome.request, idempotency, history);
+      return await this.create(userId, outcome.request, idempotency, history, options.apiKeyId ?? null);
     } catch (error) {
       // A twin request with the same key won the race: answer what it answered.
       if (error instanceof IdempotencyRace && idempotency) {
@@ -122,7 +124,8 @@ export class DeliberationsService {
     userId: string,
     request: ValidatedRequest,
     idempotency: IdempotencyContext | null,
-    history: HistoryTurn[] = [],
+    history: HistoryTurn[],
+    apiKeyId: string | null,
   ): Promise<DeliberationAccepted> {
     const { conversationId, definition } = request;
     if (conversationId && !isUuid(conversationId)) throw ApiError.notFound(`conversation ${conversationId}`);
@@ -157,6 +160,7 @@ export class DeliberationsService {
         config: request.config,
         firstStage: definition.firstStage,
         ...(history.length > 0 ? { history } : {}),
+        apiKeyId,
       },
       idempotency,
       admit,

@@ -278,7 +278,8 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
   @SubscribeMessage('deliberate')
   async deliberate(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown) {
     try {
-      return await this.deliberations.start(stateOf(socket).userId, body);
+      const { userId, keyId } = stateOf(socket);
+      return await this.deliberations.start(userId, body, undefined, { apiKeyId: keyId });
     } catch (error) {
       return errorAck(error);
     }

@@ -167,6 +167,7 @@ export class McpService implements ToolBackend {
           args,
           {
             userId: caller.userId,
+            keyId: caller.keyId,
             webBase: caller.webBase,
             notify:
               token === undefined
@@ -323,10 +324,15 @@ export class McpService implements ToolBackend {
 
   // ——— ToolBackend ———
 
-  async start(userId: string, body: Record<string, unknown>, idempotencyKey?: string): Promise<StartedRun> {
+  async start(
+    userId: string,
+    body: Record<string, unknown>,
+    idempotencyKey?: string,
+    keyId: string | null = null,
+  ): Promise<StartedRun> {
     const rejoined =
       idempotencyKey !== undefined && (await this.acceptedBefore(userId, body, idempotencyKey));
-    const accepted = await this.deliberations.start(userId, body, idempotencyKey);
+    const accepted = await this.deliberations.start(userId, body, idempotencyKey, { apiKeyId: keyId });
     return { ...accepted, rejoined };
   }
 

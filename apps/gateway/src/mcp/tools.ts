@@ -60,7 +60,13 @@ export interface ToolBackend {
    * idempotency); `rejoined` when an earlier request with the same idempotency key and body had
    * started it.
    */
-  start(userId: string, body: Record<string, unknown>, idempotencyKey?: string): Promise<StartedRun>;
+  start(
+    userId: string,
+    body: Record<string, unknown>,
+    idempotencyKey?: string,
+    /** The caller's API key (none in single-user mode): revoking it cancels the deliberation. */
+    keyId?: string | null,
+  ): Promise<StartedRun>;
   /** The user's deliberation as stored; a 404 ApiError for another user's or an unknown id. */
   view(userId: string, messageId: string): Promise<DeliberationView>;
   /** Stops it (CancelService); a 409 ApiError when it has already ended. */
@@ -87,6 +93,8 @@ export type StartedRun = DeliberationAccepted & { rejoined: boolean };
 /** One tools/call. */
 export interface CallContext {
   userId: string;
+  /** The caller's API key id (null in single-user mode), recorded on what the call starts. */
+  keyId?: string | null;
   /** The gateway's address as the caller reached it (scheme://host), for the web link. */
   webBase: string;
   /** Sends a progress notification; null when the client sent no progress token. */
@@ -331,7 +339,7 @@ async function startRun(
   backend: ToolBackend,
 ): Promise<StartedRun | CallToolResult> {
   try {
-    return await backend.start(context.userId, request.body, request.idempotencyKey);
+    return await backend.start(context.userId, request.body, request.idempotencyKey, context.keyId);
   } catch (error) {
     if (!isStatus(error, 422)) throw error;
     return toolError(

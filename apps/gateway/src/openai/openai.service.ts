@@ -70,6 +70,7 @@ export class OpenAiService {
     try {
       ({ messageId } = await this.deliberations.start(userId, plan.body, idempotencyKey, {
         history: plan.history,
+        apiKeyId: apiKeyIdOf(request),
       }));
     } catch (error) {
       stream.release();

@@ -148,6 +148,11 @@ export class LiveCalls {
     });
   }
 
+  /** The deliberations with calls in flight here. */
+  messageIds(): string[] {
+    return [...this.byMessage.keys()];
+  }
+
   /** How many calls are in flight here. */
   get size(): number {
     let n = 0;

@@ -1,7 +1,9 @@
 import { loadConfig } from '@conclave/config';
-import { announceRevokedKeys } from '../api-keys';
+import { revokedKeysChannel } from '../api-keys';
 import { createDataSource } from '../data-source';
 import { ApiKeysRepository } from '../repositories/api-keys.repository';
+import { KEY_REVOKED_REASON } from '../work-stops';
+import { cliWorkStops, describeCancelled } from './work-stops.cli';
 
 const USAGE =
   'usage: npm run user:revoke-key -- --prefix <first 8 characters, e.g. ck_AbCdE> | --key <key> | --user <name>';
@@ -21,28 +23,50 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const config = loadConfig();
-  const dataSource = createDataSource(config.databaseUrl, 1);
+  const dataSource = createDataSource(config.databaseUrl, 2);
   await dataSource.initialize();
-  let revoked: string[];
   try {
-    revoked = await new ApiKeysRepository(dataSource).revoke(target);
+    const revoked = await new ApiKeysRepository(dataSource).revoke(target);
+    console.log(revoked.length === 0 ? 'no active key matched' : `revoked ${revoked.length} key(s)`);
+    if (revoked.length === 0) {
+      process.exitCode = 1;
+      return;
+    }
+    // The revocation stands in PostgreSQL. Then the keys' work stops: their queued and running
+    // deliberations and batches are cancelled (stored first; with Redis, every worker also aborts
+    // the calls it runs for them), and every gateway closes the keys' open sockets and streams.
+    const work = await cliWorkStops(config, dataSource);
+    try {
+      try {
+        const cancelled = await work.stops.cancelWorkOf({ keyIds: revoked }, KEY_REVOKED_REASON);
+        console.log(`cancelled ${describeCancelled(cancelled)}`);
+      } catch (error) {
+        // The keys stay revoked; the workers' reconciler cancels what is left of their work.
+        process.exitCode = 1;
+        console.error(
+          `could not cancel all of the keys' work (${error instanceof Error ? error.message : String(error)}); ` +
+            "the workers' reconciler cancels what is left within RECONCILE_INTERVAL_MS (30 s by default)",
+        );
+      }
+      if (work.redis) {
+        await work.redis
+          .publish(revokedKeysChannel(config.redisPrefix), JSON.stringify({ keyIds: revoked }))
+          .catch((error: unknown) => work.warnings.push(`could not tell the gateways: ${String(error)}`));
+      }
+      for (const warning of work.warnings) console.error(`warning: ${warning}`);
+      if (work.redisError !== null) {
+        console.error(
+          `warning: could not reach Redis (${work.redisError}); the cancels are stored, so no further stage or ` +
+            "batch item starts, but calls already running end at their own timeout or when a worker's " +
+            'reconciler finds them cancelled (RECONCILE_INTERVAL_MS, 30 s by default); open sockets and streams ' +
+            "of the key close within the gateways' STREAM_KEY_RECHECK_MS (5 s by default)",
+        );
+      }
+    } finally {
+      await work.close();
+    }
   } finally {
     await dataSource.destroy();
-  }
-  console.log(revoked.length === 0 ? 'no active key matched' : `revoked ${revoked.length} key(s)`);
-  if (revoked.length === 0) {
-    process.exitCode = 1;
-    return;
-  }
-  // The revocation stands in PostgreSQL; this tells every gateway to close the keys' open sockets and
-  // SSE streams now. Without Redis they find it themselves within STREAM_KEY_RECHECK_MS.
-  try {
-    await announceRevokedKeys(config, config.redisPrefix, revoked);
-  } catch (error) {
-    console.error(
-      `warning: could not tell the gateways through Redis (${error instanceof Error ? error.message : String(error)}); ` +
-        "open sockets and streams of the key close within the gateways' STREAM_KEY_RECHECK_MS (5 s by default)",
-    );
   }
 }
 

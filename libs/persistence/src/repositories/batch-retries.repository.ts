@@ -24,7 +24,15 @@ export type RetryOutcome =
 export class BatchRetriesRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  retryFailed(batchId: string, firstStageOf: (mode: ModeName) => string): Promise<RetryOutcome> {
+  /**
+   * `apiKeyId`: the key the retry came with (null without one). The batch is that key's work from
+   * now on: revoking it cancels the retry, and revoking the key that submitted the batch no longer does.
+   */
+  retryFailed(
+    batchId: string,
+    firstStageOf: (mode: ModeName) => string,
+    apiKeyId: string | null = null,
+  ): Promise<RetryOutcome> {
     return this.dataSource.transaction(async (manager) => {
       // The lock dispatchers and cancels take: nothing moves the batch while this runs.
       const [batch]: {
@@ -106,9 +114,10 @@ export class BatchRetriesRepository {
       await manager.query(`UPDATE messages SET superseded_at = now() WHERE id = ANY($1::uuid[])`, [
         failed.map((f) => f.id),
       ]);
-      await manager.query(`UPDATE batches SET status = 'running', finished_at = NULL WHERE id = $1`, [
-        batchId,
-      ]);
+      await manager.query(
+        `UPDATE batches SET status = 'running', finished_at = NULL, api_key_id = $2::uuid WHERE id = $1`,
+        [batchId, apiKeyId],
+      );
       return { kind: 'retried', count: failed.length };
     });
   }

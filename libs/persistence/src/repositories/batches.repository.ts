@@ -47,6 +47,8 @@ export interface NewBatch {
   items: NewBatchItem[];
   /** No new item starts once the batch's recorded cost reaches this; null for no budget. */
   maxCostUsd?: number | null;
+  /** The API key the batch was submitted with (null without one): revoking it cancels the batch. */
+  apiKeyId?: string | null;
 }
 
 /** A batch item as its results line needs it. */
@@ -164,8 +166,8 @@ export class BatchesRepository {
     const { items } = batch;
     await this.dataSource.transaction(async (manager) => {
       await manager.query(
-        `INSERT INTO batches (id, user_id, name, status, total, concurrency, generate_titles, defaults, max_cost_usd)
-         VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7, $8)`,
+        `INSERT INTO batches (id, user_id, name, status, total, concurrency, generate_titles, defaults, max_cost_usd, api_key_id)
+         VALUES ($1, $2, $3, 'queued', $4, $5, $6, $7, $8, $9::uuid)`,
         [
           batchId,
           batch.userId,
@@ -175,6 +177,7 @@ export class BatchesRepository {
           batch.generateTitles,
           batch.defaults,
           batch.maxCostUsd ?? null,
+          batch.apiKeyId ?? null,
         ],
       );
       const conversationIds = items.map(() => randomUUID());

@@ -95,6 +95,8 @@ export interface NewTurn {
    * OpenAI-compatible request's earlier messages), so the worker loads them as history.
    */
   history?: HistoryTurn[];
+  /** The API key the request came with (null without one): revoking it cancels the turn. */
+  apiKeyId?: string | null;
 }
 
 /** A conversation about to get a follow-up turn, read under its row lock. */
@@ -210,11 +212,20 @@ export class DeliberationsRepository {
       const isNew = !turn.conversationId || number === 1;
       // The question and the assistant message in one statement (the same now() as two).
       const inserted: InsertedMessage[] = await manager.query(
-        `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title)
-           VALUES ($1, 'user', $2, 'complete', $3, $4, NULL, NULL, false),
-                  ($1, 'assistant', '', 'queued', $3, $4, $5, $6, $7)
+        `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title, api_key_id)
+           VALUES ($1, 'user', $2, 'complete', $3, $4, NULL, NULL, false, NULL),
+                  ($1, 'assistant', '', 'queued', $3, $4, $5, $6, $7, $8::uuid)
            RETURNING id, role, created_at, config, conversation_id`,
-        [conversationId, turn.userContent, number, turn.mode, turn.config, turn.firstStage, isNew],
+        [
+          conversationId,
+          turn.userContent,
+          number,
+          turn.mode,
+          turn.config,
+          turn.firstStage,
+          isNew,
+          turn.apiKeyId ?? null,
+        ],
       );
       const assistant = inserted.find((row) => row.role === 'assistant');
       if (!assistant) throw new Error('the assistant message was not stored');
@@ -237,11 +248,11 @@ export class DeliberationsRepository {
   private async startConversation(turn: NewTurn): Promise<StartedTurn> {
     const inserted: InsertedMessage[] = await this.dataSource.query(
       `WITH conversation AS (INSERT INTO conversations (user_id, mode) VALUES ($1, $2) RETURNING id)
-       INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title)
-       VALUES ((SELECT id FROM conversation), 'user', $3, 'complete', 1, $2, NULL, NULL, false),
-              ((SELECT id FROM conversation), 'assistant', '', 'queued', 1, $2, $4, $5, true)
+       INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title, api_key_id)
+       VALUES ((SELECT id FROM conversation), 'user', $3, 'complete', 1, $2, NULL, NULL, false, NULL),
+              ((SELECT id FROM conversation), 'assistant', '', 'queued', 1, $2, $4, $5, true, $6::uuid)
        RETURNING id, role, created_at, config, conversation_id`,
-      [turn.userId, turn.mode, turn.userContent, turn.config, turn.firstStage],
+      [turn.userId, turn.mode, turn.userContent, turn.config, turn.firstStage, turn.apiKeyId ?? null],
     );
     const assistant = inserted.find((row) => row.role === 'assistant');
     if (!assistant) throw new Error('the assistant message was not stored');

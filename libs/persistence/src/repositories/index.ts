@@ -6,6 +6,7 @@ import { ConversationsRepository } from './conversations.repository';
 import { DeliberationsRepository } from './deliberations.repository';
 import { IdempotencyRepository } from './idempotency.repository';
 import { LifecycleRepository } from './lifecycle.repository';
+import { OpenWorkRepository } from './open-work.repository';
 import { PresetsRepository } from './presets.repository';
 import { ReportsRepository } from './reports.repository';
 import { UsageRepository } from './usage.repository';
@@ -45,6 +46,7 @@ export {
 export { UsageRepository } from './usage.repository';
 export { LifecycleRepository, removeConversations, type BatchDeletion } from './lifecycle.repository';
 export { PresetsRepository, type NewPreset, type SavedPreset } from './presets.repository';
+export { OpenWorkRepository, type OpenDeliberation, type WorkOwner } from './open-work.repository';
 export { ReportsRepository, type ReportBatchShape, type ReportStageRecord } from './reports.repository';
 
 /** Every repository: each is built from the DataSource alone (how PersistenceModule provides them). */
@@ -60,4 +62,5 @@ export const REPOSITORIES = [
   BatchRetriesRepository,
   PresetsRepository,
   LifecycleRepository,
+  OpenWorkRepository,
 ] as const;

@@ -1,0 +1,60 @@
+import { Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import {
+  ADMIN_CANCEL_REASON,
+  ApiKeysRepository,
+  OpenWorkRepository,
+  WorkStops,
+  type CancelledWork,
+} from '@conclave/persistence';
+import { ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
+import { ApiError } from '../common/api-error';
+
+/** What POST /api/admin/users/:name/cancel-work answers. */
+export interface UserWorkCancelled extends CancelledWork {
+  user: string;
+}
+
+const USER_NAME = /^[\w.@-]{1,100}$/;
+
+/** Admin routes over a user's work (admin keys only; others get 403). */
+@ApiTags('admin')
+@ApiBearerAuth()
+@UseGuards(ApiKeyGuard)
+@Controller('admin/users')
+export class AdminWorkController {
+  constructor(
+    private readonly apiKeys: ApiKeysRepository,
+    private readonly openWork: OpenWorkRepository,
+    private readonly stops: WorkStops,
+  ) {}
+
+  @Post(':name/cancel-work')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "Admin: cancel everything a user has queued or running (every key's work, and work without one)",
+    description:
+      'Each of their deliberations and batches ends as a stop by the user would end it: status `cancelled`, ' +
+      'last event `cancelled { reason: "Cancelled by an administrator." }`, calls in flight aborted in every ' +
+      'worker, what was stored before kept as the partial result. The user and their keys stay valid. ' +
+      'Answers how many deliberations (outside batches), batches and batch items were cancelled.',
+  })
+  @ApiOkResponse({ description: '{ user, deliberations, batches, batchItems }' })
+  @ApiForbiddenResponse({ description: 'Not an admin key' })
+  @ApiNotFoundResponse({ description: 'No user of that name' })
+  async cancelWork(@CurrentUser() userId: string, @Param('name') name: string): Promise<UserWorkCancelled> {
+    if (!(await this.apiKeys.isAdmin(userId)))
+      throw new ApiError(403, "Cancelling a user's work is for admin keys only");
+    const target = USER_NAME.test(name) ? await this.openWork.userIdByName(name) : null;
+    if (!target) throw ApiError.notFound(`user ${name.slice(0, 100)}`);
+    const cancelled = await this.stops.cancelWorkOf({ userId: target }, ADMIN_CANCEL_REASON);
+    return { user: name, ...cancelled };
+  }
+}

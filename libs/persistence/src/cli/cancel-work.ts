@@ -1,0 +1,54 @@
+import { loadConfig } from '@conclave/config';
+import { createDataSource } from '../data-source';
+import { OpenWorkRepository } from '../repositories/open-work.repository';
+import { ADMIN_CANCEL_REASON } from '../work-stops';
+import { cliWorkStops, describeCancelled } from './work-stops.cli';
+
+const USAGE = 'usage: npm run user:cancel-work -- --user <name>';
+
+/**
+ * Cancels everything a user has queued or running (every key's work, and work started without
+ * one), as POST /api/admin/users/:name/cancel-work does; the user and their keys stay as they are.
+ */
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const i = args.indexOf('--user');
+  const user = i >= 0 ? args[i + 1] : undefined;
+  if (!user) {
+    console.error(USAGE);
+    process.exit(2);
+  }
+  const config = loadConfig();
+  const dataSource = createDataSource(config.databaseUrl, 2);
+  await dataSource.initialize();
+  try {
+    const userId = await new OpenWorkRepository(dataSource).userIdByName(user);
+    if (!userId) {
+      console.error(`no user named ${user}`);
+      process.exitCode = 1;
+      return;
+    }
+    const work = await cliWorkStops(config, dataSource);
+    try {
+      const cancelled = await work.stops.cancelWorkOf({ userId }, ADMIN_CANCEL_REASON);
+      console.log(`user ${user}: cancelled ${describeCancelled(cancelled)}`);
+      for (const warning of work.warnings) console.error(`warning: ${warning}`);
+      if (work.redisError !== null) {
+        console.error(
+          `warning: could not reach Redis (${work.redisError}); the cancels are stored, so no further stage or ` +
+            "batch item starts, but calls already running end at their own timeout or when a worker's " +
+            'reconciler finds them cancelled (RECONCILE_INTERVAL_MS, 30 s by default)',
+        );
+      }
+    } finally {
+      await work.close();
+    }
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`could not cancel the work: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

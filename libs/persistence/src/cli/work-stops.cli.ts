@@ -1,0 +1,77 @@
+import type { ConclaveConfig } from '@conclave/config';
+import { connectBriefly, StageQueue, type RedisClient } from '@conclave/redis';
+import type { DataSource } from 'typeorm';
+import { BatchDispatcher } from '../batches';
+import { TypeOrmDeliberationStore } from '../deliberation.store';
+import { BatchesRepository } from '../repositories/batches.repository';
+import { OpenWorkRepository } from '../repositories/open-work.repository';
+import { WorkStops, type CancelledWork } from '../work-stops';
+
+/** How long a command-line run waits for Redis before it stops work through PostgreSQL alone. */
+const REDIS_TIMEOUT_MS = 3000;
+
+/** WorkStops for a command-line tool: PostgreSQL, and Redis when it answers. */
+export interface CliWorkStops {
+  stops: WorkStops;
+  /** The Redis connection, or null when it could not be reached (why: `redisError`). */
+  redis: RedisClient | null;
+  redisError: string | null;
+  /** Warnings the stops gave (e.g. a publish that failed), for the command's output. */
+  warnings: string[];
+  close(): Promise<void>;
+}
+
+export async function cliWorkStops(config: ConclaveConfig, dataSource: DataSource): Promise<CliWorkStops> {
+  const warnings: string[] = [];
+  const batches = new BatchesRepository(dataSource);
+  let redis: RedisClient | null = null;
+  let redisError: string | null = null;
+  try {
+    redis = await connectBriefly(config, REDIS_TIMEOUT_MS);
+  } catch (error) {
+    redisError = error instanceof Error ? error.message : String(error);
+  }
+  const queue = redis
+    ? new StageQueue(redis, config.queuePrefix, {
+        attempts: config.worker.attempts,
+        onError: () => undefined,
+      })
+    : null;
+  const stops = new WorkStops({
+    store: new TypeOrmDeliberationStore(dataSource, {
+      preparedStatements: config.database.poolMode !== 'transaction',
+      warn: (message) => warnings.push(message),
+    }),
+    batches,
+    openWork: new OpenWorkRepository(dataSource),
+    redis:
+      redis && queue
+        ? {
+            client: redis,
+            prefix: config.redisPrefix,
+            queue,
+            dispatcher: new BatchDispatcher(batches, queue, redis, config.redisPrefix),
+          }
+        : null,
+    warn: (message) => warnings.push(message),
+  });
+  return {
+    stops,
+    redis,
+    redisError,
+    warnings,
+    async close() {
+      await queue?.close().catch(() => undefined);
+      redis?.disconnect();
+    },
+  };
+}
+
+/** "2 deliberations, 1 batch (5 items)": what a cancel stopped, for the command's output. */
+export function describeCancelled(done: CancelledWork): string {
+  const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  return (
+    `${count(done.deliberations, 'deliberation', 'deliberations')}, ` +
+    `${count(done.batches, 'batch', 'batches')} (${count(done.batchItems, 'item', 'items')})`
+  );
+}
