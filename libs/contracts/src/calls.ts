@@ -19,3 +19,16 @@ export interface CallSummary {
   completionTokens: number | null;
   costUsd: number | null;
 }
+
+/** A stored model call with its key and answer: what the gateway reads to build a view's `partial`. */
+export interface StoredStageCall {
+  stage: string;
+  /** The call's key within its stage (`model`, `p0`, `model#2`, `chairman`, …). */
+  key: string;
+  model: string;
+  ok: boolean;
+  /** Null for a failed call (or when not read). */
+  content: string | null;
+  error: string | null;
+  finishReason: FinishReason | null;
+}

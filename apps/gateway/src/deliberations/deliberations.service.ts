@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { isModelId, isUuid, type DeliberationAccepted, type DeliberationView } from '@conclave/contracts';
 import { modeDefinition, type HistoryTurn } from '@conclave/deliberation';
+import { degradationOf, partialOf, uncommittedStage } from '@conclave/outcomes';
 import {
   ConversationsRepository,
   DeliberationsRepository,
@@ -198,6 +199,21 @@ export class DeliberationsService {
     const { rows, usage, calls } = parts ?? (await this.partsOf(message.id));
     const title = message.needsTitle ? message.title : null;
     const models = modelsIn(message.config);
+    const open = uncommittedStage(
+      message.mode,
+      message.status,
+      rows.map((r) => r.stageType),
+      calls,
+    );
+    const partial = partialOf({
+      mode: message.mode,
+      status: message.status,
+      error: message.error,
+      stage: open,
+      // Read only for a deliberation that ended inside a stage: its answers are in no stage row.
+      calls: open === null ? [] : await this.deliberations.stageCalls(message.id, open),
+    });
+    const result = definition ? definition.load(rows, message.config, title) : null;
     return {
       messageId: message.id,
       conversationId: message.conversationId,
@@ -211,7 +227,9 @@ export class DeliberationsService {
         (models.length > 0 && models.every((m) => m.startsWith('sim/'))),
       usage,
       calls,
-      result: definition ? definition.load(rows, message.config, title) : null,
+      result,
+      partial,
+      degraded: degradationOf({ mode: message.mode, calls, result }),
     };
   }
 

@@ -1,0 +1,246 @@
+import type {
+  CallSummary,
+  Degradation,
+  DeliberationView,
+  MessageStatus,
+  MissingContribution,
+  MissingKind,
+  ModeName,
+  PartialAnswer,
+  PartialResult,
+  StoredStageCall,
+} from '@conclave/contracts';
+import type { AnyResult } from './final-text';
+import { PANEL_ROLE, roleOf } from './roles';
+
+/** The longest reason shown for one missing contribution. */
+const MAX_WHY = 300;
+/** The most missing contributions a summary line names (the list has them all). */
+const MAX_NAMED = 4;
+
+/**
+ * The stage rows each stage's commit writes (libs/deliberation's modes): a stage whose calls were
+ * stored but none of whose rows were is a stage that was never committed (a stop, the cap or a
+ * failure came first, or its reduction failed without storing anything).
+ */
+function rowTypesOfStage(mode: ModeName, stage: string): readonly string[] {
+  switch (mode) {
+    case 'council':
+      return (
+        { stage1: ['stage1'], stage2: ['stage2_label_map', 'stage2', 'stage2_aggregate'], stage3: ['stage3'] }[
+          stage
+        ] ?? []
+      );
+    case 'vote':
+      return (
+        {
+          answer: ['initial_answer'],
+          vote: ['vote_label_map', 'vote', 'vote_tally', 'vote_winner'],
+          tiebreak: ['tiebreak'],
+        }[stage] ?? []
+      );
+    case 'jury':
+      return (
+        {
+          present: ['present'],
+          deliberation: ['deliberation', 'juror_summary'],
+          verdict: ['verdict'],
+        }[stage] ?? []
+      );
+    case 'debate':
+      return (
+        {
+          round1: ['initial_answer', 'round1_label_map'],
+          revision: ['revision', 'revision_summary', 'revised_label_map'],
+          vote: ['debate_vote', 'debate_vote_tally', 'debate_winner'],
+        }[stage] ?? []
+      );
+    case 'delphi':
+      if (/^round_\d+$/.test(stage)) return [stage, `${stage}_stats`];
+      return stage === 'classify' || stage === 'synthesis' ? [stage] : [];
+    default:
+      return [];
+  }
+}
+
+/** What a stored call error says happened: stopped by a cancel, cut by a quorum/deadline/end, or failed. */
+export function missingKindOf(error: string | null): Exclude<MissingKind, 'unreadable'> {
+  const text = (error ?? '').trimStart().toLowerCase();
+  if (text.startsWith('cancelled:') || text === 'cancelled') return 'cancelled';
+  // `cut: quorum reached`, `cut: stage deadline passed`; `stopped: the deliberation ended` (cap, failure).
+  if (text.startsWith('cut:') || text.startsWith('stopped:')) return 'cut';
+  return 'failed';
+}
+
+const shortWhy = (text: string): string => {
+  const line = text.replace(/\s+/g, ' ').trim() || 'the call failed';
+  return line.length <= MAX_WHY ? line : `${line.slice(0, MAX_WHY - 1)}…`;
+};
+
+/**
+ * The stage a cancelled or failed deliberation never committed: the stage of its last call when
+ * none of that stage's rows were stored. Null when it ended between stages (or did not end so).
+ */
+export function uncommittedStage(
+  mode: ModeName,
+  status: MessageStatus,
+  rowTypes: readonly string[],
+  calls: readonly Pick<CallSummary, 'stage'>[],
+): string | null {
+  if (status !== 'cancelled' && status !== 'failed') return null;
+  const last = calls[calls.length - 1]?.stage;
+  if (last === undefined || last === 'title') return null;
+  const stored = new Set(rowTypes);
+  return rowTypesOfStage(mode, last).some((type) => stored.has(type)) ? null : last;
+}
+
+/** As `model_progress` names a call: Delphi's panelists by 1-based number (p0 → 1), others by model. */
+function participantOf(mode: ModeName, call: StoredStageCall): string | number {
+  const seat = /^p(\d+)$/.exec(call.key);
+  return mode === 'delphi' && seat ? Number(seat[1]) + 1 : call.model;
+}
+
+/**
+ * What a cancelled or failed deliberation kept of the stage it never committed: every answer that
+ * finished (stored and billed, but not in the mode's result) and the calls that did not finish.
+ */
+export function partialOf(input: {
+  mode: ModeName;
+  status: MessageStatus;
+  error: string | null;
+  /** The uncommitted stage (uncommittedStage), null when it ended between stages. */
+  stage: string | null;
+  /** That stage's stored calls. */
+  calls: readonly StoredStageCall[];
+}): PartialResult | null {
+  const { mode, status, stage } = input;
+  if (status !== 'cancelled' && status !== 'failed') return null;
+  const calls = stage === null ? [] : input.calls.filter((c) => c.stage === stage);
+  const answers: PartialAnswer[] = calls
+    .filter((c) => c.ok && c.content !== null)
+    .map((c) => ({
+      stage: c.stage,
+      participant: participantOf(mode, c),
+      model: c.model,
+      content: c.content ?? '',
+      finishReason: c.finishReason,
+    }));
+  const cut: MissingContribution[] = calls
+    .filter((c) => !c.ok)
+    .map((c) => ({
+      model: c.model,
+      role: roleOf(mode, c.stage),
+      stage: c.stage,
+      kind: missingKindOf(c.error),
+      why: shortWhy(c.error ?? 'the call failed'),
+    }));
+  return { reason: status, why: input.error, stage, answers, cut };
+}
+
+/** Answers the mode stored but could not read: a ranking, vote, revision decision, verdict or scores. */
+function unreadableOf(mode: ModeName, result: AnyResult): MissingContribution[] {
+  const entry = (model: string, stage: string, why: string): MissingContribution => ({
+    model,
+    role: roleOf(mode, stage),
+    stage,
+    kind: 'unreadable',
+    why,
+  });
+  switch (mode) {
+    case 'council':
+      return (result.stage2 ?? [])
+        .filter((r) => r.parsedRanking.length === 0)
+        .map((r) => entry(r.model, 'stage2', 'its ranking could not be read'));
+    case 'vote':
+      return (result.votes?.votes ?? [])
+        .filter((v) => v.votedFor === null)
+        .map((v) => entry(v.model, 'vote', 'its vote could not be read'));
+    case 'debate':
+      return [
+        ...(result.revisions ?? [])
+          .filter((r) => r.decision === null)
+          .map((r) => entry(r.model, 'revision', 'its revision decision could not be read')),
+        ...(result.votes?.votes ?? [])
+          .filter((v) => v.votedFor === null)
+          .map((v) => entry(v.model, 'vote', 'its vote could not be read')),
+      ];
+    case 'jury':
+      return (result.jurors ?? [])
+        .filter((j) => !j.parseSuccess)
+        .map((j) =>
+          entry(
+            j.model,
+            'deliberation',
+            j.verdict === null ? 'its verdict could not be read' : 'some of its scores could not be read',
+          ),
+        );
+    default:
+      return [];
+  }
+}
+
+/** Delphi: panelists whose call answered but whose estimate is not among the round's valid ones. */
+function unreadableEstimates(view: Pick<DeliberationView, 'calls' | 'mode'>, result: AnyResult) {
+  if (view.mode !== 'delphi') return [];
+  const missing: MissingContribution[] = [];
+  for (const round of result.rounds ?? []) {
+    const stage = `round_${round.roundNumber}`;
+    const valid = round.estimates.map((e) => e.model);
+    for (const call of view.calls.filter((c) => c.stage === stage && c.ok)) {
+      const at = valid.indexOf(call.model);
+      if (at >= 0) valid.splice(at, 1);
+      else
+        missing.push({
+          model: call.model,
+          role: roleOf('delphi', stage),
+          stage,
+          kind: 'unreadable',
+          why: 'its estimate could not be read',
+        });
+    }
+  }
+  return missing;
+}
+
+/** The first stage the panel answered in (council `stage1`, vote `answer`, Delphi `round_1`, …). */
+function panelStageOf(mode: ModeName, calls: readonly CallSummary[]): string | null {
+  return calls.find((c) => roleOf(mode, c.stage) === PANEL_ROLE[mode])?.stage ?? null;
+}
+
+/**
+ * Everyone who was asked and did not give the mode what it needed, and why: failed, cancelled and
+ * cut calls, and answers the mode could not read. Null when nobody is missing.
+ */
+export function degradationOf(
+  view: Pick<DeliberationView, 'mode' | 'calls' | 'result'>,
+): Degradation | null {
+  const result = (view.result ?? {}) as AnyResult;
+  const failedCalls: MissingContribution[] = view.calls
+    .filter((c) => !c.ok)
+    .map((c) => ({
+      model: c.model,
+      role: roleOf(view.mode, c.stage),
+      stage: c.stage,
+      kind: missingKindOf(c.error),
+      why: shortWhy(c.error ?? 'the call failed'),
+    }));
+  const failedAt = new Set(failedCalls.map((m) => `${m.stage}\u0000${m.model}`));
+  const unreadable = [...unreadableOf(view.mode, result), ...unreadableEstimates(view, result)].filter(
+    (m) => !failedAt.has(`${m.stage}\u0000${m.model}`),
+  );
+  const missing = [...failedCalls, ...unreadable];
+  if (missing.length === 0) return null;
+  const panelStage = panelStageOf(view.mode, view.calls);
+  const panelCalls = view.calls.filter((c) => c.stage === panelStage);
+  const asked = panelCalls.length;
+  const answered = panelCalls.filter((c) => c.ok).length;
+  const named = missing.map((m) =>
+    m.stage === panelStage && m.kind !== 'unreadable'
+      ? `${m.model}: ${m.why}`
+      : `${m.model} (${m.role}, ${m.stage}): ${m.why}`,
+  );
+  const head = asked > 0 ? `${answered} of ${asked} answered` : 'Incomplete';
+  const shown = named.slice(0, MAX_NAMED);
+  const more = named.length > shown.length ? `; and ${named.length - shown.length} more` : '';
+  return { asked, answered, summary: `${head} — ${shown.join('; ')}${more}`, missing };
+}
