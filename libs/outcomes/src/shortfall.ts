@@ -27,9 +27,11 @@ function rowTypesOfStage(mode: ModeName, stage: string): readonly string[] {
   switch (mode) {
     case 'council':
       return (
-        { stage1: ['stage1'], stage2: ['stage2_label_map', 'stage2', 'stage2_aggregate'], stage3: ['stage3'] }[
-          stage
-        ] ?? []
+        {
+          stage1: ['stage1'],
+          stage2: ['stage2_label_map', 'stage2', 'stage2_aggregate'],
+          stage3: ['stage3'],
+        }[stage] ?? []
       );
     case 'vote':
       return (
@@ -211,9 +213,7 @@ function panelStageOf(mode: ModeName, calls: readonly CallSummary[]): string | n
  * Everyone who was asked and did not give the mode what it needed, and why: failed, cancelled and
  * cut calls, and answers the mode could not read. Null when nobody is missing.
  */
-export function degradationOf(
-  view: Pick<DeliberationView, 'mode' | 'calls' | 'result'>,
-): Degradation | null {
+export function degradationOf(view: Pick<DeliberationView, 'mode' | 'calls' | 'result'>): Degradation | null {
   const result = (view.result ?? {}) as AnyResult;
   const failedCalls: MissingContribution[] = view.calls
     .filter((c) => !c.ok)
