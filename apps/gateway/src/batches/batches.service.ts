@@ -11,6 +11,7 @@ import {
   type Preset,
 } from '@conclave/contracts';
 import { modeDefinition } from '@conclave/deliberation';
+import { degradationOf, partialOf, uncommittedStage } from '@conclave/outcomes';
 import {
   BatchDispatcher,
   BatchRetriesRepository,
@@ -330,11 +331,29 @@ export class BatchesService {
     for (;;) {
       const page = await this.batches.itemsPage(batchId, after, RESULTS_PAGE);
       if (page.length === 0) return;
-      const rowsOf = await this.deliberations.stageRowsOf(page.map((item) => item.messageId));
+      const ids = page.map((item) => item.messageId);
+      // Answers are read only for items that ended early: theirs may be in no stage row.
+      const endedEarly = page
+        .filter((item) => item.status === 'cancelled' || item.status === 'failed')
+        .map((item) => item.messageId);
+      const [rowsOf, callsOf] = await Promise.all([
+        this.deliberations.stageRowsOf(ids),
+        this.deliberations.callsOf(ids, endedEarly),
+      ]);
       yield page.map((item) => {
         const definition = modeDefinition(item.mode);
         const rows = rowsOf.get(item.messageId) ?? [];
-        const headline = definition ? definition.headline(definition.load(rows, item.config, null)) : null;
+        const calls = callsOf.get(item.messageId) ?? [];
+        const summaries = calls.map((c) => c.summary);
+        const result = definition ? definition.load(rows, item.config, null) : null;
+        const headline = definition && result !== null ? definition.headline(result) : null;
+        const status = item.status;
+        const open = uncommittedStage(
+          item.mode,
+          status,
+          rows.map((r) => r.stageType),
+          summaries,
+        );
         return {
           index: item.index,
           messageId: item.messageId,
@@ -347,6 +366,14 @@ export class BatchesService {
           answer: headline?.answer ?? null,
           headline: headline?.details ?? null,
           resultUrl: `/api/deliberations/${item.messageId}`,
+          degraded: degradationOf({ mode: item.mode, calls: summaries, result }),
+          partial: partialOf({
+            mode: item.mode,
+            status,
+            error: item.error,
+            stage: open,
+            calls: calls.map((c) => c.stored),
+          }),
         };
       });
       after = page[page.length - 1].index;
