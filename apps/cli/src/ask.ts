@@ -210,7 +210,8 @@ export function shortfallLines(view: Pick<DeliberationView, 'degraded' | 'partia
     lines.push(
       `kept ${kept.answers.length} finished answer${kept.answers.length === 1 ? '' : 's'}${where} (not a final answer):`,
     );
-    for (const answer of kept.answers) lines.push(`--- ${answer.model} (${answer.stage}) ---`, answer.content);
+    for (const answer of kept.answers)
+      lines.push(`--- ${answer.model} (${answer.stage}) ---`, answer.content);
   }
   return lines;
 }

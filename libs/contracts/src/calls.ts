@@ -32,3 +32,11 @@ export interface StoredStageCall {
   error: string | null;
   finishReason: FinishReason | null;
 }
+
+/** A call a stage started (its stored `model_progress started` event): the stage, its key and how it is shown. */
+export interface StartedStageCall {
+  stage: string;
+  key: string;
+  /** As `model_progress` shows it: the model id, or Delphi's 1-based panelist number. */
+  participant: string | number;
+}

@@ -135,7 +135,9 @@ const degraded = {
     object({
       asked: integer,
       answered: integer,
-      summary: string('one line naming who is missing and why, e.g. "2 of 3 answered — sim/x: upstream error"'),
+      summary: string(
+        'one line naming who is missing and why, e.g. "2 of 3 answered — sim/x: upstream error"',
+      ),
       missing: array(missing),
     }),
   ),

@@ -8,6 +8,7 @@ import type {
   ModeName,
   PartialAnswer,
   PartialResult,
+  StartedStageCall,
   StoredStageCall,
 } from '@conclave/contracts';
 import type { AnyResult } from './final-text';
@@ -80,21 +81,47 @@ const shortWhy = (text: string): string => {
 };
 
 /**
- * The stage a cancelled or failed deliberation never committed: the stage of its last call when
- * none of that stage's rows were stored. Null when it ended between stages (or did not end so).
+ * The stage a cancelled or failed deliberation never committed: the last stage that started calls
+ * (its `model_progress started` events; else the stage of its last stored call) when none of that
+ * stage's rows were stored. Null when it ended between stages (or did not end so).
  */
 export function uncommittedStage(
   mode: ModeName,
   status: MessageStatus,
   rowTypes: readonly string[],
   calls: readonly Pick<CallSummary, 'stage'>[],
+  started: readonly Pick<StartedStageCall, 'stage'>[] = [],
 ): string | null {
   if (status !== 'cancelled' && status !== 'failed') return null;
-  const last = calls[calls.length - 1]?.stage;
+  const last = started[started.length - 1]?.stage ?? calls[calls.length - 1]?.stage;
   if (last === undefined || last === 'title') return null;
   const stored = new Set(rowTypes);
   return rowTypesOfStage(mode, last).some((type) => stored.has(type)) ? null : last;
 }
+
+/**
+ * The model behind a started call: its participant where that is the model id, else (Delphi's
+ * numbered panelists, key `p<i>`) the roster's i-th panelist from the message's config.
+ */
+export function startedModelOf(mode: ModeName, config: unknown, call: StartedStageCall): string {
+  if (typeof call.participant === 'string') return call.participant;
+  const seat = /^p(\d+)$/.exec(call.key);
+  const roster =
+    mode === 'delphi' && typeof config === 'object' && config !== null && 'panelistModels' in config
+      ? config.panelistModels
+      : null;
+  const model = seat && Array.isArray(roster) ? (roster as unknown[])[Number(seat[1])] : undefined;
+  return typeof model === 'string' ? model : `panelist ${call.participant}`;
+}
+
+/**
+ * What a call still running when its deliberation ended will store when it settles (the engine's
+ * STOPPED_CALL_ERROR): said at once, before that outcome is stored.
+ */
+const STILL_RUNNING: Record<'cancelled' | 'failed', { kind: MissingKind; why: string }> = {
+  cancelled: { kind: 'cancelled', why: 'cancelled: the deliberation was stopped' },
+  failed: { kind: 'cut', why: 'stopped: the deliberation ended' },
+};
 
 /** As `model_progress` names a call: Delphi's panelists by 1-based number (p0 → 1), others by model. */
 function participantOf(mode: ModeName, call: StoredStageCall): string | number {
@@ -114,6 +141,8 @@ export function partialOf(input: {
   stage: string | null;
   /** That stage's stored calls. */
   calls: readonly StoredStageCall[];
+  /** The calls it started (their models resolved): one without a stored outcome was still running. */
+  started?: readonly (StartedStageCall & { model: string })[];
 }): PartialResult | null {
   const { mode, status, stage } = input;
   if (status !== 'cancelled' && status !== 'failed') return null;
@@ -127,15 +156,26 @@ export function partialOf(input: {
       content: c.content ?? '',
       finishReason: c.finishReason,
     }));
-  const cut: MissingContribution[] = calls
-    .filter((c) => !c.ok)
-    .map((c) => ({
-      model: c.model,
-      role: roleOf(mode, c.stage),
-      stage: c.stage,
-      kind: missingKindOf(c.error),
-      why: shortWhy(c.error ?? 'the call failed'),
-    }));
+  const settled = new Set(calls.map((c) => c.key));
+  const cut: MissingContribution[] = [
+    ...calls
+      .filter((c) => !c.ok)
+      .map((c) => ({
+        model: c.model,
+        role: roleOf(mode, c.stage),
+        stage: c.stage,
+        kind: missingKindOf(c.error),
+        why: shortWhy(c.error ?? 'the call failed'),
+      })),
+    ...(input.started ?? [])
+      .filter((c) => c.stage === stage && !settled.has(c.key))
+      .map((c) => ({
+        model: c.model,
+        role: roleOf(mode, c.stage),
+        stage: c.stage,
+        ...STILL_RUNNING[status],
+      })),
+  ];
   return { reason: status, why: input.error, stage, answers, cut };
 }
 
@@ -205,7 +245,7 @@ function unreadableEstimates(view: Pick<DeliberationView, 'calls' | 'mode'>, res
 }
 
 /** The first stage the panel answered in (council `stage1`, vote `answer`, Delphi `round_1`, …). */
-function panelStageOf(mode: ModeName, calls: readonly CallSummary[]): string | null {
+function panelStageOf(mode: ModeName, calls: readonly Pick<CallSummary, 'stage'>[]): string | null {
   return calls.find((c) => roleOf(mode, c.stage) === PANEL_ROLE[mode])?.stage ?? null;
 }
 
@@ -213,7 +253,9 @@ function panelStageOf(mode: ModeName, calls: readonly CallSummary[]): string | n
  * Everyone who was asked and did not give the mode what it needed, and why: failed, cancelled and
  * cut calls, and answers the mode could not read. Null when nobody is missing.
  */
-export function degradationOf(view: Pick<DeliberationView, 'mode' | 'calls' | 'result'>): Degradation | null {
+export function degradationOf(
+  view: Pick<DeliberationView, 'mode' | 'calls' | 'result'> & { partial?: PartialResult | null },
+): Degradation | null {
   const result = (view.result ?? {}) as AnyResult;
   const failedCalls: MissingContribution[] = view.calls
     .filter((c) => !c.ok)
@@ -224,15 +266,23 @@ export function degradationOf(view: Pick<DeliberationView, 'mode' | 'calls' | 'r
       kind: missingKindOf(c.error),
       why: shortWhy(c.error ?? 'the call failed'),
     }));
+  // Calls still running when the run ended: in its partial's cut before their outcomes are stored.
+  const storedAt = new Set(view.calls.map((c) => `${c.stage}\u0000${c.model}`));
+  for (const cut of view.partial?.cut ?? []) {
+    if (!storedAt.has(`${cut.stage}\u0000${cut.model}`)) failedCalls.push(cut);
+  }
   const failedAt = new Set(failedCalls.map((m) => `${m.stage}\u0000${m.model}`));
   const unreadable = [...unreadableOf(view.mode, result), ...unreadableEstimates(view, result)].filter(
     (m) => !failedAt.has(`${m.stage}\u0000${m.model}`),
   );
   const missing = [...failedCalls, ...unreadable];
   if (missing.length === 0) return null;
-  const panelStage = panelStageOf(view.mode, view.calls);
+  const panelStage = panelStageOf(view.mode, [...view.calls, ...(view.partial?.cut ?? [])]);
   const panelCalls = view.calls.filter((c) => c.stage === panelStage);
-  const asked = panelCalls.length;
+  const running = failedCalls.filter(
+    (m) => m.stage === panelStage && !storedAt.has(`${m.stage}\u0000${m.model}`),
+  );
+  const asked = panelCalls.length + running.length;
   const answered = panelCalls.filter((c) => c.ok).length;
   const named = missing.map((m) =>
     m.stage === panelStage && m.kind !== 'unreadable'

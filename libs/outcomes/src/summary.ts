@@ -153,9 +153,10 @@ export function outcomeSummary(outcome: DeliberationOutcome): string {
     `Full transcript (every answer, ranking, vote, score or estimate): ${outcome.links.transcript}`,
   ].join('\n');
   // Who is missing goes first, above the answer: a degraded run never reads as a whole one.
-  const top = outcome.degraded ? `${truncateAt(`Degraded: ${outcome.degraded.summary}`, MAX_LINE * 2)}\n\n` : '';
-  const head =
-    outcome.finalText === null ? noFinalText(outcome) + keptAnswers(outcome) : outcome.finalText;
+  const top = outcome.degraded
+    ? `${truncateAt(`Degraded: ${outcome.degraded.summary}`, MAX_LINE * 2)}\n\n`
+    : '';
+  const head = outcome.finalText === null ? noFinalText(outcome) + keptAnswers(outcome) : outcome.finalText;
   if (top.length + head.length + tail.length <= SUMMARY_MAX_LENGTH) return top + head + tail;
   const note = `\n\n[… cut here: ${head.length} characters in all; the full text is in the transcript ${outcome.links.transcript}]`;
   const room = Math.max(0, SUMMARY_MAX_LENGTH - top.length - tail.length - note.length);

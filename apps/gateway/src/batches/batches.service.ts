@@ -11,7 +11,7 @@ import {
   type Preset,
 } from '@conclave/contracts';
 import { modeDefinition } from '@conclave/deliberation';
-import { degradationOf, partialOf, uncommittedStage } from '@conclave/outcomes';
+import { degradationOf, partialOf, startedModelOf, uncommittedStage } from '@conclave/outcomes';
 import {
   BatchDispatcher,
   BatchRetriesRepository,
@@ -336,9 +336,10 @@ export class BatchesService {
       const endedEarly = page
         .filter((item) => item.status === 'cancelled' || item.status === 'failed')
         .map((item) => item.messageId);
-      const [rowsOf, callsOf] = await Promise.all([
+      const [rowsOf, callsOf, startedOf] = await Promise.all([
         this.deliberations.stageRowsOf(ids),
         this.deliberations.callsOf(ids, endedEarly),
+        this.deliberations.startedCallsOf(endedEarly),
       ]);
       yield page.map((item) => {
         const definition = modeDefinition(item.mode);
@@ -348,12 +349,22 @@ export class BatchesService {
         const result = definition ? definition.load(rows, item.config, null) : null;
         const headline = definition && result !== null ? definition.headline(result) : null;
         const status = item.status;
+        const started = startedOf.get(item.messageId) ?? [];
         const open = uncommittedStage(
           item.mode,
           status,
           rows.map((r) => r.stageType),
           summaries,
+          started,
         );
+        const partial = partialOf({
+          mode: item.mode,
+          status,
+          error: item.error,
+          stage: open,
+          calls: calls.map((c) => c.stored),
+          started: started.map((c) => ({ ...c, model: startedModelOf(item.mode, item.config, c) })),
+        });
         return {
           index: item.index,
           messageId: item.messageId,
@@ -366,14 +377,8 @@ export class BatchesService {
           answer: headline?.answer ?? null,
           headline: headline?.details ?? null,
           resultUrl: `/api/deliberations/${item.messageId}`,
-          degraded: degradationOf({ mode: item.mode, calls: summaries, result }),
-          partial: partialOf({
-            mode: item.mode,
-            status,
-            error: item.error,
-            stage: open,
-            calls: calls.map((c) => c.stored),
-          }),
+          degraded: degradationOf({ mode: item.mode, calls: summaries, result, partial }),
+          partial,
         };
       });
       after = page[page.length - 1].index;

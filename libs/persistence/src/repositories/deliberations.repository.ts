@@ -7,6 +7,7 @@ import {
   type MessageRole,
   type MessageStatus,
   type ModeName,
+  type StartedStageCall,
   type StoredStageCall,
 } from '@conclave/contracts';
 import type { HistoryTurn, StageRow } from '@conclave/deliberation';
@@ -409,6 +410,36 @@ export class DeliberationsRepository {
       const list = byMessage.get(row.message_id);
       if (list) list.push(entry);
       else byMessage.set(row.message_id, [entry]);
+    }
+    return byMessage;
+  }
+
+  /**
+   * The calls each of these messages started, by message, in the order they started (their
+   * `model_progress started` events): a call still running when its deliberation ended has no
+   * stored outcome yet, only this. One query however many.
+   */
+  async startedCallsOf(messageIds: string[]): Promise<Map<string, StartedStageCall[]>> {
+    const rows: { message_id: string; event_key: string; stage: string; participant: string | number }[] =
+      messageIds.length === 0
+        ? []
+        : await this.dataSource.query(
+            `SELECT message_id, event_key, payload->>'stage' AS stage, payload->'participant' AS participant
+             FROM deliberation_events
+             WHERE message_id = ANY($1::uuid[]) AND type = 'model_progress' AND payload->>'state' = 'started'
+             ORDER BY message_id, seq`,
+            [messageIds],
+          );
+    const byMessage = new Map<string, StartedStageCall[]>();
+    for (const row of rows) {
+      // event_key: `model_progress:<stage>:<call key>:started` (a call key may hold colons).
+      const prefix = `model_progress:${row.stage}:`;
+      if (!row.event_key.startsWith(prefix) || !row.event_key.endsWith(':started')) continue;
+      const key = row.event_key.slice(prefix.length, -':started'.length);
+      const started = { stage: row.stage, key, participant: row.participant };
+      const list = byMessage.get(row.message_id);
+      if (list) list.push(started);
+      else byMessage.set(row.message_id, [started]);
     }
     return byMessage;
   }
