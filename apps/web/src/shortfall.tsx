@@ -54,7 +54,7 @@ export function KeptStage({ partial }: { partial: PartialResult }) {
       </h3>
       <p className="muted">
         The deliberation {ended}
-        {partial.why ? ` (${partial.why})` : ''}
+        {partial.why ? ` (${partial.why.replace(/\.$/, '')})` : ''}
         {partial.stage
           ? '. These answers had arrived and are kept; none of them is a final answer.'
           : '; everything it finished is in the result below.'}

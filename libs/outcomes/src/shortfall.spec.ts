@@ -215,6 +215,21 @@ describe('degradationOf', () => {
     expect(degraded?.missing.map((m) => m.kind)).toEqual(['cut', 'failed']);
   });
 
+  it('names a member that failed the same way in several stages once', () => {
+    const degraded = degradationOf({
+      mode: 'council',
+      result: {},
+      calls: [
+        call('stage1', 'sim/athena', true),
+        call('stage1', 'sim/x:fail', false, 'upstream error'),
+        call('stage1', 'sim/y', true),
+        call('stage2', 'sim/x:fail', false, 'upstream error'),
+      ],
+    });
+    expect(degraded?.summary).toBe('2 of 3 answered — sim/x:fail: upstream error (also in stage2)');
+    expect(degraded?.missing).toHaveLength(2);
+  });
+
   it('counts answers its mode could not read', () => {
     const view = viewOf('council-complete');
     const result = view.result as { stage2: { model: string; parsedRanking: string[] }[] };

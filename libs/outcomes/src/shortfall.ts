@@ -284,11 +284,22 @@ export function degradationOf(
   );
   const asked = panelCalls.length + running.length;
   const answered = panelCalls.filter((c) => c.ok).length;
-  const named = missing.map((m) =>
-    m.stage === panelStage && m.kind !== 'unreadable'
-      ? `${m.model}: ${m.why}`
-      : `${m.model} (${m.role}, ${m.stage}): ${m.why}`,
-  );
+  // One entry per model and reason: a member that failed the same way in several stages is named once.
+  const groups = new Map<string, MissingContribution[]>();
+  for (const m of missing) {
+    const key = `${m.model}\u0000${m.kind}\u0000${m.why}`;
+    groups.set(key, [...(groups.get(key) ?? []), m]);
+  }
+  const named = [...groups.values()].map((group) => {
+    const [first] = group;
+    if (first.stage === panelStage && first.kind !== 'unreadable') {
+      const later = [...new Set(group.slice(1).map((m) => m.stage))];
+      return `${first.model}: ${first.why}${later.length > 0 ? ` (also in ${later.join(', ')})` : ''}`;
+    }
+    const roles = [...new Set(group.map((m) => m.role))].join('/');
+    const stages = [...new Set(group.map((m) => m.stage))].join(', ');
+    return `${first.model} (${roles}, ${stages}): ${first.why}`;
+  });
   const head = asked > 0 ? `${answered} of ${asked} answered` : 'Incomplete';
   const shown = named.slice(0, MAX_NAMED);
   const more = named.length > shown.length ? `; and ${named.length - shown.length} more` : '';
