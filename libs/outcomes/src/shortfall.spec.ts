@@ -230,6 +230,20 @@ describe('degradationOf', () => {
     expect(degraded?.missing).toHaveLength(2);
   });
 
+  it("keeps a running Delphi exercise's panelists unnamed, and names them once it is over", () => {
+    const calls = [
+      call('classify', 'sim/fac', true),
+      call('round_1', 'sim/p1', true),
+      call('round_1', 'sim/x:fail', false, 'HTTP 400 from sim/x:fail'),
+      call('round_1', 'sim/p3', true),
+    ];
+    const running = degradationOf({ mode: 'delphi', result: {}, calls, status: 'running' });
+    expect(running?.summary).toBe('2 of 3 answered — a panelist: its call failed');
+    expect(JSON.stringify(running)).not.toContain('sim/x');
+    const over = degradationOf({ mode: 'delphi', result: {}, calls, status: 'complete' });
+    expect(over?.summary).toBe('2 of 3 answered — sim/x:fail: HTTP 400 from sim/x:fail');
+  });
+
   it('counts answers its mode could not read', () => {
     const view = viewOf('council-complete');
     const result = view.result as { stage2: { model: string; parsedRanking: string[] }[] };

@@ -1,18 +1,26 @@
-import type {
-  CallSummary,
-  Degradation,
-  DeliberationView,
-  MessageStatus,
-  MissingContribution,
-  MissingKind,
-  ModeName,
-  PartialAnswer,
-  PartialResult,
-  StartedStageCall,
-  StoredStageCall,
+import {
+  isTerminalStatus,
+  type CallSummary,
+  type Degradation,
+  type DeliberationView,
+  type MessageStatus,
+  type MissingContribution,
+  type MissingKind,
+  type ModeName,
+  type PartialAnswer,
+  type PartialResult,
+  type StartedStageCall,
+  type StoredStageCall,
 } from '@conclave/contracts';
 import type { AnyResult } from './final-text';
 import { PANEL_ROLE, roleOf } from './roles';
+
+const KIND_VERB: Record<MissingKind, string> = {
+  failed: 'failed',
+  cancelled: 'was stopped',
+  cut: 'was cut',
+  unreadable: 'could not be read',
+};
 
 /** The longest reason shown for one missing contribution. */
 const MAX_WHY = 300;
@@ -254,7 +262,11 @@ function panelStageOf(mode: ModeName, calls: readonly Pick<CallSummary, 'stage'>
  * cut calls, and answers the mode could not read. Null when nobody is missing.
  */
 export function degradationOf(
-  view: Pick<DeliberationView, 'mode' | 'calls' | 'result'> & { partial?: PartialResult | null },
+  view: Pick<DeliberationView, 'mode' | 'calls' | 'result'> & {
+    partial?: PartialResult | null;
+    /** Given while a Delphi exercise runs, its panelists stay unnamed (05-delphi.md): no model, no error text. */
+    status?: MessageStatus;
+  },
 ): Degradation | null {
   const result = (view.result ?? {}) as AnyResult;
   const failedCalls: MissingContribution[] = view.calls
@@ -275,7 +287,12 @@ export function degradationOf(
   const unreadable = [...unreadableOf(view.mode, result), ...unreadableEstimates(view, result)].filter(
     (m) => !failedAt.has(`${m.stage}\u0000${m.model}`),
   );
-  const missing = [...failedCalls, ...unreadable];
+  const anonymous = view.mode === 'delphi' && view.status !== undefined && !isTerminalStatus(view.status);
+  const missing = [...failedCalls, ...unreadable].map((m) =>
+    anonymous && m.role === PANEL_ROLE.delphi
+      ? { ...m, model: 'a panelist', why: m.kind === 'unreadable' ? m.why : `its call ${KIND_VERB[m.kind]}` }
+      : m,
+  );
   if (missing.length === 0) return null;
   const panelStage = panelStageOf(view.mode, [...view.calls, ...(view.partial?.cut ?? [])]);
   const panelCalls = view.calls.filter((c) => c.stage === panelStage);

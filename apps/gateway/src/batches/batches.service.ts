@@ -377,7 +377,7 @@ export class BatchesService {
           answer: headline?.answer ?? null,
           headline: headline?.details ?? null,
           resultUrl: `/api/deliberations/${item.messageId}`,
-          degraded: degradationOf({ mode: item.mode, calls: summaries, result, partial }),
+          degraded: degradationOf({ mode: item.mode, calls: summaries, result, partial, status }),
           partial,
         };
       });

@@ -237,7 +237,7 @@ export class DeliberationsService {
       calls,
       result,
       partial,
-      degraded: degradationOf({ mode: message.mode, calls, result, partial }),
+      degraded: degradationOf({ mode: message.mode, calls, result, partial, status: message.status }),
     };
   }
 
