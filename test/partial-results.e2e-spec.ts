@@ -340,6 +340,44 @@ describe('partial and degraded runs in every output', () => {
     }, 30_000);
   });
 
+  it('/v1 without streaming: the 409 carries the kept answers beside its error', async () => {
+    await savePreset('v1-plain', CASES[0].preset);
+    const pending = fetch(`${stack.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'conclave/preset/v1-plain',
+        messages: [{ role: 'user', content: 'Answer me plainly, or keep what you have' }],
+      }),
+    });
+    const messageId = await until(async () => {
+      const [row] = (await stack.db.query(
+        `SELECT m.id FROM messages m JOIN messages u ON u.conversation_id = m.conversation_id AND u.role = 'user'
+         WHERE m.role = 'assistant' AND u.content = 'Answer me plainly, or keep what you have'`,
+      )) as { id: string }[];
+      if (!row) return null;
+      return progressOf(await eventsOf(row.id), 'stage1', 'succeeded').length === 1 && row.id;
+    }, 'the plain /v1 run to answer');
+    expect((await stack.api('POST', `/api/deliberations/${messageId}/cancel`, { token: key })).status).toBe(
+      200,
+    );
+    const response = await pending;
+    expect(response.status).toBe(409);
+    const body = (await response.json()) as {
+      error: { code: string; message: string };
+      conclave: { kept: PartialResult; degraded: { summary: string } };
+      choices?: unknown;
+    };
+    expect(body.error.code).toBe('deliberation_cancelled');
+    expect(body.error.message).toMatch(/1 finished answer of stage stage1 is kept \(not a final answer\)/);
+    expect(body.choices).toBeUndefined();
+    expect(body.conclave.kept.answers.map((a) => a.model)).toEqual(['sim/athena']);
+    expect(body.conclave.kept.cut).toEqual([
+      expect.objectContaining({ model: CASES[0].running, kind: 'cancelled' }),
+    ]);
+    expect(body.conclave.degraded.summary).toContain(CASES[0].running);
+  }, 30_000);
+
   it('keeps what a cancelled batch item finished in the JSONL and CSV exports', async () => {
     const item = { question: 'Why export partial work?', ...CASES[0].preset };
     const accepted = await stack.api<BatchAccepted>('POST', '/api/batches', {
@@ -445,4 +483,77 @@ describe('partial and degraded runs in every output', () => {
     },
     30_000,
   );
+
+  it('a batch export names the failed member of each degraded item, in JSONL and in the CSV column', async () => {
+    const items = DEGRADED.map((d) => {
+      const modeConfig = (d.preset.modeConfig ?? {}) as Record<string, unknown>;
+      return {
+        question: `Exported: ${d.name}`,
+        ...d.preset,
+        ...(d.preset.mode === 'jury' ? { modeConfig: { ...modeConfig, content: 'Water is wet.' } } : {}),
+      };
+    });
+    const accepted = await stack.api<BatchAccepted>('POST', '/api/batches', { token: key, body: { items } });
+    expect(accepted.status).toBe(202);
+    const { batchId } = accepted.body;
+    await until(
+      async () => {
+        const batch = await stack.api<BatchView>('GET', `/api/batches/${batchId}`, { token: key });
+        return batch.body.status === 'complete';
+      },
+      'the batch to finish',
+      30_000,
+    );
+    const results = (format: string) =>
+      fetch(`${stack.baseUrl}/api/batches/${batchId}/results?format=${format}`, {
+        headers: { authorization: `Bearer ${key}` },
+      }).then((r) => r.text());
+    const lines = (await results('jsonl'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as BatchResultLine);
+    const rows = parse(await results('csv'), { columns: true }) as Record<string, string>[];
+    expect(lines.map((l) => l.status)).toEqual(DEGRADED.map(() => 'complete'));
+    lines.forEach((line, i) => {
+      expect(line.degraded?.summary).toMatch(/^\d of \d answered — sim\/x:fail: /);
+      expect(line.degraded?.missing).toContainEqual(
+        expect.objectContaining({ model: 'sim/x:fail', kind: 'failed' }),
+      );
+      expect(line.partial).toBeNull();
+      expect(rows[i].degraded).toBe(line.degraded?.summary);
+      expect(rows[i].partial).toBe('');
+    });
+  }, 60_000);
+});
+
+describe('a run stopped by the time cap keeps its finished answers', () => {
+  const stack = new TestStack({ DELIBERATION_CAP_MS: '1500' });
+  beforeAll(() => stack.start(), 60_000);
+  afterAll(() => stack.stop());
+
+  it('vote: the answers that arrived are kept, the straggler is named as cut', async () => {
+    const { messageId, events } = await stack.run({
+      question: 'Who answers within the cap?',
+      mode: 'vote',
+      modeConfig: { models: ['sim/a', 'sim/b', `sim/c:${SLOW}@answer`], chairmanModel: 'sim/chair' },
+    });
+    expect(events.at(-1)?.type).toBe('error');
+    const shown = await until(async () => {
+      const v = (await stack.api<DeliberationView>('GET', `/api/deliberations/${messageId}`)).body;
+      return v.calls.length === 3 && v;
+    }, 'the stopped call stored');
+    expect(shown.status).toBe('failed');
+    expect(shown.partial).toMatchObject({ reason: 'failed', stage: 'answer' });
+    expect(shown.partial?.answers.map((a) => a.model).sort()).toEqual(['sim/a', 'sim/b']);
+    expect(shown.partial?.cut).toEqual([
+      expect.objectContaining({
+        model: `sim/c:${SLOW}@answer`,
+        kind: 'cut',
+        why: 'stopped: the deliberation ended',
+      }),
+    ]);
+    expect(shown.degraded?.summary).toBe(
+      `2 of 3 answered — sim/c:${SLOW}@answer: stopped: the deliberation ended`,
+    );
+  }, 30_000);
 });
