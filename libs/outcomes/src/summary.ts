@@ -39,7 +39,7 @@ function keptAnswers(o: DeliberationOutcome): string {
   const blocks = kept.answers.map((a) => `--- ${a.model} (${a.stage}) ---\n${a.content}`);
   return (
     `\n\nKept${where} (${kept.answers.length} finished answer${kept.answers.length === 1 ? '' : 's'}; ` +
-    `none of them is a final answer):\n\n${blocks.join('\n\n')}`
+    `none of them is a final answer):\n\n${blocks.join('\n\n')}\n`
   );
 }
 

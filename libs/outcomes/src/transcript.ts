@@ -43,7 +43,7 @@ export function transcriptMarkdown(view: DeliberationView, options: { question?:
     lines.push(
       `## Kept from the unfinished stage${kept.stage ? ` ${stageName(kept.stage)}` : ''}`,
       '',
-      `The deliberation ${kept.reason === 'cancelled' ? 'was cancelled' : 'failed'}${kept.why ? ` (${inline(kept.why)})` : ''} ` +
+      `The deliberation ${kept.reason === 'cancelled' ? 'was cancelled' : 'failed'}${kept.why ? ` (${inline(kept.why.replace(/\.$/, ''))})` : ''} ` +
         (kept.stage ? 'before this stage was complete.' : 'between two stages.') +
         ' These answers finished and are kept; none of them is a final answer.',
       '',
