@@ -526,7 +526,7 @@ describe('partial and degraded runs in every output', () => {
   }, 60_000);
 });
 
-describe('a run stopped by the time cap keeps its finished answers', () => {
+describe('a run that failed or hit the time cap keeps its finished answers', () => {
   const stack = new TestStack({ DELIBERATION_CAP_MS: '1500' });
   beforeAll(() => stack.start(), 60_000);
   afterAll(() => stack.stop());
@@ -554,6 +554,23 @@ describe('a run stopped by the time cap keeps its finished answers', () => {
     ]);
     expect(shown.degraded?.summary).toBe(
       `2 of 3 answered — sim/c:${SLOW}@answer: stopped: the deliberation ended`,
+    );
+  }, 30_000);
+
+  it('council: one answer is too few to go on; that answer is kept, the failed member named', async () => {
+    const { messageId, events } = await stack.run({
+      question: 'Can one member carry a council?',
+      councilModels: ['sim/athena', 'sim/x:fail'],
+      chairmanModel: 'sim/chair',
+    });
+    expect(events.at(-1)?.type).toBe('error');
+    const shown = (await stack.api<DeliberationView>('GET', `/api/deliberations/${messageId}`)).body;
+    expect(shown.status).toBe('failed');
+    expect(shown.partial).toMatchObject({ reason: 'failed', stage: 'stage1' });
+    expect(shown.partial?.answers.map((a) => a.model)).toEqual(['sim/athena']);
+    expect(shown.partial?.cut).toEqual([expect.objectContaining({ model: 'sim/x:fail', kind: 'failed' })]);
+    expect(shown.degraded?.summary).toBe(
+      '1 of 2 answered — sim/x:fail: HTTP 400 from the simulated provider: simulated failure',
     );
   }, 30_000);
 });
