@@ -484,6 +484,22 @@ describe('partial and degraded runs in every output', () => {
     30_000,
   );
 
+  it('/v1 streaming: a degraded run ends its text with the note and its reasoning with the same line', async () => {
+    await savePreset('degraded-stream', DEGRADED[0].preset);
+    const chat = await streamChat('conclave/preset/degraded-stream', 'Streamed, with one member failing?');
+    const lines = dataLines(await chat.rest) as {
+      choices: { delta: { content?: string; reasoning_content?: string }; finish_reason: string | null }[];
+      conclave?: { degraded: { summary: string } | null };
+    }[];
+    const content = lines.map((l) => l.choices[0]?.delta.content ?? '').join('');
+    const reasoning = lines.map((l) => l.choices[0]?.delta.reasoning_content ?? '').join('');
+    const summary = lines.at(-1)?.conclave?.degraded?.summary ?? '';
+    expect(summary).toContain('sim/x:fail');
+    expect(content.endsWith(`\n\n---\nNote from Conclave: ${summary}.`)).toBe(true);
+    expect(reasoning.endsWith(`Note from Conclave: ${summary}.\n`)).toBe(true);
+    expect(lines.at(-1)?.choices[0].finish_reason).toBe('stop');
+  }, 30_000);
+
   it('a batch export names the failed member of each degraded item, in JSONL and in the CSV column', async () => {
     const items = DEGRADED.map((d) => {
       const modeConfig = (d.preset.modeConfig ?? {}) as Record<string, unknown>;
