@@ -227,6 +227,36 @@ describe('the conclave CLI', () => {
       expect(await viewOf(messageId)).toMatchObject({ status: 'cancelled' });
     }, 30_000);
 
+    it('a stop keeps the finished answers and says who was cut (issue 32)', async () => {
+      const running = startConclave([
+        'ask',
+        'Keep what finished?',
+        '--models',
+        'sim/a,sim/b:delay8000@answer',
+        ...target(),
+      ]);
+      await running.waitFor(/\[stage1\] sim\/a succeeded/);
+      running.child.kill('SIGINT');
+      const run = await running.exit;
+      expectExit(run, 3);
+      expect(run.stderr).toContain(
+        'degraded: 1 of 2 answered — sim/b:delay8000@answer: cancelled: the deliberation was stopped',
+      );
+      expect(run.stderr).toContain(
+        'kept 1 finished answer of the unfinished stage stage1 (not a final answer):\n--- sim/a (stage1) ---\n[simulated answer]',
+      );
+      expect(run.stdout).toBe('');
+    }, 30_000);
+
+    it('a degraded council names the failed member before the answer (issue 32)', async () => {
+      const run = await cli('ask', 'Who is missing?', '--models', 'sim/athena,sim/x:fail,sim/y', '--quiet');
+      expectExit(run, 0);
+      expect(run.stderr).toContain(
+        'degraded: 2 of 3 answered — sim/x:fail: HTTP 400 from the simulated provider: simulated failure',
+      );
+      expect(run.stdout).toMatch(/^\[simulated synthesis by /);
+    }, 30_000);
+
     it('on a terminal, streams each answer as the model writes it', async () => {
       const running = startConclave(
         [
@@ -321,7 +351,7 @@ describe('the conclave CLI', () => {
     expectExit(results, 0);
     const csv = await readFile(csvFile, 'utf8');
     expect(csv.split('\n')[0]).toBe(
-      'index,message_id,conversation_id,mode,status,error,attempt,question,content,original_question,answer,headline,result_url',
+      'index,message_id,conversation_id,mode,status,error,attempt,question,content,original_question,answer,headline,result_url,degraded,partial',
     );
     const rows = parse(csv, { columns: true }) as Record<string, string>[];
     expect(rows).toHaveLength(5);

@@ -510,7 +510,11 @@ describe('the OpenAI-compatible endpoint through the openai SDK', () => {
       model: 'conclave/preset/one-fails',
       messages: [{ role: 'user', content: 'Is a partial council still useful?' }],
     })) as Answer;
-    expect(answer.choices[0].message.content).toBe(finalTextOf(await view(answer.conclave.messageId)));
+    // The final text, then a short note naming who did not answer (issue 32: degraded runs say so).
+    expect(answer.choices[0].message.content).toBe(
+      `${finalTextOf(await view(answer.conclave.messageId))}\n\n---\nNote from Conclave: 2 of 3 answered — ` +
+        'sim/hermes:fail@answer: HTTP 400 from the simulated provider: simulated failure.',
+    );
     expect(answer.conclave.partial).toBe(true);
     expect(answer.conclave.failedCalls).toEqual([
       { stage: 'stage1', model: 'sim/hermes:fail@answer', error: expect.any(String) },

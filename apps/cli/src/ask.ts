@@ -10,7 +10,7 @@ import type {
 } from '@conclave/contracts';
 import { finalTextOf, type AnyResult } from '@conclave/outcomes';
 import type { Socket } from 'socket.io-client';
-import { AnswerPrinter, type AnswerMode } from './answers';
+import { AnswerPrinter, printable, type AnswerMode } from './answers';
 import { ApiClient } from './api';
 import { jsonObjectFlag, listFlag, modeFlag, type Flags, type Target } from './args';
 import { CliError, UsageError } from './errors';
@@ -177,11 +177,16 @@ export async function askCommand(target: Target, args: string[], flags: Flags): 
     );
     return EXIT_INTERRUPTED;
   }
-  if (ending.kind === 'failed') throw new CliError(ending.message);
   const view = await new ApiClient(target).json<DeliberationView<AnyResult | null>>(
     'GET',
     `/deliberations/${encodeURIComponent(messageId)}`,
   );
+  // Who is missing, and what an unfinished run kept, before anything else: a degraded run never reads as whole.
+  for (const line of shortfallLines(view)) process.stderr.write(`${printable(line)}\n`);
+  if (ending.kind === 'failed') {
+    if (flags.json) process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+    throw new CliError(ending.message);
+  }
   if (ending.kind === 'cancelled') {
     printer.end('cancelled');
     process.stderr.write(`deliberation ${messageId} cancelled: ${ending.reason}\n`);
@@ -196,4 +201,24 @@ export async function askCommand(target: Target, args: string[], flags: Flags): 
   if (answer === null) throw new CliError(`deliberation ${messageId} completed without an answer`);
   process.stdout.write(`${answer}\n`);
   return 0;
+}
+
+/**
+ * The lines that say a run is not whole: who did not answer readably and why, and, for a cancelled
+ * or failed run, the answers it kept of the stage it never finished (each in full: they are not
+ * in the mode's result).
+ */
+export function shortfallLines(view: Pick<DeliberationView, 'degraded' | 'partial'>): string[] {
+  const lines: string[] = [];
+  if (view.degraded) lines.push(`degraded: ${view.degraded.summary}`);
+  const kept = view.partial;
+  if (kept && kept.answers.length > 0) {
+    const where = kept.stage ? ` of the unfinished stage ${kept.stage}` : '';
+    lines.push(
+      `kept ${kept.answers.length} finished answer${kept.answers.length === 1 ? '' : 's'}${where} (not a final answer):`,
+    );
+    for (const answer of kept.answers)
+      lines.push(`--- ${answer.model} (${answer.stage}) ---`, answer.content);
+  }
+  return lines;
 }

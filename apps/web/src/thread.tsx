@@ -25,6 +25,7 @@ import {
 import { RunBar, Timeline } from './live';
 import { Markdown } from './markdown';
 import { NewDeliberation } from './new-deliberation';
+import { DegradedNotice, KeptStage } from './shortfall';
 import { applyEvent, applyLive, emptyTimeline, type TimelineState } from './timeline';
 import { CouncilView } from './views/council';
 import { DebateView } from './views/debate';
@@ -248,9 +249,12 @@ function TurnView({
       )}
     </>,
     <>
+      {/* Who is missing, above everything else the turn shows. */}
+      {view?.degraded && <DegradedNotice degraded={view.degraded} />}
       {view && <RunBar view={view} active={active} endedAt={timeline.endedAt} onStopped={setOwn} />}
-      {/* Until complete, and when it stopped short, the calls show each answer; once complete the result does. */}
-      {!complete && <Timeline timeline={timeline} showAnswers />}
+      {/* Until complete, and when it stopped short, the calls show each answer; once complete the result
+          does, and once a stopped run's kept answers are read, they show below, from the stored calls. */}
+      {!complete && <Timeline timeline={timeline} showAnswers={!view?.partial} />}
       {(finished === 'error' || (finished === null && view?.status === 'failed')) && (
         <p className="error" role="alert">
           {errorText}
@@ -259,10 +263,11 @@ function TurnView({
       {finished === 'cancelled' && (
         <p className="cancelled" role="status">
           {calls > 0
-            ? `Stopped before the end: ${timeline.error ?? ''} The answers that had arrived are kept above.`
+            ? `Stopped before the end: ${timeline.error ?? ''} The answers that had arrived are kept.`
             : `Stopped before it started: ${timeline.error ?? ''}`}
         </p>
       )}
+      {view?.partial && <KeptStage partial={view.partial} />}
       {view && <ResultBody view={view} events={timeline.events} config={turn.config} />}
       {complete && calls > 0 && (
         <details className="calls">

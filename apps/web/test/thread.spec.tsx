@@ -44,6 +44,8 @@ const view = (messageId: string, extra: Partial<DeliberationView> = {}): Deliber
   usage: { promptTokens: 10, completionTokens: 5, costUsd: 0 },
   calls: [],
   result: {},
+  partial: null,
+  degraded: null,
   ...extra,
 });
 

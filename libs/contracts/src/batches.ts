@@ -1,4 +1,5 @@
 import type { DeliberationRequest, ModeName } from './modes';
+import type { Degradation, PartialResult } from './shortfall';
 
 /** `budget_exhausted`: its `maxCostUsd` was reached; the items it had not started are cancelled. */
 export type BatchStatus = 'queued' | 'running' | 'complete' | 'cancelled' | 'budget_exhausted';
@@ -69,4 +70,8 @@ export interface BatchResultLine {
   answer: string | null;
   headline: Record<string, unknown> | null;
   resultUrl: string;
+  /** Who was asked and did not answer readably, and why (`summary`: one line); null when nobody. */
+  degraded: Degradation | null;
+  /** A cancelled or failed item: the answers that finished in the stage it never completed, and what was cut. */
+  partial: PartialResult | null;
 }

@@ -19,3 +19,24 @@ export interface CallSummary {
   completionTokens: number | null;
   costUsd: number | null;
 }
+
+/** A stored model call with its key and answer: what the gateway reads to build a view's `partial`. */
+export interface StoredStageCall {
+  stage: string;
+  /** The call's key within its stage (`model`, `p0`, `model#2`, `chairman`, …). */
+  key: string;
+  model: string;
+  ok: boolean;
+  /** Null for a failed call (or when not read). */
+  content: string | null;
+  error: string | null;
+  finishReason: FinishReason | null;
+}
+
+/** A call a stage started (its stored `model_progress started` event): the stage, its key and how it is shown. */
+export interface StartedStageCall {
+  stage: string;
+  key: string;
+  /** As `model_progress` shows it: the model id, or Delphi's 1-based panelist number. */
+  participant: string | number;
+}

@@ -15,3 +15,4 @@ export * from './live';
 export * from './calls';
 export * from './reports';
 export * from './presets';
+export * from './shortfall';

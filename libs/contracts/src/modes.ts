@@ -1,4 +1,5 @@
 import type { CallSummary } from './calls';
+import type { Degradation, PartialResult } from './shortfall';
 export const MODE_NAMES = ['council', 'vote', 'jury', 'debate', 'delphi'] as const;
 export type ModeName = (typeof MODE_NAMES)[number];
 
@@ -64,6 +65,13 @@ export interface DeliberationView<TResult = unknown> {
   /** Every model call so far (the title's excepted), in the order they settled. */
   calls: CallSummary[];
   result: TResult;
+  /**
+   * A deliberation that was cancelled or failed: what it had made of the stage it never committed
+   * (the answers that finished, the calls that did not). Null otherwise.
+   */
+  partial: PartialResult | null;
+  /** Who was asked and did not answer readably, and why; null when nobody is missing. */
+  degraded: Degradation | null;
 }
 
 export interface ApiErrorBody {

@@ -5,3 +5,4 @@ export * from './outcome';
 export * from './outcome-schema';
 export * from './summary';
 export * from './transcript';
+export * from './shortfall';

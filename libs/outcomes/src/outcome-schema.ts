@@ -122,6 +122,50 @@ const delphiRound = object(
   ['median', 'mean', 'cv', 'min', 'max', 'modeAnswer', 'agreementPercentage', 'distribution'],
 );
 
+const missing = object({
+  model: string(),
+  role: string(),
+  stage: string(),
+  kind: { enum: ['failed', 'cancelled', 'cut', 'unreadable'] },
+  why: string(),
+});
+
+const degraded = {
+  ...nullable(
+    object({
+      asked: integer,
+      answered: integer,
+      summary: string(
+        'one line naming who is missing and why, e.g. "2 of 3 answered — sim/x: upstream error"',
+      ),
+      missing: array(missing),
+    }),
+  ),
+  description: 'who was asked and did not answer readably, and why; null when nobody is missing',
+};
+
+const partialStage = {
+  ...nullable(
+    object({
+      reason: { enum: ['cancelled', 'failed'] },
+      why: nullable(string()),
+      stage: nullable(string()),
+      answers: array(
+        object({
+          stage: string(),
+          participant: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
+          model: string(),
+          content: string(),
+          finishReason: nullable(string()),
+        }),
+      ),
+      cut: array(missing),
+    }),
+  ),
+  description:
+    'a cancelled or failed run: the answers that finished in the stage it never completed, and the calls of it that did not',
+};
+
 export const DELIBERATION_OUTCOME_SCHEMA: JsonSchemaObject = object(
   {
     messageId: string(),
@@ -153,6 +197,8 @@ export const DELIBERATION_OUTCOME_SCHEMA: JsonSchemaObject = object(
       ...nullable(boolean),
       description: "whether enough panelists answered for the mode's rules (null before any stage finished)",
     },
+    degraded,
+    partialStage,
     failures: array(object({ model: string(), role: string(), stage: string(), error: string() })),
     panelists: array(panelist),
     council: object({

@@ -4,6 +4,7 @@ import { modeSummary } from './mode-summary';
 import type { DeliberationOutcome, FinalAuthor, OutcomeFailure } from './outcome.types';
 import { panelistsOf } from './panelists';
 import { FINAL_STAGE, roleOf } from './roles';
+import { degradationOf } from './shortfall';
 
 const FINAL_ROLE: Record<ModeName, string> = {
   council: 'chairman',
@@ -92,6 +93,8 @@ export function outcomeOf(
   const result = (view.result ?? {}) as AnyResult;
   const written = finalTextOf(view);
   const finalAuthor = finalAuthorOf(view, result, written);
+  const degraded = degradationOf(view);
+  const partialStage = view.partial ?? null;
   const finalText = finalAuthor?.failed ? null : written;
   const failures: OutcomeFailure[] = view.calls
     .filter((c) => !c.ok)
@@ -115,8 +118,11 @@ export function outcomeOf(
       view.status === 'cancelled' ||
       view.status === 'failed' ||
       failures.length > 0 ||
+      degraded !== null ||
       (terminal && finalText === null),
     enoughAnswered: enoughAnsweredOf(view, result, finalAuthor),
+    degraded,
+    partialStage,
     failures,
     panelists: panelistsOf(view, attributed),
     ...modeSummary(view, attributed),

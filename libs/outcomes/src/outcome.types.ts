@@ -1,5 +1,7 @@
 import type {
   Confidence,
+  Degradation,
+  PartialResult,
   Dimension,
   MessageStatus,
   ModeName,
@@ -152,6 +154,10 @@ export type DeliberationOutcome = {
   partial: boolean;
   /** Enough panelists answered for the mode's rules, judged on the stages reached; null before any. */
   enoughAnswered: boolean | null;
+  /** Who was asked and did not answer readably, and why (`summary`: one line for the top); null when nobody. */
+  degraded: Degradation | null;
+  /** A cancelled or failed run: the answers that finished in the stage it never completed, and what was cut. */
+  partialStage: PartialResult | null;
   failures: OutcomeFailure[];
   panelists: PanelistOutcome[];
   council?: CouncilSummary;

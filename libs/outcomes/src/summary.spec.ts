@@ -5,6 +5,15 @@ import { outcomeSummary, SUMMARY_MAX_LENGTH } from './summary';
 
 const outcome = (name: string) => outcomeOf(viewOf(name), LINKS);
 
+/** The summary after its `Degraded: …` first line, which a degraded run must start with. */
+function afterDegradedLine(o: DeliberationOutcome): string {
+  const text = outcomeSummary(o);
+  if (!o.degraded) return text;
+  const head = `Degraded: ${o.degraded.summary}\n\n`;
+  expect(text.startsWith(head)).toBe(true);
+  return text.slice(head.length);
+}
+
 describe('outcomeSummary', () => {
   it.each(recordedScenarios().map(([s, v]) => [s.name, v] as const))(
     '%s: short, with the web link and the transcript URI',
@@ -22,25 +31,25 @@ describe('outcomeSummary', () => {
   });
 
   it('says plainly why there is no final answer', () => {
-    expect(outcomeSummary(outcome('council-failed-final'))).toMatch(
+    expect(afterDegradedLine(outcome('council-failed-final'))).toMatch(
       /^No final answer: the chairman sim\/chairman:fail@synthesis failed \(HTTP 400[^)]*\), so there is no chairman's synthesis\./,
     );
-    expect(outcomeSummary(outcome('jury-failed-final'))).toMatch(
+    expect(afterDegradedLine(outcome('jury-failed-final'))).toMatch(
       /^No final answer: the foreman sim\/foreman:fail failed/,
     );
-    expect(outcomeSummary(outcome('delphi-failed-final'))).toMatch(
+    expect(afterDegradedLine(outcome('delphi-failed-final'))).toMatch(
       /^No final answer: the facilitator .* failed/,
     );
-    expect(outcomeSummary(outcome('debate-failed-final'))).toMatch(
+    expect(afterDegradedLine(outcome('debate-failed-final'))).toMatch(
       /^No final answer: the debate deliberation failed \(All votes failed to parse\.\)\./,
     );
-    expect(outcomeSummary(outcome('vote-running'))).toMatch(
+    expect(afterDegradedLine(outcome('vote-running'))).toMatch(
       /^No final answer yet: the vote deliberation is still running\./,
     );
-    expect(outcomeSummary(outcome('jury-cancelled'))).toMatch(
+    expect(afterDegradedLine(outcome('jury-cancelled'))).toMatch(
       /^No final answer: the jury deliberation was cancelled/,
     );
-    expect(outcomeSummary(outcome('debate-failed-final'))).toContain(
+    expect(afterDegradedLine(outcome('debate-failed-final'))).toContain(
       "Not enough panelists answered for the mode's rules.",
     );
   });

@@ -31,6 +31,18 @@ function noFinalText(o: DeliberationOutcome): string {
   }
 }
 
+/** What a cancelled or failed run kept of the stage it never finished: each finished answer, named. */
+function keptAnswers(o: DeliberationOutcome): string {
+  const kept = o.partialStage;
+  if (!kept || kept.answers.length === 0) return '';
+  const where = kept.stage ? ` of its unfinished stage ${kept.stage}` : '';
+  const blocks = kept.answers.map((a) => `--- ${a.model} (${a.stage}) ---\n${a.content}`);
+  return (
+    `\n\nKept${where} (${kept.answers.length} finished answer${kept.answers.length === 1 ? '' : 's'}; ` +
+    `none of them is a final answer):\n\n${blocks.join('\n\n')}\n`
+  );
+}
+
 function votingLines(v: VotingSummary): string[] {
   const lines: string[] = [];
   if (v.winner) {
@@ -140,9 +152,13 @@ export function outcomeSummary(outcome: DeliberationOutcome): string {
     `Web: ${outcome.links.web}`,
     `Full transcript (every answer, ranking, vote, score or estimate): ${outcome.links.transcript}`,
   ].join('\n');
-  const head = outcome.finalText === null ? noFinalText(outcome) : outcome.finalText;
-  if (head.length + tail.length <= SUMMARY_MAX_LENGTH) return head + tail;
+  // Who is missing goes first, above the answer: a degraded run never reads as a whole one.
+  const top = outcome.degraded
+    ? `${truncateAt(`Degraded: ${outcome.degraded.summary}`, MAX_LINE * 2)}\n\n`
+    : '';
+  const head = outcome.finalText === null ? noFinalText(outcome) + keptAnswers(outcome) : outcome.finalText;
+  if (top.length + head.length + tail.length <= SUMMARY_MAX_LENGTH) return top + head + tail;
   const note = `\n\n[… cut here: ${head.length} characters in all; the full text is in the transcript ${outcome.links.transcript}]`;
-  const room = Math.max(0, SUMMARY_MAX_LENGTH - tail.length - note.length);
-  return truncateAt(head, room) + note + tail;
+  const room = Math.max(0, SUMMARY_MAX_LENGTH - top.length - tail.length - note.length);
+  return top + truncateAt(head, room) + note + tail;
 }

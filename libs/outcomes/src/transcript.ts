@@ -32,10 +32,37 @@ export function transcriptMarkdown(view: DeliberationView, options: { question?:
     `- Message: ${view.messageId}; conversation: ${view.conversationId}`,
     `- Started ${view.createdAt}${view.completedAt ? `, ended ${view.completedAt}` : ''}${view.simulated ? '; simulated models' : ''}`,
     ...(view.error ? [`- Error: ${inline(view.error)}`] : []),
+    ...(outcome.degraded ? [`- Degraded: ${inline(outcome.degraded.summary)}`] : []),
     '',
   ];
   if (options.question !== undefined) lines.push('## Question', '', fenced(options.question), '');
   lines.push(...MODE_SECTIONS[view.mode](result, view, attributed));
+
+  const kept = outcome.partialStage;
+  if (kept) {
+    lines.push(
+      `## Kept from the unfinished stage${kept.stage ? ` ${stageName(kept.stage)}` : ''}`,
+      '',
+      `The deliberation ${kept.reason === 'cancelled' ? 'was cancelled' : 'failed'}${kept.why ? ` (${inline(kept.why.replace(/\.$/, ''))})` : ''} ` +
+        (kept.stage ? 'before this stage was complete.' : 'between two stages.') +
+        ' These answers finished and are kept; none of them is a final answer.',
+      '',
+    );
+    for (const answer of kept.answers) {
+      lines.push(`### ${inline(answer.model)} (${stageName(answer.stage)})`, '', fenced(answer.content), '');
+    }
+    if (kept.answers.length === 0) lines.push('No call of this stage had finished.', '');
+    if (kept.cut.length > 0) {
+      lines.push(
+        'Not finished:',
+        '',
+        ...table(
+          ['Model', 'Role', 'Why'],
+          kept.cut.map((c) => [inline(c.model), inline(c.role), `${c.kind}: ${inline(c.why)}`]),
+        ),
+      );
+    }
+  }
 
   lines.push('## Final answer', '');
   if (outcome.finalText !== null) {

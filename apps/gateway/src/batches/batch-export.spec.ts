@@ -16,6 +16,8 @@ const line = (overrides: Partial<BatchResultLine>): BatchResultLine => ({
   answer: 'a',
   headline: null,
   resultUrl: '/api/deliberations/m',
+  degraded: null,
+  partial: null,
   ...overrides,
 });
 
@@ -91,6 +93,8 @@ describe('CSV export columns', () => {
       'answer',
       'headline',
       'result_url',
+      'degraded',
+      'partial',
     ]);
     const rows = sheet([
       line({ index: 0, question: 'Is a monorepo right?', answer: 'Yes, for a small team.' }),
@@ -122,6 +126,54 @@ describe('CSV export columns', () => {
       // formula-like content and original questions are neutralised like every other text cell
       ['jury', 'Review', "'-1 is the answer", "'=2-3", 'a'],
     ]);
+  });
+});
+
+describe('CSV export of degraded and partial items', () => {
+  it('names who is missing and why, and carries what a stopped item kept, each cell neutralised', () => {
+    const rows = sheet([
+      line({ index: 0 }),
+      line({
+        index: 1,
+        status: 'cancelled',
+        answer: null,
+        degraded: {
+          asked: 2,
+          answered: 1,
+          summary: '1 of 2 answered — sim/y: cancelled: the deliberation was stopped',
+          missing: [],
+        },
+        partial: {
+          reason: 'cancelled',
+          why: 'Cancelled by the user.',
+          stage: 'stage1',
+          answers: [
+            {
+              stage: 'stage1',
+              participant: 'sim/a',
+              model: 'sim/a',
+              content: 'A says',
+              finishReason: 'stop',
+            },
+          ],
+          cut: [],
+        },
+      }),
+      line({
+        index: 2,
+        degraded: { asked: 1, answered: 0, summary: '=HYPERLINK("x")', missing: [] },
+      }),
+    ]);
+    expect(rows.map((r) => r.degraded)).toEqual([
+      '',
+      '1 of 2 answered — sim/y: cancelled: the deliberation was stopped',
+      `'=HYPERLINK("x")`,
+    ]);
+    expect(rows[0].partial).toBe('');
+    expect(JSON.parse(rows[1].partial)).toMatchObject({
+      stage: 'stage1',
+      answers: [{ model: 'sim/a', content: 'A says' }],
+    });
   });
 });
 

@@ -16,6 +16,8 @@ const CSV_HEADER = [
   'answer',
   'headline',
   'result_url',
+  'degraded',
+  'partial',
 ];
 
 /**
@@ -72,6 +74,8 @@ export function csvRow(line: BatchResultLine): (string | number)[] {
     numericAnswer(line) ?? text(line.answer),
     text(line.headline ? JSON.stringify(line.headline) : null),
     text(line.resultUrl),
+    text(line.degraded?.summary ?? null),
+    text(line.partial ? JSON.stringify(line.partial) : null),
   ];
 }
 

@@ -11,6 +11,7 @@ import {
   type Preset,
 } from '@conclave/contracts';
 import { modeDefinition } from '@conclave/deliberation';
+import { degradationOf, partialOf, startedModelOf, uncommittedStage } from '@conclave/outcomes';
 import {
   BatchDispatcher,
   BatchRetriesRepository,
@@ -329,11 +330,40 @@ export class BatchesService {
     for (;;) {
       const page = await this.batches.itemsPage(batchId, after, RESULTS_PAGE);
       if (page.length === 0) return;
-      const rowsOf = await this.deliberations.stageRowsOf(page.map((item) => item.messageId));
+      const ids = page.map((item) => item.messageId);
+      // Answers are read only for items that ended early: theirs may be in no stage row.
+      const endedEarly = page
+        .filter((item) => item.status === 'cancelled' || item.status === 'failed')
+        .map((item) => item.messageId);
+      const [rowsOf, callsOf, startedOf] = await Promise.all([
+        this.deliberations.stageRowsOf(ids),
+        this.deliberations.callsOf(ids, endedEarly),
+        this.deliberations.startedCallsOf(endedEarly),
+      ]);
       yield page.map((item) => {
         const definition = modeDefinition(item.mode);
         const rows = rowsOf.get(item.messageId) ?? [];
-        const headline = definition ? definition.headline(definition.load(rows, item.config, null)) : null;
+        const calls = callsOf.get(item.messageId) ?? [];
+        const summaries = calls.map((c) => c.summary);
+        const result = definition ? definition.load(rows, item.config, null) : null;
+        const headline = definition && result !== null ? definition.headline(result) : null;
+        const status = item.status;
+        const started = startedOf.get(item.messageId) ?? [];
+        const open = uncommittedStage(
+          item.mode,
+          status,
+          rows.map((r) => r.stageType),
+          summaries,
+          started,
+        );
+        const partial = partialOf({
+          mode: item.mode,
+          status,
+          error: item.error,
+          stage: open,
+          calls: calls.map((c) => c.stored),
+          started: started.map((c) => ({ ...c, model: startedModelOf(item.mode, item.config, c) })),
+        });
         return {
           index: item.index,
           messageId: item.messageId,
@@ -346,6 +376,8 @@ export class BatchesService {
           answer: headline?.answer ?? null,
           headline: headline?.details ?? null,
           resultUrl: `/api/deliberations/${item.messageId}`,
+          degraded: degradationOf({ mode: item.mode, calls: summaries, result, partial, status }),
+          partial,
         };
       });
       after = page[page.length - 1].index;

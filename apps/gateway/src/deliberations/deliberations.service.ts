@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { isModelId, isUuid, type DeliberationAccepted, type DeliberationView } from '@conclave/contracts';
 import { modeDefinition, type HistoryTurn } from '@conclave/deliberation';
+import { degradationOf, partialOf, startedModelOf, uncommittedStage } from '@conclave/outcomes';
 import {
   ConversationsRepository,
   DeliberationsRepository,
@@ -219,6 +220,29 @@ export class DeliberationsService {
     const { rows, usage, calls } = parts ?? (await this.partsOf(message.id));
     const title = message.needsTitle ? message.title : null;
     const models = modelsIn(message.config);
+    // A run that ended early: the calls it had started say which stage it was in, and which of
+    // them were still running (their outcomes are stored only once they settle).
+    const endedEarly = message.status === 'cancelled' || message.status === 'failed';
+    const started = endedEarly
+      ? ((await this.deliberations.startedCallsOf([message.id])).get(message.id) ?? [])
+      : [];
+    const open = uncommittedStage(
+      message.mode,
+      message.status,
+      rows.map((r) => r.stageType),
+      calls,
+      started,
+    );
+    const partial = partialOf({
+      mode: message.mode,
+      status: message.status,
+      error: message.error,
+      stage: open,
+      // Read only for a deliberation that ended inside a stage: its answers are in no stage row.
+      calls: open === null ? [] : await this.deliberations.stageCalls(message.id, open),
+      started: started.map((c) => ({ ...c, model: startedModelOf(message.mode, message.config, c) })),
+    });
+    const result = definition ? definition.load(rows, message.config, title) : null;
     return {
       messageId: message.id,
       conversationId: message.conversationId,
@@ -232,7 +256,9 @@ export class DeliberationsService {
         (models.length > 0 && models.every((m) => m.startsWith('sim/'))),
       usage,
       calls,
-      result: definition ? definition.load(rows, message.config, title) : null,
+      result,
+      partial,
+      degraded: degradationOf({ mode: message.mode, calls, result, partial, status: message.status }),
     };
   }
 

@@ -15,11 +15,13 @@ import {
   chatCompletion,
   chunk,
   completionId,
+  degradedNote,
   conclaveInfo,
   DONE,
   sse,
   usageChunk,
   webLink,
+  withNote,
   type ChunkBase,
 } from './completions';
 import type { EarlierTurns } from './deliberation-plan';
@@ -67,10 +69,11 @@ export interface ChatRunContext {
  */
 export function endedWithoutAnswer(view: DeliberationView, link: string | null): OpenAiErrorSpec {
   const where = `deliberation ${view.messageId}${link ? `, ${link}` : ''}`;
+  const kept = keptNote(view);
   if (view.status === 'cancelled') {
     return {
       status: 409,
-      message: `The deliberation was cancelled before it finished (${where})${view.error ? `: ${view.error}` : '.'}`,
+      message: `The deliberation was cancelled before it finished (${where})${view.error ? `: ${view.error}` : '.'}${kept}`,
       type: 'invalid_request_error',
       param: null,
       code: 'deliberation_cancelled',
@@ -82,11 +85,26 @@ export function endedWithoutAnswer(view: DeliberationView, link: string | null):
       : (view.error ?? 'the panel could not produce an answer');
   return {
     status: 502,
-    message: `The deliberation failed and gave no answer (${where}): ${why}`,
+    message: `The deliberation failed and gave no answer (${where}): ${why}${kept}`,
     type: 'server_error',
     param: null,
     code: 'deliberation_failed',
   };
+}
+
+/**
+ * What an ended run without its final text kept, for its error message: the finished answers are
+ * in the error body's `conclave.kept` and the deliberation, never presented as the answer.
+ */
+function keptNote(view: DeliberationView): string {
+  const answers = view.partial?.answers.length ?? 0;
+  const degraded = view.degraded ? ` ${view.degraded.summary}.` : '';
+  if (answers === 0) return degraded;
+  const stage = view.partial?.stage ? ` of stage ${view.partial.stage}` : '';
+  return (
+    `${degraded} ${answers} finished answer${answers === 1 ? '' : 's'}${stage} ${answers === 1 ? 'is' : 'are'} kept ` +
+    '(not a final answer): see `conclave.kept` in this error or the deliberation.'
+  );
 }
 
 const LOST: OpenAiErrorSpec = {
@@ -295,7 +313,12 @@ export class ChatRun {
     if (!view) return { error: LOST };
     const text = view.status === 'complete' ? finalTextOf(view) : null;
     if (text !== null) return { text };
-    return { error: endedWithoutAnswer(view, webLink(this.ctx.base, this.ctx.messageId)) };
+    return {
+      error: {
+        ...endedWithoutAnswer(view, webLink(this.ctx.base, this.ctx.messageId)),
+        conclave: this.info(view),
+      },
+    };
   }
 
   private info(view: DeliberationView) {
@@ -321,7 +344,8 @@ export class ChatRun {
     const outcome = this.outcome(view);
     if ('error' in outcome || !view) {
       // Mid-stream, an error is a `data:` line with OpenAI's error object (the SDKs raise it).
-      this.write({ error: errorObject('error' in outcome ? outcome.error : LOST) });
+      const spec = 'error' in outcome ? outcome.error : LOST;
+      this.write({ error: errorObject(spec), ...(spec.conclave ? { conclave: spec.conclave } : {}) });
       this.response.end(DONE);
       return;
     }
@@ -330,6 +354,8 @@ export class ChatRun {
       this.deps.logger.warn(`${this.ctx.messageId}: the live text was not the start of the stored one`);
     }
     if (rest) this.write(chunk(this.base, { content: rest }));
+    const note = degradedNote(view);
+    if (note) this.write(chunk(this.base, { reasoning_content: `${note}\n`, content: withNote('', note) }));
     this.write(chunk(this.base, {}, { reason: 'stop', conclave: this.info(view) }));
     if (this.ctx.includeUsage) this.write(usageChunk(this.base, view.usage));
     this.response.end(DONE);

@@ -36,6 +36,8 @@ const view: DeliberationView = {
     },
   ],
   result: {},
+  partial: null,
+  degraded: null,
 };
 const earlierTurns = { given: 0, passedToPanel: 0, unpaired: 0, systemMessages: 0 };
 

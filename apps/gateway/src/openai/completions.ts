@@ -1,4 +1,11 @@
-import type { DeliberationView, ModeName, Preset, Usage } from '@conclave/contracts';
+import type {
+  Degradation,
+  DeliberationView,
+  ModeName,
+  PartialResult,
+  Preset,
+  Usage,
+} from '@conclave/contracts';
 import { modeModelId, presetModelId } from './chat-request';
 import type { EarlierTurns } from './deliberation-plan';
 
@@ -20,9 +27,13 @@ export interface ConclaveInfo {
   url: string | null;
   simulated: boolean;
   costUsd: number;
-  /** Some model calls failed and the mode went on without them. */
+  /** Something is missing: a call failed, was cut or cancelled, an answer could not be read, or the run ended early. */
   partial: boolean;
   failedCalls: { stage: string; model: string; error: string | null }[];
+  /** Who was asked and did not answer readably, and why (`summary`: one line); null when nobody. */
+  degraded: Degradation | null;
+  /** A cancelled or failed run: the answers that finished in the stage it never completed, and what was cut. */
+  kept: PartialResult | null;
   earlierTurns: EarlierTurns;
 }
 
@@ -109,13 +120,27 @@ export function conclaveInfo(
     url: webLink(extra.base, view.messageId),
     simulated: view.simulated,
     costUsd: view.usage.costUsd,
-    partial: failedCalls.length > 0,
+    partial: failedCalls.length > 0 || view.degraded !== null || view.partial !== null,
     failedCalls,
+    degraded: view.degraded,
+    kept: view.partial,
     earlierTurns: extra.earlierTurns,
   };
 }
 
 const unixSeconds = (iso: string): number => Math.floor((Date.parse(iso) || Date.now()) / 1000);
+
+/**
+ * The short note a degraded run's answer ends with (and its reasoning's last line): who did not
+ * answer and why, so that the answer never reads as the whole panel's. Null when nobody is missing.
+ */
+export function degradedNote(view: Pick<DeliberationView, 'degraded'>): string | null {
+  return view.degraded ? `Note from Conclave: ${view.degraded.summary}.` : null;
+}
+
+/** The final text with the degraded note after it, set apart, when there is one. */
+export const withNote = (finalText: string, note: string | null): string =>
+  note ? `${finalText}\n\n---\n${note}` : finalText;
 
 /** The answer to a request without `stream`: the mode's final text, the usage, the `conclave` field. */
 export function chatCompletion(
@@ -125,6 +150,7 @@ export function chatCompletion(
   reasoning: string,
   conclave: ConclaveInfo,
 ) {
+  const note = degradedNote(view);
   return {
     id: completionId(view.messageId),
     object: 'chat.completion' as const,
@@ -135,9 +161,9 @@ export function chatCompletion(
         index: 0,
         message: {
           role: 'assistant' as const,
-          content: finalText,
+          content: withNote(finalText, note),
           refusal: null,
-          ...(reasoning ? { reasoning_content: reasoning } : {}),
+          ...(reasoning || note ? { reasoning_content: note ? `${reasoning}${note}\n` : reasoning } : {}),
         },
         logprobs: null,
         finish_reason: 'stop' as const,

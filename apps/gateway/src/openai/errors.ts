@@ -14,6 +14,8 @@ export interface OpenAiErrorSpec extends OpenAiErrorObject {
   status: number;
   /** Seconds, for a 429 or 503: sent as Retry-After. */
   retryAfterSeconds?: number;
+  /** A deliberation that ended without its final text: the `conclave` field, sent beside `error`. */
+  conclave?: object;
 }
 
 /** The error `type` OpenAI uses for each status. */

@@ -53,7 +53,9 @@ export function sendOpenAiError(response: Response, spec: OpenAiErrorSpec): void
   if (spec.retryAfterSeconds !== undefined) response.setHeader('Retry-After', String(spec.retryAfterSeconds));
   // The openai SDKs retry 409 and 5xx by default; a deliberation that failed would run (and cost) again.
   response.setHeader('x-should-retry', worthRetrying(spec.status) ? 'true' : 'false');
-  response.status(spec.status).json({ error: errorObject(spec) });
+  response
+    .status(spec.status)
+    .json({ error: errorObject(spec), ...(spec.conclave ? { conclave: spec.conclave } : {}) });
 }
 
 /** Every error of the /v1 controller in OpenAI's shape; unexpected ones are logged, never shown. */

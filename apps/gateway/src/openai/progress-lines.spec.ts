@@ -189,6 +189,24 @@ describe('ProgressLines', () => {
     expect(lines.join('')).not.toMatch(/sim\/p/);
   });
 
+  it('says a call cut by a quorum or deadline, or stopped, was cut or stopped, not that it failed', () => {
+    expect(
+      linesOf('council', [
+        progress('stage1', 'sim/a', 'failed', { error: 'cut: quorum reached' }),
+        progress('stage1', 'sim/b', 'failed', { error: 'cancelled: the deliberation was stopped' }),
+        progress('stage2', 'sim/c', 'failed', { error: 'stopped: the deliberation ended' }),
+      ]),
+    ).toEqual([
+      'sim/a was cut: quorum reached\n',
+      'sim/b was stopped: the deliberation was stopped\n',
+      'sim/c was stopped: the deliberation ended\n',
+    ]);
+    // Delphi's panelists stay numbered, and their texts left out, as for failures.
+    expect(
+      linesOf('delphi', [progress('round_1', 2, 'failed', { error: 'cut: stage deadline passed' })]),
+    ).toEqual(['Panelist 2 was cut.\n']);
+  });
+
   it('keeps every line short and on one line, whatever a payload holds', () => {
     const [line] = linesOf('council', [
       progress('stage1', 'sim/a', 'failed', { error: `${'x'.repeat(5000)}\n\nmore` }),

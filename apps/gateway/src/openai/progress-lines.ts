@@ -164,6 +164,13 @@ export class ProgressLines {
     const delphiPanelist = this.mode === 'delphi' && typeof event.participant === 'number';
     if (state === 'failed') {
       const error = str(event.error);
+      // `cut: quorum reached`, `cancelled: …`: the stage went on (or stopped) without it; not a failure of its own.
+      const cut = /^\s*(cut|cancelled|stopped):\s*/i.exec(error ?? '');
+      if (cut && error) {
+        const why = oneLine(error.slice(cut[0].length), MAX_ERROR);
+        const verb = cut[1].toLowerCase() === 'cut' ? 'was cut' : 'was stopped';
+        return [`${who} ${verb}${why && !delphiPanelist ? `: ${why}` : '.'}`];
+      }
       return [`${who} failed${error && !delphiPanelist ? `: ${oneLine(error, MAX_ERROR)}` : '.'}`];
     }
     if (state === 'retrying') return [`${who}: retrying.`];

@@ -7,6 +7,8 @@ import {
   type MessageRole,
   type MessageStatus,
   type ModeName,
+  type StartedStageCall,
+  type StoredStageCall,
 } from '@conclave/contracts';
 import type { HistoryTurn, StageRow } from '@conclave/deliberation';
 import type { DataSource } from 'typeorm';
@@ -79,6 +81,45 @@ export function toStoredMessage(r: StoredMessageRecord): StoredMessage {
     batchId: r.batch_id,
   };
 }
+
+/** A model_calls row as the view's reads select it. */
+interface CallRecord {
+  message_id: string;
+  stage: string;
+  call_key: string;
+  model: string;
+  ok: boolean;
+  content: string | null;
+  error: string | null;
+  finish_reason: FinishReason | null;
+  response_time_ms: number;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  cost_usd: string | null;
+}
+
+const toCallSummary = (r: Omit<CallRecord, 'message_id' | 'call_key' | 'content'>): CallSummary => ({
+  stage: r.stage,
+  model: r.model,
+  ok: r.ok,
+  error: r.error,
+  finishReason: r.finish_reason,
+  truncated: r.finish_reason === 'length',
+  responseTimeMs: r.response_time_ms,
+  promptTokens: r.prompt_tokens,
+  completionTokens: r.completion_tokens,
+  costUsd: r.cost_usd === null ? null : Number(r.cost_usd),
+});
+
+const toStoredStageCall = (r: CallRecord): StoredStageCall => ({
+  stage: r.stage,
+  key: r.call_key,
+  model: r.model,
+  ok: r.ok,
+  content: r.content,
+  error: r.error,
+  finishReason: r.finish_reason,
+});
 
 /** A new turn: the user's message and the assistant message that deliberates on it. */
 export interface NewTurn {
@@ -336,33 +377,82 @@ export class DeliberationsRepository {
 
   /** A message's model calls (the title's excepted), in the order they were stored. */
   async calls(messageId: string): Promise<CallSummary[]> {
-    const rows: {
-      stage: string;
-      model: string;
-      ok: boolean;
-      error: string | null;
-      finish_reason: FinishReason | null;
-      response_time_ms: number;
-      prompt_tokens: number | null;
-      completion_tokens: number | null;
-      cost_usd: string | null;
-    }[] = await this.dataSource.query(
+    const rows: Omit<CallRecord, 'message_id' | 'call_key' | 'content'>[] = await this.dataSource.query(
       `SELECT stage, model, ok, error, finish_reason, response_time_ms, prompt_tokens, completion_tokens, cost_usd
        FROM model_calls WHERE message_id = $1 AND stage <> 'title' ORDER BY created_at, stage, call_key`,
       [messageId],
     );
-    return rows.map((r) => ({
-      stage: r.stage,
-      model: r.model,
-      ok: r.ok,
-      error: r.error,
-      finishReason: r.finish_reason,
-      truncated: r.finish_reason === 'length',
-      responseTimeMs: r.response_time_ms,
-      promptTokens: r.prompt_tokens,
-      completionTokens: r.completion_tokens,
-      costUsd: r.cost_usd === null ? null : Number(r.cost_usd),
-    }));
+    return rows.map(toCallSummary);
+  }
+
+  /**
+   * The calls of one stage with their answers and keys, in the order they were stored: what a
+   * cancelled or failed deliberation kept of the stage it never committed (DeliberationView.partial).
+   */
+  async stageCalls(messageId: string, stage: string): Promise<StoredStageCall[]> {
+    const rows: CallRecord[] = await this.dataSource.query(
+      `SELECT message_id, stage, call_key, model, ok, content, error, finish_reason, response_time_ms,
+         prompt_tokens, completion_tokens, cost_usd
+       FROM model_calls WHERE message_id = $1 AND stage = $2 ORDER BY created_at, call_key`,
+      [messageId, stage],
+    );
+    return rows.map(toStoredStageCall);
+  }
+
+  /**
+   * The calls of several messages (titles excepted), by message, in the order they were stored;
+   * answers only for the messages in `withContent` (the others' are null). One query however many.
+   */
+  async callsOf(
+    messageIds: string[],
+    withContent: string[] = [],
+  ): Promise<Map<string, { summary: CallSummary; stored: StoredStageCall }[]>> {
+    const rows: CallRecord[] = await this.dataSource.query(
+      `SELECT message_id, stage, call_key, model, ok,
+         CASE WHEN message_id = ANY($2::uuid[]) THEN content END AS content, error, finish_reason,
+         response_time_ms, prompt_tokens, completion_tokens, cost_usd
+       FROM model_calls WHERE message_id = ANY($1::uuid[]) AND stage <> 'title'
+       ORDER BY message_id, created_at, stage, call_key`,
+      [messageIds, withContent],
+    );
+    const byMessage = new Map<string, { summary: CallSummary; stored: StoredStageCall }[]>();
+    for (const row of rows) {
+      const entry = { summary: toCallSummary(row), stored: toStoredStageCall(row) };
+      const list = byMessage.get(row.message_id);
+      if (list) list.push(entry);
+      else byMessage.set(row.message_id, [entry]);
+    }
+    return byMessage;
+  }
+
+  /**
+   * The calls each of these messages started, by message, in the order they started (their
+   * `model_progress started` events): a call still running when its deliberation ended has no
+   * stored outcome yet, only this. One query however many.
+   */
+  async startedCallsOf(messageIds: string[]): Promise<Map<string, StartedStageCall[]>> {
+    const rows: { message_id: string; event_key: string; stage: string; participant: string | number }[] =
+      messageIds.length === 0
+        ? []
+        : await this.dataSource.query(
+            `SELECT message_id, event_key, payload->>'stage' AS stage, payload->'participant' AS participant
+             FROM deliberation_events
+             WHERE message_id = ANY($1::uuid[]) AND type = 'model_progress' AND payload->>'state' = 'started'
+             ORDER BY message_id, seq`,
+            [messageIds],
+          );
+    const byMessage = new Map<string, StartedStageCall[]>();
+    for (const row of rows) {
+      // event_key: `model_progress:<stage>:<call key>:started` (a call key may hold colons).
+      const prefix = `model_progress:${row.stage}:`;
+      if (!row.event_key.startsWith(prefix) || !row.event_key.endsWith(':started')) continue;
+      const key = row.event_key.slice(prefix.length, -':started'.length);
+      const started = { stage: row.stage, key, participant: row.participant };
+      const list = byMessage.get(row.message_id);
+      if (list) list.push(started);
+      else byMessage.set(row.message_id, [started]);
+    }
+    return byMessage;
   }
 
   /** A message's status; null when it does not exist (any more). */

@@ -1,0 +1,324 @@
+import {
+  isTerminalStatus,
+  type CallSummary,
+  type Degradation,
+  type DeliberationView,
+  type MessageStatus,
+  type MissingContribution,
+  type MissingKind,
+  type ModeName,
+  type PartialAnswer,
+  type PartialResult,
+  type StartedStageCall,
+  type StoredStageCall,
+} from '@conclave/contracts';
+import type { AnyResult } from './final-text';
+import { PANEL_ROLE, roleOf } from './roles';
+
+const KIND_VERB: Record<MissingKind, string> = {
+  failed: 'failed',
+  cancelled: 'was stopped',
+  cut: 'was cut',
+  unreadable: 'could not be read',
+};
+
+/** The longest reason shown for one missing contribution. */
+const MAX_WHY = 300;
+/** The most missing contributions a summary line names (the list has them all). */
+const MAX_NAMED = 4;
+
+/**
+ * The stage rows each stage's commit writes (libs/deliberation's modes): a stage whose calls were
+ * stored but none of whose rows were is a stage that was never committed (a stop, the cap or a
+ * failure came first, or its reduction failed without storing anything).
+ */
+function rowTypesOfStage(mode: ModeName, stage: string): readonly string[] {
+  switch (mode) {
+    case 'council':
+      return (
+        {
+          stage1: ['stage1'],
+          stage2: ['stage2_label_map', 'stage2', 'stage2_aggregate'],
+          stage3: ['stage3'],
+        }[stage] ?? []
+      );
+    case 'vote':
+      return (
+        {
+          answer: ['initial_answer'],
+          vote: ['vote_label_map', 'vote', 'vote_tally', 'vote_winner'],
+          tiebreak: ['tiebreak'],
+        }[stage] ?? []
+      );
+    case 'jury':
+      return (
+        {
+          present: ['present'],
+          deliberation: ['deliberation', 'juror_summary'],
+          verdict: ['verdict'],
+        }[stage] ?? []
+      );
+    case 'debate':
+      return (
+        {
+          round1: ['initial_answer', 'round1_label_map'],
+          revision: ['revision', 'revision_summary', 'revised_label_map'],
+          vote: ['debate_vote', 'debate_vote_tally', 'debate_winner'],
+        }[stage] ?? []
+      );
+    case 'delphi':
+      if (/^round_\d+$/.test(stage)) return [stage, `${stage}_stats`];
+      return stage === 'classify' || stage === 'synthesis' ? [stage] : [];
+    default:
+      return [];
+  }
+}
+
+/** What a stored call error says happened: stopped by a cancel, cut by a quorum/deadline/end, or failed. */
+export function missingKindOf(error: string | null): Exclude<MissingKind, 'unreadable'> {
+  const text = (error ?? '').trimStart().toLowerCase();
+  if (text.startsWith('cancelled:') || text === 'cancelled') return 'cancelled';
+  // `cut: quorum reached`, `cut: stage deadline passed`; `stopped: the deliberation ended` (cap, failure).
+  if (text.startsWith('cut:') || text.startsWith('stopped:')) return 'cut';
+  return 'failed';
+}
+
+const shortWhy = (text: string): string => {
+  const line = text.replace(/\s+/g, ' ').trim() || 'the call failed';
+  return line.length <= MAX_WHY ? line : `${line.slice(0, MAX_WHY - 1)}…`;
+};
+
+/**
+ * The stage a cancelled or failed deliberation never committed: the last stage that started calls
+ * (its `model_progress started` events; else the stage of its last stored call) when none of that
+ * stage's rows were stored. Null when it ended between stages (or did not end so).
+ */
+export function uncommittedStage(
+  mode: ModeName,
+  status: MessageStatus,
+  rowTypes: readonly string[],
+  calls: readonly Pick<CallSummary, 'stage'>[],
+  started: readonly Pick<StartedStageCall, 'stage'>[] = [],
+): string | null {
+  if (status !== 'cancelled' && status !== 'failed') return null;
+  const last = started[started.length - 1]?.stage ?? calls[calls.length - 1]?.stage;
+  if (last === undefined || last === 'title') return null;
+  const stored = new Set(rowTypes);
+  return rowTypesOfStage(mode, last).some((type) => stored.has(type)) ? null : last;
+}
+
+/**
+ * The model behind a started call: its participant where that is the model id, else (Delphi's
+ * numbered panelists, key `p<i>`) the roster's i-th panelist from the message's config.
+ */
+export function startedModelOf(mode: ModeName, config: unknown, call: StartedStageCall): string {
+  if (typeof call.participant === 'string') return call.participant;
+  const seat = /^p(\d+)$/.exec(call.key);
+  const roster =
+    mode === 'delphi' && typeof config === 'object' && config !== null && 'panelistModels' in config
+      ? config.panelistModels
+      : null;
+  const model = seat && Array.isArray(roster) ? (roster as unknown[])[Number(seat[1])] : undefined;
+  return typeof model === 'string' ? model : `panelist ${call.participant}`;
+}
+
+/**
+ * What a call still running when its deliberation ended will store when it settles (the engine's
+ * STOPPED_CALL_ERROR): said at once, before that outcome is stored.
+ */
+const STILL_RUNNING: Record<'cancelled' | 'failed', { kind: MissingKind; why: string }> = {
+  cancelled: { kind: 'cancelled', why: 'cancelled: the deliberation was stopped' },
+  failed: { kind: 'cut', why: 'stopped: the deliberation ended' },
+};
+
+/** As `model_progress` names a call: Delphi's panelists by 1-based number (p0 → 1), others by model. */
+function participantOf(mode: ModeName, call: StoredStageCall): string | number {
+  const seat = /^p(\d+)$/.exec(call.key);
+  return mode === 'delphi' && seat ? Number(seat[1]) + 1 : call.model;
+}
+
+/**
+ * What a cancelled or failed deliberation kept of the stage it never committed: every answer that
+ * finished (stored and billed, but not in the mode's result) and the calls that did not finish.
+ */
+export function partialOf(input: {
+  mode: ModeName;
+  status: MessageStatus;
+  error: string | null;
+  /** The uncommitted stage (uncommittedStage), null when it ended between stages. */
+  stage: string | null;
+  /** That stage's stored calls. */
+  calls: readonly StoredStageCall[];
+  /** The calls it started (their models resolved): one without a stored outcome was still running. */
+  started?: readonly (StartedStageCall & { model: string })[];
+}): PartialResult | null {
+  const { mode, status, stage } = input;
+  if (status !== 'cancelled' && status !== 'failed') return null;
+  const calls = stage === null ? [] : input.calls.filter((c) => c.stage === stage);
+  const answers: PartialAnswer[] = calls
+    .filter((c) => c.ok && c.content !== null)
+    .map((c) => ({
+      stage: c.stage,
+      participant: participantOf(mode, c),
+      model: c.model,
+      content: c.content ?? '',
+      finishReason: c.finishReason,
+    }));
+  const settled = new Set(calls.map((c) => c.key));
+  const cut: MissingContribution[] = [
+    ...calls
+      .filter((c) => !c.ok)
+      .map((c) => ({
+        model: c.model,
+        role: roleOf(mode, c.stage),
+        stage: c.stage,
+        kind: missingKindOf(c.error),
+        why: shortWhy(c.error ?? 'the call failed'),
+      })),
+    ...(input.started ?? [])
+      .filter((c) => c.stage === stage && !settled.has(c.key))
+      .map((c) => ({
+        model: c.model,
+        role: roleOf(mode, c.stage),
+        stage: c.stage,
+        ...STILL_RUNNING[status],
+      })),
+  ];
+  return { reason: status, why: input.error, stage, answers, cut };
+}
+
+/** Answers the mode stored but could not read: a ranking, vote, revision decision, verdict or scores. */
+function unreadableOf(mode: ModeName, result: AnyResult): MissingContribution[] {
+  const entry = (model: string, stage: string, why: string): MissingContribution => ({
+    model,
+    role: roleOf(mode, stage),
+    stage,
+    kind: 'unreadable',
+    why,
+  });
+  switch (mode) {
+    case 'council':
+      return (result.stage2 ?? [])
+        .filter((r) => r.parsedRanking.length === 0)
+        .map((r) => entry(r.model, 'stage2', 'its ranking could not be read'));
+    case 'vote':
+      return (result.votes?.votes ?? [])
+        .filter((v) => v.votedFor === null)
+        .map((v) => entry(v.model, 'vote', 'its vote could not be read'));
+    case 'debate':
+      return [
+        ...(result.revisions ?? [])
+          .filter((r) => r.decision === null)
+          .map((r) => entry(r.model, 'revision', 'its revision decision could not be read')),
+        ...(result.votes?.votes ?? [])
+          .filter((v) => v.votedFor === null)
+          .map((v) => entry(v.model, 'vote', 'its vote could not be read')),
+      ];
+    case 'jury':
+      return (result.jurors ?? [])
+        .filter((j) => !j.parseSuccess)
+        .map((j) =>
+          entry(
+            j.model,
+            'deliberation',
+            j.verdict === null ? 'its verdict could not be read' : 'some of its scores could not be read',
+          ),
+        );
+    default:
+      return [];
+  }
+}
+
+/** Delphi: panelists whose call answered but whose estimate is not among the round's valid ones. */
+function unreadableEstimates(view: Pick<DeliberationView, 'calls' | 'mode'>, result: AnyResult) {
+  if (view.mode !== 'delphi') return [];
+  const missing: MissingContribution[] = [];
+  for (const round of result.rounds ?? []) {
+    const stage = `round_${round.roundNumber}`;
+    const valid = round.estimates.map((e) => e.model);
+    for (const call of view.calls.filter((c) => c.stage === stage && c.ok)) {
+      const at = valid.indexOf(call.model);
+      if (at >= 0) valid.splice(at, 1);
+      else
+        missing.push({
+          model: call.model,
+          role: roleOf('delphi', stage),
+          stage,
+          kind: 'unreadable',
+          why: 'its estimate could not be read',
+        });
+    }
+  }
+  return missing;
+}
+
+/** The first stage the panel answered in (council `stage1`, vote `answer`, Delphi `round_1`, …). */
+function panelStageOf(mode: ModeName, calls: readonly Pick<CallSummary, 'stage'>[]): string | null {
+  return calls.find((c) => roleOf(mode, c.stage) === PANEL_ROLE[mode])?.stage ?? null;
+}
+
+/**
+ * Everyone who was asked and did not give the mode what it needed, and why: failed, cancelled and
+ * cut calls, and answers the mode could not read. Null when nobody is missing.
+ */
+export function degradationOf(
+  view: Pick<DeliberationView, 'mode' | 'calls' | 'result'> & {
+    partial?: PartialResult | null;
+    /** Given while a Delphi exercise runs, its panelists stay unnamed (05-delphi.md): no model, no error text. */
+    status?: MessageStatus;
+  },
+): Degradation | null {
+  const result = (view.result ?? {}) as AnyResult;
+  const failedCalls: MissingContribution[] = view.calls
+    .filter((c) => !c.ok)
+    .map((c) => ({
+      model: c.model,
+      role: roleOf(view.mode, c.stage),
+      stage: c.stage,
+      kind: missingKindOf(c.error),
+      why: shortWhy(c.error ?? 'the call failed'),
+    }));
+  // Calls still running when the run ended: in its partial's cut before their outcomes are stored.
+  const storedAt = new Set(view.calls.map((c) => `${c.stage}\u0000${c.model}`));
+  for (const cut of view.partial?.cut ?? []) {
+    if (!storedAt.has(`${cut.stage}\u0000${cut.model}`)) failedCalls.push(cut);
+  }
+  const failedAt = new Set(failedCalls.map((m) => `${m.stage}\u0000${m.model}`));
+  const unreadable = [...unreadableOf(view.mode, result), ...unreadableEstimates(view, result)].filter(
+    (m) => !failedAt.has(`${m.stage}\u0000${m.model}`),
+  );
+  const anonymous = view.mode === 'delphi' && view.status !== undefined && !isTerminalStatus(view.status);
+  const missing = [...failedCalls, ...unreadable].map((m) =>
+    anonymous && m.role === PANEL_ROLE.delphi
+      ? { ...m, model: 'a panelist', why: m.kind === 'unreadable' ? m.why : `its call ${KIND_VERB[m.kind]}` }
+      : m,
+  );
+  if (missing.length === 0) return null;
+  const panelStage = panelStageOf(view.mode, [...view.calls, ...(view.partial?.cut ?? [])]);
+  const panelCalls = view.calls.filter((c) => c.stage === panelStage);
+  const running = failedCalls.filter(
+    (m) => m.stage === panelStage && !storedAt.has(`${m.stage}\u0000${m.model}`),
+  );
+  const asked = panelCalls.length + running.length;
+  const answered = panelCalls.filter((c) => c.ok).length;
+  // One entry per model and reason: a member that failed the same way in several stages is named once.
+  const groups = new Map<string, MissingContribution[]>();
+  for (const m of missing) {
+    const key = `${m.model}\u0000${m.kind}\u0000${m.why}`;
+    groups.set(key, [...(groups.get(key) ?? []), m]);
+  }
+  const named = [...groups.values()].map((group) => {
+    const [first] = group;
+    if (first.stage === panelStage && first.kind !== 'unreadable') {
+      const later = [...new Set(group.slice(1).map((m) => m.stage))];
+      return `${first.model}: ${first.why}${later.length > 0 ? ` (also in ${later.join(', ')})` : ''}`;
+    }
+    const roles = [...new Set(group.map((m) => m.role))].join('/');
+    const stages = [...new Set(group.map((m) => m.stage))].join(', ');
+    return `${first.model} (${roles}, ${stages}): ${first.why}`;
+  });
+  const head = asked > 0 ? `${answered} of ${asked} answered` : 'Incomplete';
+  const shown = named.slice(0, MAX_NAMED);
+  const more = named.length > shown.length ? `; and ${named.length - shown.length} more` : '';
+  return { asked, answered, summary: `${head} — ${shown.join('; ')}${more}`, missing };
+}
