@@ -219,6 +219,23 @@ describe('SimulatedProvider streaming', () => {
     }
   });
 
+  it('leaves no timer behind when a streamed answer is stopped (nothing of it stays scheduled)', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const before = timers();
+    const controller = new AbortController();
+    const call = streaming(60_000, 4).complete({
+      model: 'sim/a',
+      messages: [{ role: 'user', content: 'q' }],
+      signal: controller.signal,
+      onDelta: () => undefined,
+    });
+    // Its first piece is due in 15 s: one timer waits for it.
+    expect(timers()).toBe(before + 1);
+    controller.abort();
+    await expect(call).rejects.toThrow();
+    expect(timers()).toBe(before);
+  });
+
   /** A streamed call of 8 pieces over 400 ms that aborts itself from its `stopAt`-th piece. */
   const stoppedFromPiece = (stopAt: number) => {
     const pieces: string[] = [];

@@ -89,22 +89,37 @@ export function jitteredLatency(baseMs: number, jitter: number, unit: number): n
  * (nothing on the piece's path reads it: the call's own code resumes in its own).
  */
 class PieceClock {
-  private readonly due = new Map<number, (() => void)[]>();
+  private readonly due = new Map<number, { wakes: (() => void)[]; timer: NodeJS.Timeout }>();
 
-  /** Calls `wake` once, at the first millisecond at or after `time` (a performance.now() time). */
-  at(time: number, wake: () => void): void {
+  /**
+   * Calls `wake` once, at the first millisecond at or after `time` (a performance.now() time).
+   * The function returned takes the wake back (an aborted stream): a millisecond left with no wake
+   * loses its timer, so nothing of a stopped answer stays scheduled.
+   */
+  at(time: number, wake: () => void): () => void {
     const tick = Math.ceil(time);
     const waiting = this.due.get(tick);
-    if (waiting) {
-      waiting.push(wake);
-      return;
+    if (waiting) waiting.wakes.push(wake);
+    else {
+      const timer = setTimeout(() => this.fire(tick), Math.max(0, tick - performance.now()));
+      this.due.set(tick, { wakes: [wake], timer });
     }
-    this.due.set(tick, [wake]);
-    setTimeout(() => this.fire(tick), Math.max(0, tick - performance.now()));
+    return () => this.cancel(tick, wake);
+  }
+
+  private cancel(tick: number, wake: () => void): void {
+    const waiting = this.due.get(tick);
+    if (!waiting) return;
+    const index = waiting.wakes.indexOf(wake);
+    if (index >= 0) waiting.wakes.splice(index, 1);
+    if (waiting.wakes.length === 0) {
+      clearTimeout(waiting.timer);
+      this.due.delete(tick);
+    }
   }
 
   private fire(tick: number): void {
-    const wakes = this.due.get(tick) ?? [];
+    const wakes = this.due.get(tick)?.wakes ?? [];
     this.due.delete(tick);
     // Every stream due is woken even if one wake throws (none should: a piece's listener's
     // failure goes to its own call); the first error is thrown after, as a timer's would be.
@@ -213,8 +228,10 @@ export class SimulatedProvider implements ModelProvider {
       // Set by the abort listener, which runs the moment the signal aborts (an onDelta that stops
       // the call included): reading signal.aborted on every piece cost more than the piece.
       let aborted = false;
+      let takeBack = (): void => undefined;
       const onAbort = () => {
         aborted = true;
+        takeBack();
         reject(abortError(signal));
       };
       const deliver = () => {
@@ -231,14 +248,14 @@ export class SimulatedProvider implements ModelProvider {
         }
         if (aborted) return;
         if (next < pieces.length) {
-          this.clock.at(dueAt(next), deliver);
+          takeBack = this.clock.at(dueAt(next), deliver);
           return;
         }
         signal.removeEventListener('abort', onAbort);
         resolve();
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      this.clock.at(dueAt(0), deliver);
+      takeBack = this.clock.at(dueAt(0), deliver);
     });
   }
 
