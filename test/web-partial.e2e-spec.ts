@@ -80,8 +80,11 @@ describe('degraded and partial runs in the web client', () => {
       const page = await open(messageId, '[data-testid="kept-stage"]', viewport);
       const section = page.locator('[data-testid="kept-stage"]');
       expect(await section.locator('h3').textContent()).toBe('Kept from the unfinished stage stage1');
-      expect(await section.locator('.kept-answer h4').textContent()).toBe('sim/athena');
-      expect(await section.locator('.kept-answer .markdown').textContent()).toContain('[simulated answer]');
+      expect(await section.locator('.kept-answer .kept-model').textContent()).toBe('sim/athena');
+      // The kept answer itself shows whole with its call, once (not again in the kept section).
+      const call = page.locator('.call[data-participant="sim/athena"] .call-answer[data-final="yes"]');
+      expect(await call.textContent()).toContain('[simulated answer]');
+      expect(await page.getByText('[simulated answer]', { exact: false }).count()).toBe(1);
       expect(await section.locator('.kept-cut').textContent()).toContain('sim/slow:delay60000@answer');
       expect(await page.locator('[data-testid="degraded"]').textContent()).toContain(
         '1 of 2 answered — sim/slow:delay60000@answer: cancelled: the deliberation was stopped',

@@ -1,5 +1,4 @@
 import type { Degradation, MissingContribution, PartialResult } from '@conclave/contracts';
-import { Markdown } from './markdown';
 
 const KIND_WORDS: Record<MissingContribution['kind'], string> = {
   failed: 'failed',
@@ -36,8 +35,9 @@ export function DegradedNotice({ degraded }: { degraded: Degradation }) {
 }
 
 /**
- * What a cancelled or failed run kept of the stage it never finished: each answer that arrived
- * (none of them the mode's final answer) and each call that did not finish, with why.
+ * What a cancelled or failed run kept of the stage it never finished: which answers had arrived
+ * (none of them the mode's final answer; each is shown whole with its call above, beside any text
+ * a stopped call had written so far) and each call that did not finish, with why.
  */
 export function KeptStage({ partial }: { partial: PartialResult }) {
   const ended = partial.reason === 'cancelled' ? 'was stopped' : 'failed';
@@ -56,23 +56,24 @@ export function KeptStage({ partial }: { partial: PartialResult }) {
         The deliberation {ended}
         {partial.why ? ` (${partial.why.replace(/\.$/, '')})` : ''}
         {partial.stage
-          ? '. These answers had arrived and are kept; none of them is a final answer.'
+          ? '. The answers that had arrived are kept, each with its call above; none of them is a final answer.'
           : '; everything it finished is in the result below.'}
       </p>
       {partial.stage && partial.answers.length === 0 && (
         <p className="muted">No call of this stage had finished.</p>
       )}
-      {partial.answers.map((a, i) => (
-        <article className="kept-answer" key={`${a.model}-${i}`}>
-          <h4>
-            {a.model}
-            {a.finishReason === 'length' && (
-              <span className="badge badge-warn truncated">cut at length limit</span>
-            )}
-          </h4>
-          <Markdown text={a.content} />
-        </article>
-      ))}
+      {partial.answers.length > 0 && (
+        <ul className="kept-answers">
+          {partial.answers.map((a, i) => (
+            <li className="kept-answer" key={`${a.model}-${i}`}>
+              <strong className="kept-model">{a.model}</strong> <span className="badge">answered</span>
+              {a.finishReason === 'length' && (
+                <span className="badge badge-warn truncated">cut at length limit</span>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
       {partial.cut.length > 0 && (
         <ul className="kept-cut">
           {partial.cut.map((c, i) => (

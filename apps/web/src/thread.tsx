@@ -252,9 +252,9 @@ function TurnView({
       {/* Who is missing, above everything else the turn shows. */}
       {view?.degraded && <DegradedNotice degraded={view.degraded} />}
       {view && <RunBar view={view} active={active} endedAt={timeline.endedAt} onStopped={setOwn} />}
-      {/* Until complete, and when it stopped short, the calls show each answer; once complete the result
-          does, and once a stopped run's kept answers are read, they show below, from the stored calls. */}
-      {!complete && <Timeline timeline={timeline} showAnswers={!view?.partial} />}
+      {/* Until complete, and when it stopped short, the calls show each answer (a stopped call's text as
+          far as it got too); once complete the result does. */}
+      {!complete && <Timeline timeline={timeline} showAnswers />}
       {(finished === 'error' || (finished === null && view?.status === 'failed')) && (
         <p className="error" role="alert">
           {errorText}
@@ -263,7 +263,7 @@ function TurnView({
       {finished === 'cancelled' && (
         <p className="cancelled" role="status">
           {calls > 0
-            ? `Stopped before the end: ${timeline.error ?? ''} The answers that had arrived are kept.`
+            ? `Stopped before the end: ${timeline.error ?? ''} The answers that had arrived are kept above.`
             : `Stopped before it started: ${timeline.error ?? ''}`}
         </p>
       )}

@@ -35,7 +35,7 @@ describe('DegradedNotice', () => {
 });
 
 describe('KeptStage', () => {
-  it('shows each kept answer as Markdown it cannot break out of, and who was cut', () => {
+  it('names each kept answer (shown whole with its call), its content not repeated, and who was cut', () => {
     const { container } = render(
       <KeptStage
         partial={{
@@ -67,10 +67,11 @@ describe('KeptStage', () => {
       'Kept from the unfinished stage round_2',
     );
     expect(container.textContent).toContain(
-      'The deliberation failed (The deliberation ran past its 600 s limit and was stopped). These answers had arrived',
+      'The deliberation failed (The deliberation ran past its 600 s limit and was stopped). The answers that had arrived are kept, each with its call above',
     );
-    expect(container.querySelector('.kept-answer h4')?.textContent).toBe('sim/p1cut at length limit');
-    expect(container.querySelector('.kept-answer img[onerror]')).toBeNull();
+    expect(container.querySelector('.kept-answer')?.textContent).toBe('sim/p1 answeredcut at length limit');
+    expect(container.textContent).not.toContain('ESTIMATE');
+    expect(container.querySelector('img')).toBeNull();
     expect(container.querySelector('.kept-cut')?.textContent).toBe(
       'sim/p2 (panelist) cut stopped: the deliberation ended',
     );
