@@ -71,6 +71,37 @@ describe('follow-ups keep their panel (REST, Socket.IO, MCP, CLI, dry run, /v1)'
     });
   });
 
+  it('REST: options carried over that no longer fit the turn’s new roster are left behind, never the roster', async () => {
+    const first = await stack.run({
+      question: 'First question',
+      councilModels: ['sim/a', 'sim/b', 'sim/c'],
+      chairmanModel: 'sim/chair',
+      modeConfig: { quorum: 3, chairmanFallbacks: ['sim/spare'] },
+    });
+    // quorum 3 does not fit two members, and sim/spare cannot back itself up: neither was sent now.
+    const second = await stack.run({
+      question: 'Second question',
+      conversationId: first.conversationId,
+      councilModels: ['sim/x', 'sim/y'],
+      chairmanModel: 'sim/spare',
+    });
+    const config = (await turnOf(second.messageId)).config as unknown as Record<string, unknown>;
+    expect(config).toMatchObject({ councilModels: ['sim/x', 'sim/y'], chairmanModel: 'sim/spare' });
+    expect(config.quorum).toBeUndefined();
+    expect(config.chairmanFallbacks).toBeUndefined();
+    // What the turn sends itself is still checked and named.
+    const refused = await stack.api<{ fields: Record<string, string> }>('POST', '/api/deliberations', {
+      body: {
+        question: 'Third question',
+        conversationId: first.conversationId,
+        councilModels: ['sim/x', 'sim/y'],
+        modeConfig: { quorum: 3 },
+      },
+    });
+    expect(refused.status).toBe(400);
+    expect(Object.keys(refused.body.fields)).toEqual(['modeConfig.quorum']);
+  });
+
   it('REST: a follow-up naming another mode is still refused, naming both modes', async () => {
     const conversationId = await conversation();
     const response = await stack.api<{ fields: Record<string, string> }>('POST', '/api/deliberations', {

@@ -39,7 +39,6 @@ import { DeliberationsService } from './deliberations.service';
 import { CancelService } from './cancel.service';
 import { dryRunAsked } from '../estimates/dry-run';
 import { DryRunService } from '../estimates/dry-run.service';
-import { RequestValidator } from './request-validator';
 
 const HEARTBEAT_MS = 15_000;
 
@@ -55,7 +54,6 @@ export class DeliberationsController {
     private readonly live: LiveHub,
     private readonly streams: StreamRegistry,
     @Inject(CONFIG) private readonly config: ConclaveConfig,
-    private readonly validator: RequestValidator,
     private readonly dryRuns: DryRunService,
   ) {}
 
@@ -82,7 +80,7 @@ export class DeliberationsController {
     @Headers('idempotency-key') idempotencyKey?: string,
   ): Promise<void> {
     if (dryRunAsked(dryRun)) {
-      const outcome = await this.validator.validate(await this.deliberations.resolveRequest(userId, body));
+      const outcome = await this.deliberations.validateRequest(userId, body);
       if (!outcome.ok) throw ApiError.invalid(outcome.fields);
       response.status(200).json(await this.dryRuns.deliberation(userId, outcome.request));
       return;

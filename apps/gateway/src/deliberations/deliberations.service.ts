@@ -19,17 +19,20 @@ import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '@conclave/platform';
 import { RateLimiter } from '../common/rate-limiter';
 import { BudgetsService } from '../budgets/budgets.service';
 import { PresetsService } from '../presets/presets.service';
-import { withConversationPanel } from './follow-up-panel';
-import { knownProperties, RequestValidator, type ValidatedRequest } from './request-validator';
+import { withConversationPanel, withoutConfigFields } from './follow-up-panel';
+import {
+  knownProperties,
+  RequestValidator,
+  type ValidatedRequest,
+  type ValidationOutcome,
+} from './request-validator';
+import { isPlainObject } from '../presets/apply-preset';
 import {
   IdempotencyRace,
   idempotencyContext,
   previousResponse,
   type IdempotencyContext,
 } from '../common/idempotency';
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const iso = (value: Date | null): string | null => (value ? new Date(value).toISOString() : null);
 
@@ -87,7 +90,7 @@ export class DeliberationsService {
       if (earlier) return earlier;
     }
     // The fingerprint above covers the request as sent (its preset's name), the checks below what it asks for.
-    const outcome = await this.validator.validate(await this.resolveRequest(userId, body));
+    const outcome = await this.validateRequest(userId, body);
     if (!outcome.ok) throw ApiError.invalid(outcome.fields);
     await this.budgets.assertWithinBudget(userId, 'the deliberation');
     await this.limiter.take(userId, 'deliberations');
@@ -104,21 +107,41 @@ export class DeliberationsService {
   }
 
   /**
-   * The request as it is validated: its `preset` applied (400 naming `preset` or `mode` if it
-   * cannot be), then, for a follow-up, its conversation's mode, roster and options beneath what it
-   * names itself (withConversationPanel).
+   * The request validated as it will run: its `preset` applied (400 naming `preset` or `mode` if
+   * it cannot be), then, for a follow-up, its conversation's mode, roster and options beneath what
+   * it names itself (withConversationPanel). An option carried over from the last turn that no
+   * longer fits what this turn names (a quorum larger than its new roster, a fallback that is now
+   * the chairman) is left behind rather than blamed on a caller who never sent it; the roster itself
+   * is never dropped.
    */
-  async resolveRequest(userId: string, body: unknown): Promise<unknown> {
+  async validateRequest(userId: string, body: unknown): Promise<ValidationOutcome> {
     const request = await this.presets.applyTo(userId, body);
-    if (!isPlainObject(request)) return request;
+    const followUp = await this.followUpOf(userId, request);
+    if (!followUp) return this.validator.validate(request);
+    const outcome = await this.validator.validate(followUp.request);
+    if (outcome.ok) return outcome;
+    const stale = followUp.droppable.filter((path) => Object.hasOwn(outcome.fields, path));
+    if (stale.length === 0) return outcome;
+    return this.validator.validate(withoutConfigFields(followUp.request, stale));
+  }
+
+  /** A follow-up's request over its conversation's panel; null when it names no conversation of the user's. */
+  private async followUpOf(
+    userId: string,
+    request: unknown,
+  ): Promise<{ request: Record<string, unknown>; droppable: string[] } | null> {
+    if (!isPlainObject(request)) return null;
     const { conversationId } = request;
-    if (typeof conversationId !== 'string' || !isUuid(conversationId)) return request;
+    if (typeof conversationId !== 'string' || !isUuid(conversationId)) return null;
     const panel = await this.conversations.lastPanel(userId, conversationId);
     // Not the user's: the turn's admission answers 404, as without a panel.
-    if (!panel) return request;
-    const definition = modeDefinition(panel.mode);
-    if (!definition) return request;
-    return withConversationPanel(panel, request, knownProperties(definition.configSchema));
+    const definition = panel ? modeDefinition(panel.mode) : undefined;
+    if (!panel || !definition) return null;
+    const followUp = withConversationPanel(panel, request, knownProperties(definition.configSchema));
+    const roster = new Set(
+      definition.describe(this.config.defaults).roster.map((r) => `modeConfig.${r.field}`),
+    );
+    return { request: followUp.request, droppable: followUp.inherited.filter((path) => !roster.has(path)) };
   }
 
   private async create(

@@ -1,4 +1,10 @@
-import { withConversationPanel, type ConversationPanel } from './follow-up-panel';
+import {
+  withConversationPanel as layered,
+  withoutConfigFields,
+  type ConversationPanel,
+} from './follow-up-panel';
+
+const withConversationPanel = (...args: Parameters<typeof layered>) => layered(...args).request;
 
 const COUNCIL_FIELDS = new Set(['councilModels', 'chairmanModel', 'timeoutMs']);
 const panel: ConversationPanel = {
@@ -66,5 +72,15 @@ describe('withConversationPanel', () => {
     expect(withConversationPanel(panel, { question: 'q', modeConfig: 'x' }, COUNCIL_FIELDS).modeConfig).toBe(
       'x',
     );
+  });
+
+  it('says which config fields came from the conversation, and can leave them behind', () => {
+    const followUp = layered(
+      panel,
+      { question: 'q', councilModels: ['sim/x', 'sim/y'], modeConfig: { timeoutMs: 1000 } },
+      COUNCIL_FIELDS,
+    );
+    expect(followUp.inherited).toEqual(['modeConfig.chairmanModel']);
+    expect(withoutConfigFields(followUp.request, followUp.inherited).modeConfig).toEqual({ timeoutMs: 1000 });
   });
 });

@@ -1,5 +1,5 @@
 import type { ModeName } from '@conclave/contracts';
-import { layerRequest } from '../presets/apply-preset';
+import { isPlainObject, layerRequest } from '../presets/apply-preset';
 
 /** The panel a conversation's last turn ran with: its mode and its resolved mode config. */
 export interface ConversationPanel {
@@ -7,8 +7,12 @@ export interface ConversationPanel {
   config: unknown;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+/** A follow-up request with its conversation's panel beneath it, and which fields it took from there. */
+export interface FollowUpRequest {
+  request: Record<string, unknown>;
+  /** The `modeConfig.<field>` paths that came from the conversation, not from the turn. */
+  inherited: string[];
+}
 
 /**
  * A follow-up request with its conversation's panel beneath it: a turn that names only the
@@ -21,11 +25,29 @@ export function withConversationPanel(
   panel: ConversationPanel,
   request: Record<string, unknown>,
   configFields: ReadonlySet<string>,
-): Record<string, unknown> {
-  if (request.mode !== undefined && request.mode !== null && request.mode !== panel.mode) return request;
+): FollowUpRequest {
+  if (request.mode !== undefined && request.mode !== null && request.mode !== panel.mode)
+    return { request, inherited: [] };
   const stored = isPlainObject(panel.config) ? panel.config : {};
   const modeConfig = Object.fromEntries(
     Object.entries(stored).filter(([field, value]) => configFields.has(field) && value !== undefined),
   );
-  return layerRequest({ mode: panel.mode, modeConfig }, request);
+  const layered = layerRequest({ mode: panel.mode, modeConfig }, request);
+  const own = isPlainObject(request.modeConfig) ? request.modeConfig : {};
+  const layeredConfig = isPlainObject(layered.modeConfig) ? layered.modeConfig : {};
+  const inherited = Object.keys(layeredConfig)
+    .filter((field) => !(field in own) && field in modeConfig)
+    .map((field) => `modeConfig.${field}`);
+  return { request: layered, inherited };
+}
+
+/** The request without the given `modeConfig.<field>` paths. */
+export function withoutConfigFields(
+  request: Record<string, unknown>,
+  paths: string[],
+): Record<string, unknown> {
+  if (!isPlainObject(request.modeConfig)) return request;
+  const modeConfig = { ...request.modeConfig };
+  for (const path of paths) delete modeConfig[path.replace(/^modeConfig\./, '')];
+  return { ...request, modeConfig };
 }

@@ -293,9 +293,10 @@ export class ChatRun {
   ): Promise<void> {
     if (this.done) return;
     this.stopFollowing();
-    // Not ended (the gateway lost the events): a retry with the key may still follow it.
-    if (reason === 'terminal') this.ctx.retry?.end();
-    else this.ctx.retry?.detach();
+    // Ended, or not followed any more because this gateway lost its events: either way the run is
+    // no longer this client's to abandon, so no grace runs out on it (the answer says it may still
+    // finish, and a retry with the key reattaches as to any run).
+    this.ctx.retry?.end();
     let view: DeliberationView | null = null;
     if (reason === 'terminal') {
       try {

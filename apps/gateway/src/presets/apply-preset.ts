@@ -3,7 +3,7 @@ import type { FieldErrors } from '@conclave/deliberation';
 
 export type PresetMerge = { ok: true; body: Record<string, unknown> } | { ok: false; fields: FieldErrors };
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Council's roster fields, which a request may give at top level or in `modeConfig`. */
