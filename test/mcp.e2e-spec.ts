@@ -213,8 +213,10 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     expect(byName.deliberate.description).toContain('get_deliberation');
     expect(byName.start_deliberation.description).toContain('get_deliberation');
     for (const name of ['deliberate', 'start_deliberation', 'get_deliberation'])
-      expect(byName[name].description).toContain('Only cancel_deliberation (or a stop from the web client');
-    expect(aliceClient.getInstructions()).toContain('Only cancel_deliberation');
+      expect(byName[name].description).toContain(
+        'except by cancel_deliberation (or a stop from the web client',
+      );
+    expect(aliceClient.getInstructions()).toContain('except by cancel_deliberation');
 
     for (const name of ['list_modes', 'list_models', 'get_deliberation']) {
       expect(byName[name].annotations).toMatchObject({ readOnlyHint: true });
@@ -377,7 +379,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     expect(messageId).toMatch(/^[0-9a-f-]{36}$/);
     // What the first notification promised holds.
     expect(opening).toContain('get_deliberation with this messageId resumes it');
-    expect(opening).toContain('Only cancel_deliberation');
+    expect(opening).toContain('except by cancel_deliberation');
     // Before this change the cancellation stopped the run within milliseconds.
     await new Promise((resolve) => setTimeout(resolve, 2000));
     expect((await storedView(messageId)).status).toBe('running');
@@ -583,7 +585,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
       );
       expect(said).toContain('- stage1: 2 answered (sim/a:delay25000, sim/b:delay25000)');
       expect(said).toContain(`call get_deliberation with messageId "${messageId}" and waitSeconds 45`);
-      expect(said).toContain('Only cancel_deliberation');
+      expect(said).toContain('except by cancel_deliberation');
       // Not cancelled: it goes on, and the next call fetches its end.
       expect((await storedView(messageId, carol)).status).toBe('running');
       const next = (await client.callTool({

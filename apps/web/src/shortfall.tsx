@@ -44,24 +44,15 @@ export function KeptStage({ partial }: { partial: PartialResult }) {
   return (
     <section className="kept-stage" aria-label="kept answers" data-testid="kept-stage">
       <h3>
-        {partial.stage ? (
-          <>
-            Kept from the unfinished stage <code>{partial.stage}</code>
-          </>
-        ) : (
-          'Ended between two stages'
-        )}
+        Kept from the unfinished stage <code>{partial.stage}</code>
       </h3>
       <p className="muted">
         The deliberation {ended}
         {partial.why ? ` (${partial.why.replace(/\.$/, '')})` : ''}
-        {partial.stage
+        {partial.answers.length > 0
           ? '. The answers that had arrived are kept, each with its call above; none of them is a final answer.'
-          : '; everything it finished is in the result below.'}
+          : '. No call of this stage had finished.'}
       </p>
-      {partial.stage && partial.answers.length === 0 && (
-        <p className="muted">No call of this stage had finished.</p>
-      )}
       {partial.answers.length > 0 && (
         <ul className="kept-answers">
           {partial.answers.map((a, i) => (

@@ -77,8 +77,13 @@ describe('KeptStage', () => {
     );
   });
 
-  it('says so when the run ended between two stages', () => {
-    render(<KeptStage partial={{ reason: 'cancelled', why: null, stage: null, answers: [], cut: [] }} />);
-    expect(screen.getByRole('heading', { level: 3 }).textContent).toBe('Ended between two stages');
+  it('says so when no call of the stage had finished', () => {
+    const { container } = render(
+      <KeptStage partial={{ reason: 'cancelled', why: null, stage: 'stage1', answers: [], cut: [] }} />,
+    );
+    expect(container.textContent).toContain(
+      'The deliberation was stopped. No call of this stage had finished.',
+    );
+    expect(container.querySelector('.kept-answers')).toBeNull();
   });
 });

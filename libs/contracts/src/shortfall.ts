@@ -54,8 +54,8 @@ export interface PartialResult {
   reason: 'cancelled' | 'failed';
   /** The stored reason (the cancel's or the failure's message). */
   why: string | null;
-  /** The stage that was never committed; null when it ended between stages. */
-  stage: string | null;
+  /** The stage that was never committed (a run that ended between stages has no partial). */
+  stage: string;
   answers: PartialAnswer[];
   cut: MissingContribution[];
 }

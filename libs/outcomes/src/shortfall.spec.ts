@@ -152,12 +152,13 @@ describe('partialOf', () => {
     ]);
   });
 
-  it('is null unless the run was cancelled or failed; empty between stages', () => {
+  it('is null unless the run was cancelled or failed before finishing a stage (between stages: nothing to keep)', () => {
     expect(partialOf({ mode: 'vote', status: 'complete', error: null, stage: null, calls: [] })).toBeNull();
-    expect(partialOf({ mode: 'vote', status: 'cancelled', error: 'x', stage: null, calls: [] })).toEqual({
+    expect(partialOf({ mode: 'vote', status: 'cancelled', error: 'x', stage: null, calls: [] })).toBeNull();
+    expect(partialOf({ mode: 'vote', status: 'cancelled', error: 'x', stage: 'answer', calls: [] })).toEqual({
       reason: 'cancelled',
       why: 'x',
-      stage: null,
+      stage: 'answer',
       answers: [],
       cut: [],
     });
@@ -210,9 +211,27 @@ describe('degradationOf', () => {
       ],
     });
     expect(degraded?.summary).toBe(
-      '2 of 2 answered — b (council, stage2): cut: quorum reached; c (chairman, stage3): timed out after 60 s',
+      '2 of 2 answered, 1 later answer missing, a chairman failed, a fallback answered — ' +
+        'b (council, stage2): cut: quorum reached; c (chairman, stage3): timed out after 60 s',
     );
     expect(degraded?.missing.map((m) => m.kind)).toEqual(['cut', 'failed']);
+  });
+
+  it('says in its headline that the chairman failed when every panelist answered', () => {
+    const degraded = degradationOf({
+      mode: 'council',
+      result: {},
+      calls: [
+        call('stage1', 'a', true),
+        call('stage1', 'b', true),
+        call('stage2', 'a', true),
+        call('stage2', 'b', true),
+        call('stage3', 'c', false, 'upstream error'),
+      ],
+    });
+    expect(degraded?.summary).toBe(
+      '2 of 2 answered, the chairman failed — c (chairman, stage3): upstream error',
+    );
   });
 
   it('names a member that failed the same way in several stages once', () => {

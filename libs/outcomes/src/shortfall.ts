@@ -153,8 +153,9 @@ export function partialOf(input: {
   started?: readonly (StartedStageCall & { model: string })[];
 }): PartialResult | null {
   const { mode, status, stage } = input;
-  if (status !== 'cancelled' && status !== 'failed') return null;
-  const calls = stage === null ? [] : input.calls.filter((c) => c.stage === stage);
+  // Ended between stages (or before the first): everything it finished is in the mode's result.
+  if ((status !== 'cancelled' && status !== 'failed') || stage === null) return null;
+  const calls = input.calls.filter((c) => c.stage === stage);
   const answers: PartialAnswer[] = calls
     .filter((c) => c.ok && c.content !== null)
     .map((c) => ({
@@ -258,6 +259,41 @@ function panelStageOf(mode: ModeName, calls: readonly Pick<CallSummary, 'stage'>
 }
 
 /**
+ * What the headline's count of the panel's first stage does not show: later panel answers missing
+ * ("1 later answer missing") and single seats that failed ("the chairman failed", or "a chairman
+ * failed, a fallback answered" when the seat's next model wrote).
+ */
+function laterOf(
+  view: Pick<DeliberationView, 'mode' | 'calls'>,
+  missing: readonly MissingContribution[],
+  panelStage: string | null,
+): string[] {
+  const later = missing.filter((m) => m.stage !== panelStage);
+  // A member already missing from the first stage is counted there once.
+  const missingFirst = new Set(missing.filter((m) => m.stage === panelStage).map((m) => m.model));
+  const panel = new Set(
+    later
+      .filter((m) => m.role === PANEL_ROLE[view.mode] && !missingFirst.has(m.model))
+      .map((m) => `${m.stage}\u0000${m.model}`),
+  ).size;
+  const seats = new Map<string, string>();
+  for (const m of later.filter((m) => m.role !== PANEL_ROLE[view.mode])) {
+    const answeredAfter = view.calls.some((c) => c.stage === m.stage && c.ok && c.model !== m.model);
+    const phrase =
+      m.kind === 'unreadable'
+        ? `the ${m.role}'s answer could not be read`
+        : answeredAfter
+          ? `a ${m.role} ${KIND_VERB[m.kind]}, a fallback answered`
+          : `the ${m.role} ${KIND_VERB[m.kind]}`;
+    seats.set(`${m.role}\u0000${phrase}`, phrase);
+  }
+  return [
+    ...(panel > 0 ? [`${panel} later answer${panel === 1 ? '' : 's'} missing`] : []),
+    ...seats.values(),
+  ];
+}
+
+/**
  * Everyone who was asked and did not give the mode what it needed, and why: failed, cancelled and
  * cut calls, and answers the mode could not read. Null when nobody is missing.
  */
@@ -317,7 +353,10 @@ export function degradationOf(
     const stages = [...new Set(group.map((m) => m.stage))].join(', ');
     return `${first.model} (${roles}, ${stages}): ${first.why}`;
   });
-  const head = asked > 0 ? `${answered} of ${asked} answered` : 'Incomplete';
+  const head = [
+    asked > 0 ? `${answered} of ${asked} answered` : 'Incomplete',
+    ...laterOf(view, missing, panelStage),
+  ].join(', ');
   const shown = named.slice(0, MAX_NAMED);
   const more = named.length > shown.length ? `; and ${named.length - shown.length} more` : '';
   return { asked, answered, summary: `${head} — ${shown.join('; ')}${more}`, missing };

@@ -41,11 +41,13 @@ export function transcriptMarkdown(view: DeliberationView, options: { question?:
   const kept = outcome.partialStage;
   if (kept) {
     lines.push(
-      `## Kept from the unfinished stage${kept.stage ? ` ${stageName(kept.stage)}` : ''}`,
+      `## Kept from the unfinished stage ${stageName(kept.stage)}`,
       '',
       `The deliberation ${kept.reason === 'cancelled' ? 'was cancelled' : 'failed'}${kept.why ? ` (${inline(kept.why.replace(/\.$/, ''))})` : ''} ` +
-        (kept.stage ? 'before this stage was complete.' : 'between two stages.') +
-        ' These answers finished and are kept; none of them is a final answer.',
+        'before this stage was complete.' +
+        (kept.answers.length > 0
+          ? ' These answers finished and are kept; none of them is a final answer.'
+          : ''),
       '',
     );
     for (const answer of kept.answers) {

@@ -456,7 +456,8 @@ describe('deliberate and get_deliberation before the end', () => {
     for (const name of ['deliberate', 'start_deliberation', 'get_deliberation']) {
       expect(byName[name].description).toContain(STOP_RULE);
     }
-    expect(STOP_RULE).toMatch(/^Only cancel_deliberation/);
+    expect(STOP_RULE).toMatch(/^No client of yours stops a deliberation except by cancel_deliberation/);
+    expect(STOP_RULE).toContain('its API key being revoked');
     for (const definition of table.definitions) {
       // Nothing says a cut-off or cancelled call stops its deliberation.
       expect(definition.description).not.toMatch(/cancell?ing (the|a|this) call (also )?(cancels|stops)/i);

@@ -47,9 +47,10 @@ export const MAX_WAIT_SECONDS = 600;
 export const DELIBERATE_WAIT_SECONDS = 45;
 /** The rule for what stops a run over MCP, as the tools state it. */
 export const STOP_RULE =
-  'Only cancel_deliberation (or a stop from the web client or the API) stops a deliberation: a call that ' +
-  'times out, is cancelled by its client (notifications/cancelled) or loses its connection only stops waiting, ' +
-  'and the deliberation goes on.';
+  'No client of yours stops a deliberation except by cancel_deliberation (or a stop from the web client or the ' +
+  'API): a call that times out, is cancelled by its client (notifications/cancelled) or loses its connection ' +
+  'only stops waiting, and the deliberation goes on. It can still end without you: a model failure the mode ' +
+  'cannot go on without, the time cap, an administrator, or its API key being revoked.';
 /** Models named in list_models's text at most (structuredContent has them all). */
 const MODELS_IN_TEXT = 100;
 

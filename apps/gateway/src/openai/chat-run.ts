@@ -100,7 +100,7 @@ function keptNote(view: DeliberationView): string {
   const answers = view.partial?.answers.length ?? 0;
   const degraded = view.degraded ? ` ${view.degraded.summary}.` : '';
   if (answers === 0) return degraded;
-  const stage = view.partial?.stage ? ` of stage ${view.partial.stage}` : '';
+  const stage = view.partial ? ` of stage ${view.partial.stage}` : '';
   return (
     `${degraded} ${answers} finished answer${answers === 1 ? '' : 's'}${stage} ${answers === 1 ? 'is' : 'are'} kept ` +
     '(not a final answer): see `conclave.kept` in this error or the deliberation.'
