@@ -16,6 +16,8 @@ export interface StopTarget {
   messageId: string;
   stage: string | null;
   batchId: string | null;
+  /** Still waiting for a worker: its job is removed before the ending write. */
+  queued?: boolean;
 }
 
 /** What a cancel of someone's work stopped. */
@@ -70,6 +72,17 @@ export class WorkStops {
     reason: string,
     options: { moveBatch?: boolean } = {},
   ): Promise<'stopped' | 'ended' | 'missing'> {
+    if (target.queued && target.stage && this.deps.redis) {
+      // Its job goes first, so no worker can take it from here on (a new conversation's first job
+      // carries the question, and would send it beside the opening that sees the stop). A job a
+      // worker holds already is left to the abort below; if the write below fails, the reconciler
+      // finds the queued message without a job and enqueues it again.
+      await this.deps.redis.queue
+        .removeStage(target.messageId, target.stage)
+        .catch((error: unknown) =>
+          this.deps.warn(`could not remove the job of ${target.messageId}: ${String(error)}`),
+        );
+    }
     const written = await this.deps.store.writeStage(
       target.messageId,
       endingWrite(target.stage, { kind: 'cancelled', reason }),
@@ -152,16 +165,7 @@ export class WorkStops {
       if (going || items > 0) done.batches += 1;
     }
     for (const open of await this.deps.openWork.openDeliberations(owner)) {
-      if (open.status === 'queued' && open.stage && this.deps.redis) {
-        // As a user's stop of a queued deliberation: its job goes first. A job a worker holds
-        // already is left to the abort below.
-        await this.deps.redis.queue
-          .removeStage(open.messageId, open.stage)
-          .catch((error: unknown) =>
-            this.deps.warn(`could not remove the job of ${open.messageId}: ${String(error)}`),
-          );
-      }
-      const stopped = await this.stop(open, reason);
+      const stopped = await this.stop({ ...open, queued: open.status === 'queued' }, reason);
       if (stopped !== 'stopped') continue;
       if (open.batchId) done.batchItems += 1;
       else done.deliberations += 1;

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   ModelCallError,
   modelCallErrorFromAbort,
@@ -9,6 +9,7 @@ import {
   type RateLimit,
 } from '@conclave/llm';
 import type { RedisClient } from './connection';
+import { luaScript, runLua } from './lua';
 
 export interface RedisFleetLimiterOptions {
   /**
@@ -129,21 +130,11 @@ end
 return current
 `;
 
-interface LuaScript {
-  source: string;
-  sha: string;
-}
-
-const script = (source: string): LuaScript => ({
-  source,
-  sha: createHash('sha1').update(source).digest('hex'),
-});
-
 const SCRIPTS = {
-  acquire: script(ACQUIRE),
-  renew: script(RENEW),
-  release: script(RELEASE),
-  penalize: script(PENALIZE),
+  acquire: luaScript(ACQUIRE),
+  renew: luaScript(RENEW),
+  release: luaScript(RELEASE),
+  penalize: luaScript(PENALIZE),
 };
 
 class RedisLease implements FleetLease {
@@ -225,7 +216,7 @@ export class RedisFleetLimiter implements FleetLimiter {
     let poll = this.minPollMs;
     for (;;) {
       if (signal.aborted) throw modelCallErrorFromAbort(signal);
-      const attempt = this.run(SCRIPTS.acquire, plan.keys, [
+      const attempt = runLua(this.redis, SCRIPTS.acquire, plan.keys, [
         id,
         this.leaseTtlMs,
         this.rpmWindowMs,
@@ -239,7 +230,7 @@ export class RedisFleetLimiter implements FleetLimiter {
           // The script may still admit us after the caller gave up: hand the slot back.
           if (plan.concurrencyKeys.length > 0) {
             void attempt
-              .then(() => this.run(SCRIPTS.release, plan.concurrencyKeys, [id]))
+              .then(() => runLua(this.redis, SCRIPTS.release, plan.concurrencyKeys, [id]))
               .catch(() => undefined);
           }
           throw modelCallErrorFromAbort(signal);
@@ -276,7 +267,7 @@ export class RedisFleetLimiter implements FleetLimiter {
     this.unhold(lease);
     if (lease.concurrencyKeys.length === 0) return;
     try {
-      await this.run(SCRIPTS.release, lease.concurrencyKeys, [lease.id]);
+      await runLua(this.redis, SCRIPTS.release, lease.concurrencyKeys, [lease.id]);
     } catch {
       // The lease expires on its own once no longer renewed.
       return;
@@ -289,7 +280,7 @@ export class RedisFleetLimiter implements FleetLimiter {
   async penalize(provider: string, ms: number): Promise<void> {
     const duration = Math.ceil(ms);
     if (!(duration > 0)) return;
-    await this.run(SCRIPTS.penalize, [this.cooldownKey(provider)], [duration]);
+    await runLua(this.redis, SCRIPTS.penalize, [this.cooldownKey(provider)], [duration]);
   }
 
   /** Stops renewing held leases without releasing them (they expire after the lease TTL). */
@@ -347,7 +338,9 @@ export class RedisFleetLimiter implements FleetLimiter {
   private hold(lease: RedisLease): RedisLease {
     if (lease.concurrencyKeys.length > 0) {
       lease.renewal = setInterval(() => {
-        this.run(SCRIPTS.renew, lease.concurrencyKeys, [lease.id, this.leaseTtlMs]).catch(() => undefined);
+        runLua(this.redis, SCRIPTS.renew, lease.concurrencyKeys, [lease.id, this.leaseTtlMs]).catch(
+          () => undefined,
+        );
       }, this.renewEveryMs);
       lease.renewal.unref();
       this.held.add(lease);
@@ -359,16 +352,6 @@ export class RedisFleetLimiter implements FleetLimiter {
     if (lease.renewal) clearInterval(lease.renewal);
     lease.renewal = null;
     this.held.delete(lease);
-  }
-
-  /** EVALSHA, loading the script on the first NOSCRIPT (new server, or after SCRIPT FLUSH). */
-  private async run(lua: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
-    try {
-      return await this.redis.evalsha(lua.sha, keys.length, ...keys, ...args);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return this.redis.eval(lua.source, keys.length, ...keys, ...args);
-    }
   }
 }
 

@@ -3,3 +3,4 @@ export * from './stage-queue';
 export * from './event-publisher';
 export * from './fleet-limiter';
 export * from './live-channel';
+export * from './lua';

@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import type { RedisClient } from '@conclave/redis';
+import { luaScript, runLua, type RedisClient } from '@conclave/redis';
 
 /**
  * Safe retries on /v1 (README, "OpenAI-compatible endpoint"): a chat request sent with an
@@ -85,17 +84,7 @@ if #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end
 return due
 `;
 
-interface LuaScript {
-  source: string;
-  sha: string;
-}
-
-const script = (source: string): LuaScript => ({
-  source,
-  sha: createHash('sha1').update(source).digest('hex'),
-});
-
-const SCRIPTS = { schedule: script(SCHEDULE), claimDue: script(CLAIM_DUE) };
+const SCRIPTS = { schedule: luaScript(SCHEDULE), claimDue: luaScript(CLAIM_DUE) };
 
 /** Members per script call: a renewal of thousands of followed runs is a few calls, not one huge one. */
 const BATCH = 500;
@@ -114,14 +103,24 @@ export class GraceDeadlines {
   /** Moves each member's time to `aheadMs` from now, unless it is later already (a renewal). */
   async postpone(members: readonly string[], aheadMs: number): Promise<void> {
     for (let i = 0; i < members.length; i += BATCH) {
-      await this.run(SCRIPTS.schedule, [Math.round(aheadMs), 'later', ...members.slice(i, i + BATCH)]);
+      await runLua(
+        this.redis,
+        SCRIPTS.schedule,
+        [this.key],
+        [Math.round(aheadMs), 'later', ...members.slice(i, i + BATCH)],
+      );
     }
   }
 
   /** Sets each member's time to `aheadMs` from now, earlier or later than it was (its last client left). */
   async set(members: readonly string[], aheadMs: number): Promise<void> {
     for (let i = 0; i < members.length; i += BATCH) {
-      await this.run(SCRIPTS.schedule, [Math.round(aheadMs), 'set', ...members.slice(i, i + BATCH)]);
+      await runLua(
+        this.redis,
+        SCRIPTS.schedule,
+        [this.key],
+        [Math.round(aheadMs), 'set', ...members.slice(i, i + BATCH)],
+      );
     }
   }
 
@@ -131,7 +130,7 @@ export class GraceDeadlines {
 
   /** Takes out up to `limit` members whose time has come; each is handed to one caller only. */
   async claimDue(limit: number): Promise<string[]> {
-    const reply = await this.run(SCRIPTS.claimDue, [limit]);
+    const reply = await runLua(this.redis, SCRIPTS.claimDue, [this.key], [limit]);
     return Array.isArray(reply) ? reply.filter((m): m is string => typeof m === 'string') : [];
   }
 
@@ -139,16 +138,6 @@ export class GraceDeadlines {
   async dueAt(member: string): Promise<number | null> {
     const score = await this.redis.zscore(this.key, member);
     return score === null ? null : Number(score);
-  }
-
-  /** EVALSHA, loading the script on the first NOSCRIPT (new server, or after SCRIPT FLUSH). */
-  private async run(lua: LuaScript, args: (string | number)[]): Promise<unknown> {
-    try {
-      return await this.redis.evalsha(lua.sha, 1, this.key, ...args);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return this.redis.eval(lua.source, 1, this.key, ...args);
-    }
   }
 }
 

@@ -2,7 +2,7 @@ import { loadConfig } from '@conclave/config';
 import { createDataSource } from '../data-source';
 import { OpenWorkRepository } from '../repositories/open-work.repository';
 import { ADMIN_CANCEL_REASON } from '../work-stops';
-import { cliWorkStops, describeCancelled } from './work-stops.cli';
+import { cliWorkStops, describeCancelled, printWarnings } from './work-stops.cli';
 
 const USAGE = 'usage: npm run user:cancel-work -- --user <name>';
 
@@ -32,14 +32,7 @@ async function main(): Promise<void> {
     try {
       const cancelled = await work.stops.cancelWorkOf({ userId }, ADMIN_CANCEL_REASON);
       console.log(`user ${user}: cancelled ${describeCancelled(cancelled)}`);
-      for (const warning of work.warnings) console.error(`warning: ${warning}`);
-      if (work.redisError !== null) {
-        console.error(
-          `warning: could not reach Redis (${work.redisError}); the cancels are stored, so no further stage or ` +
-            "batch item starts, but calls already running end at their own timeout or when a worker's " +
-            'reconciler finds them cancelled (RECONCILE_INTERVAL_MS, 30 s by default)',
-        );
-      }
+      printWarnings(work);
     } finally {
       await work.close();
     }

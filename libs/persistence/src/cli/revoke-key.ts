@@ -3,7 +3,7 @@ import { revokedKeysChannel } from '../api-keys';
 import { createDataSource } from '../data-source';
 import { ApiKeysRepository } from '../repositories/api-keys.repository';
 import { KEY_REVOKED_REASON } from '../work-stops';
-import { cliWorkStops, describeCancelled } from './work-stops.cli';
+import { cliWorkStops, describeCancelled, printWarnings } from './work-stops.cli';
 
 const USAGE =
   'usage: npm run user:revoke-key -- --prefix <first 8 characters, e.g. ck_AbCdE> | --key <key> | --user <name>';
@@ -53,15 +53,10 @@ async function main(): Promise<void> {
           .publish(revokedKeysChannel(config.redisPrefix), JSON.stringify({ keyIds: revoked }))
           .catch((error: unknown) => work.warnings.push(`could not tell the gateways: ${String(error)}`));
       }
-      for (const warning of work.warnings) console.error(`warning: ${warning}`);
-      if (work.redisError !== null) {
-        console.error(
-          `warning: could not reach Redis (${work.redisError}); the cancels are stored, so no further stage or ` +
-            "batch item starts, but calls already running end at their own timeout or when a worker's " +
-            'reconciler finds them cancelled (RECONCILE_INTERVAL_MS, 30 s by default); open sockets and streams ' +
-            "of the key close within the gateways' STREAM_KEY_RECHECK_MS (5 s by default)",
-        );
-      }
+      printWarnings(
+        work,
+        "; open sockets and streams of the key close within the gateways' STREAM_KEY_RECHECK_MS (5 s by default)",
+      );
     } finally {
       await work.close();
     }

@@ -75,3 +75,14 @@ export function describeCancelled(done: CancelledWork): string {
     `${count(done.batches, 'batch', 'batches')} (${count(done.batchItems, 'item', 'items')})`
   );
 }
+
+/** The warnings a CLI prints after its cancels: each WorkStops warning, and what Redis being away means. */
+export function printWarnings(work: CliWorkStops, alsoWhenRedisIsAway = ''): void {
+  for (const warning of work.warnings) console.error(`warning: ${warning}`);
+  if (work.redisError === null) return;
+  console.error(
+    `warning: could not reach Redis (${work.redisError}); the cancels are stored, so no further stage or ` +
+      "batch item starts, but calls already running end at their own timeout or when a worker's " +
+      `reconciler finds them cancelled (RECONCILE_INTERVAL_MS, 30 s by default)${alsoWhenRedisIsAway}`,
+  );
+}
