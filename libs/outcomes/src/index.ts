@@ -6,3 +6,4 @@ export * from './outcome-schema';
 export * from './summary';
 export * from './transcript';
 export * from './shortfall';
+export { ANONYMOUS_PANELIST } from './roles';

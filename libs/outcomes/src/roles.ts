@@ -9,6 +9,9 @@ export const PANEL_ROLE: Record<ModeName, string> = {
   delphi: 'panelist',
 };
 
+/** How a Delphi panelist is named while the exercise runs (05-delphi.md: anonymous until it is over). */
+export const ANONYMOUS_PANELIST = 'a panelist';
+
 /** The role a call of `stage` was made in. */
 export function roleOf(mode: ModeName, stage: string): string {
   switch (mode) {

@@ -13,7 +13,7 @@ import {
   type StoredStageCall,
 } from '@conclave/contracts';
 import type { AnyResult } from './final-text';
-import { PANEL_ROLE, roleOf } from './roles';
+import { ANONYMOUS_PANELIST, PANEL_ROLE, roleOf } from './roles';
 
 const KIND_VERB: Record<MissingKind, string> = {
   failed: 'failed',
@@ -72,6 +72,11 @@ function rowTypesOfStage(mode: ModeName, stage: string): readonly string[] {
     default:
       return [];
   }
+}
+
+/** What is said of a Delphi panelist's failed call while the exercise runs: its kind, never its error text (which may name the model). */
+export function anonymousWhy(error: string | null): string {
+  return `its call ${KIND_VERB[missingKindOf(error)]}`;
 }
 
 /** What a stored call error says happened: stopped by a cancel, cut by a quorum/deadline/end, or failed. */
@@ -326,7 +331,11 @@ export function degradationOf(
   const anonymous = view.mode === 'delphi' && view.status !== undefined && !isTerminalStatus(view.status);
   const missing = [...failedCalls, ...unreadable].map((m) =>
     anonymous && m.role === PANEL_ROLE.delphi
-      ? { ...m, model: 'a panelist', why: m.kind === 'unreadable' ? m.why : `its call ${KIND_VERB[m.kind]}` }
+      ? {
+          ...m,
+          model: ANONYMOUS_PANELIST,
+          why: m.kind === 'unreadable' ? m.why : `its call ${KIND_VERB[m.kind]}`,
+        }
       : m,
   );
   if (missing.length === 0) return null;

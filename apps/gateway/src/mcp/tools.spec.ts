@@ -444,6 +444,18 @@ describe('deliberate and get_deliberation before the end', () => {
     expect(over.find((s) => s.stage === 'round_1')?.answered).toEqual(
       expect.arrayContaining(['sim/a', 'sim/b']),
     );
+    // A failed panelist's error text may name its model (HTTP 400 from sim/x): only its kind is said.
+    const base = viewOf('delphi-running');
+    const withFailure = {
+      ...base,
+      calls: [
+        ...base.calls,
+        { ...base.calls[0], model: 'sim/secret:fail', ok: false, error: 'HTTP 400 from sim/secret:fail' },
+      ],
+    };
+    const round = settledByStage(withFailure).find((s) => s.stage === base.calls[0].stage);
+    expect(round?.failed).toEqual([{ model: 'a panelist', error: 'its call failed' }]);
+    expect(JSON.stringify(settledByStage(withFailure))).not.toContain('secret');
     const failed = settledByStage(viewOf('council-failed-panelist'));
     expect(failed[0]).toEqual({
       stage: 'stage1',

@@ -12,6 +12,8 @@ import {
 } from '@conclave/contracts';
 import type { JsonSchemaObject } from '@conclave/deliberation';
 import {
+  ANONYMOUS_PANELIST,
+  anonymousWhy,
   DELIBERATION_OUTCOME_SCHEMA,
   outcomeOf,
   outcomeSummary,
@@ -169,9 +171,6 @@ export interface RunningState {
   next: { tool: 'get_deliberation'; arguments: { messageId: string; waitSeconds: number } };
 }
 
-/** How a Delphi panelist's call is named while the exercise runs (05-delphi.md: anonymous until it is over). */
-export const ANONYMOUS_PANELIST = 'a panelist';
-
 /**
  * The calls of `view` settled so far, per stage (in the order each stage's first call settled).
  * Delphi's panelists are not named while the exercise runs, as in its progress notifications.
@@ -182,9 +181,14 @@ export function settledByStage(view: DeliberationView): RunningState['stages'] {
   for (const call of view.calls) {
     const stage = stages.get(call.stage) ?? { stage: call.stage, answered: [], failed: [] };
     stages.set(call.stage, stage);
-    const model = hidden && /^round_\d+$/.test(call.stage) ? ANONYMOUS_PANELIST : call.model;
+    const anonymous = hidden && /^round_\d+$/.test(call.stage);
+    const model = anonymous ? ANONYMOUS_PANELIST : call.model;
     if (call.ok) stage.answered.push(model);
-    else stage.failed.push({ model, error: call.error ?? 'unknown error' });
+    else
+      stage.failed.push({
+        model,
+        error: anonymous ? anonymousWhy(call.error) : (call.error ?? 'unknown error'),
+      });
   }
   return [...stages.values()];
 }
