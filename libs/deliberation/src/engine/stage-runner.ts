@@ -460,7 +460,8 @@ export class StageRunner {
     // so a retried stage whose earlier run had decided cuts the rest at once, without calling them.
     const gate = mode.gate?.(stage, ctx, calls) ?? null;
     const cutters = new Map<string, AbortController>();
-    let answered = [...stored.values()].filter((o) => o.ok).length;
+    // What the gate counts: the members' settled outcomes; only those the mode can read count.
+    const settledMembers = [...stored.values()];
     let pending = toCall.length;
     let deadlinePassed = false;
     let cutReason: string | null = null;
@@ -468,7 +469,7 @@ export class StageRunner {
     const decide = () => {
       if (!gate || cutReason) return;
       cutReason = cutDecision(gate, {
-        answered,
+        settled: settledMembers,
         pending,
         deadlinePassed,
         storedCut: storedCut && !storedCut.ok ? storedCut.error : null,
@@ -504,7 +505,7 @@ export class StageRunner {
         const next = nextAttempt(attempt, outcome);
         if (!next) {
           pending -= 1;
-          if (outcome.ok) answered += 1;
+          settledMembers.push(outcome);
           decide();
           await settle.submit({ call: attempt, outcome });
           return;
