@@ -319,6 +319,72 @@ describe('StageRunner with a quorum, a deadline and fallbacks', () => {
     expect(store.events.filter((e) => e.type === 'stage3_complete')).toHaveLength(1);
   });
 
+  it('asks no further fallback once the deliberation ended while a model failed', async () => {
+    const calls: string[] = [];
+    let store: MemoryStore | null = null;
+    const provider: ModelProvider = {
+      name: 'recording',
+      key: 'recording',
+      complete: async (request) => {
+        calls.push(request.model);
+        if (request.model === 'sim/c') {
+          // Cancelled elsewhere as this chairman fails: the stop reaches no call of this worker.
+          if (store) store.state = { ...store.state, status: 'cancelled', stage: null };
+          throw new Error('upstream error');
+        }
+        return { content: 'an answer', servedModel: request.model, simulated: true, usage: null };
+      },
+    };
+    const set = setUp(
+      { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c', chairmanFallbacks: ['sim/d', 'sim/e'] },
+      provider,
+    );
+    await set.runner.runStage('m1', 'stage1');
+    await set.runner.runStage('m1', 'stage2');
+    store = set.store;
+    calls.length = 0;
+    await set.runner.runStage('m1', 'stage3');
+    expect(calls).toEqual(['sim/c']);
+    expect(set.store.outcomes.stage3.map((o) => [o.model, o.ok])).toEqual([['sim/c', false]]);
+  });
+
+  it('a stop that lands between a failed model and its fallback aborts the fallback as it starts', async () => {
+    const { provider, calls } = recordingProvider();
+    const failing: ModelProvider = {
+      ...provider,
+      complete: async (request) => {
+        if (request.signal?.aborted) throw new Error('aborted before it was sent');
+        if (request.model !== 'sim/c') return provider.complete(request);
+        calls.push(request.model);
+        throw new Error('upstream error');
+      },
+    };
+    const { store, runner } = setUp(
+      { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c', chairmanFallbacks: ['sim/d'] },
+      failing,
+    );
+    await runner.runStage('m1', 'stage1');
+    await runner.runStage('m1', 'stage2');
+    // The user's stop lands while the chairman's failure is being stored (it is stored as written):
+    // no call of the deliberation is running at that moment, so there is nothing to abort.
+    const write = store.writeStage.bind(store);
+    store.writeStage = async (messageId, stageWrite) => {
+      const result = await write(messageId, stageWrite);
+      if (stageWrite.outcomes?.some((o) => o.model === 'sim/c')) {
+        await runner.end('m1', 'stage3', null, { kind: 'cancelled', reason: 'Cancelled by the user.' });
+      }
+      return result;
+    };
+    calls.length = 0;
+    await runner.runStage('m1', 'stage3');
+    expect(calls).toEqual(['sim/c']);
+    expect(store.state.status).toBe('cancelled');
+    expect(store.outcomes.stage3.find((o) => o.model === 'sim/d')).toMatchObject({
+      ok: false,
+      error: 'cancelled: the deliberation was stopped',
+    });
+  });
+
   it('fails with every chairman named when all fail', async () => {
     const { store, runner } = setUp({
       councilModels: ['sim/a', 'sim/b'],

@@ -415,6 +415,9 @@ export class StageRunner {
     // the stage's commit (and the title, when it has settled by then). A seat's model that fails
     // while a fallback remains is stored on its own (`final: false`): the seat is still open.
     let unsettled = toCall.length;
+    // Set when a write of settled calls finds the message ended (stopped, capped) or moved on:
+    // no seat asks its next fallback after that.
+    let ended = false;
     const settle = new Coalescer(async (group: Settled[]): Promise<CallOutcome[]> => {
       await opened;
       const titleItem = group.find((g) => g.title);
@@ -431,7 +434,9 @@ export class StageRunner {
         });
         saved = [];
       } else if (unsettled > 0) {
-        saved = await this.settle(messageId, stage, own, eventsOf, title);
+        const settled = await this.settle(messageId, stage, own, eventsOf, title);
+        saved = settled.saved;
+        if (settled.ended) ended = true;
         saved.forEach((outcome) => stored.set(outcome.key, outcome));
       } else {
         saved = await this.commit(loaded, mode, stage, reduceWith(own.map((g) => g.outcome)), {
@@ -512,6 +517,11 @@ export class StageRunner {
         }
         const saved = await settle.submit({ call: attempt, outcome, final: false });
         stored.set(attempt.key, saved);
+        if (ended) {
+          // The deliberation ended while this model failed: its next fallback is not asked.
+          pending -= 1;
+          return;
+        }
         const state = chainAt(stored, call);
         if (state.kind === 'done') {
           // An earlier run of the stage stored an answer that settles the seat: commit with it.
@@ -738,6 +748,7 @@ export class StageRunner {
   /**
    * Stores the outcomes of calls that settled together, and their events, in one round trip. An
    * outcome is kept even when the deliberation has ended meanwhile: usage adds up model_calls.
+   * `ended`: the message had ended or moved past the stage, so only the outcomes were stored.
    */
   private async settle(
     messageId: string,
@@ -745,7 +756,7 @@ export class StageRunner {
     settled: Settled[],
     eventsOf: SettledEvents,
     title: TitleFields = {},
-  ): Promise<CallOutcome[]> {
+  ): Promise<{ saved: CallOutcome[]; ended: boolean }> {
     const { written, saved } = await this.writeSettled(
       messageId,
       settled.map((s) => s.outcome),
@@ -756,7 +767,7 @@ export class StageRunner {
       }),
     );
     if (written.kind === 'written') this.publish(written.events);
-    return saved;
+    return { saved, ended: written.kind !== 'written' };
   }
 
   /**
