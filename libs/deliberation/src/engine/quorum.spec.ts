@@ -255,6 +255,20 @@ describe('StageRunner with a quorum, a deadline and fallbacks', () => {
     expect(enqueued).toEqual(['stage2']);
   });
 
+  it('a retried stage measures its deadline from the stage opening as stored, not from its own start', async () => {
+    const { store, runner, enqueued } = setUp({ stageDeadlineMs: 1000 });
+    // An earlier run opened the stage 900 ms ago and died before anything settled.
+    store.state = { ...store.state, stageOpenedAt: new Date(Date.now() - 900) };
+    const started = Date.now();
+    await runner.runStage('m1', 'stage1');
+    expect(Date.now() - started).toBeLessThan(600);
+    expect(store.outcomes.stage1.find((o) => o.model === 'sim/slow:timeout')).toMatchObject({
+      ok: false,
+      error: 'cut: stage deadline of 1000 ms passed',
+    });
+    expect(enqueued).toEqual(['stage2']);
+  });
+
   it('asks the next chairman when one fails; the stored calls show each attempt', async () => {
     const { store, runner } = setUp({
       councilModels: ['sim/a', 'sim/b'],

@@ -483,12 +483,19 @@ export class StageRunner {
       for (const cutter of cutters.values()) cutter.abort(new DeliberationStopped(cutReason));
     };
     decide();
+    // Measured from the stage's opening as stored: a retried job does not get a fresh deadline.
+    // A stage opened by this job (or carried here) starts its clock now.
+    const openedAt = carried ? null : (loaded.stageOpenedAt ?? null);
+    const sinceOpened = openedAt ? Math.max(0, this.now() - openedAt.getTime()) : 0;
     const deadline =
       gate?.deadlineMs != null && !cutReason
-        ? setTimeout(() => {
-            deadlinePassed = true;
-            decide();
-          }, gate.deadlineMs)
+        ? setTimeout(
+            () => {
+              deadlinePassed = true;
+              decide();
+            },
+            Math.max(0, gate.deadlineMs - sinceOpened),
+          )
         : null;
 
     /** Runs one seat to its end: its first model without an outcome, then its fallbacks as needed. */
