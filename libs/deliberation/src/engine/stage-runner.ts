@@ -980,6 +980,7 @@ export function loadedFromStart(
     needsTitle: true,
     createdAt: new Date(start.createdAt),
     batchId: null,
+    stageOpenedAt: null,
     question: start.question,
     config: start.config,
     history: [],
