@@ -389,6 +389,37 @@ describe.each([
     expect(replaced).toEqual({ kind: 'replaced', outcomes: [answer('a', 'A says')] });
   });
 
+  it("loads when the current stage's opening was stored, for a retried stage's deadline", async () => {
+    const { store, messageId } = await fixture.message();
+    expect((await store.load(messageId, 0))?.stageOpenedAt ?? null).toBeNull();
+    const before = Date.now();
+    const started = (key: string): ModeEvent => ({
+      key: `model_progress:stage1:${key}:started`,
+      type: 'model_progress',
+      payload: { stage: 'stage1', participant: key, state: 'started' },
+    });
+    await store.writeStage(messageId, {
+      stage: 'stage1',
+      guard: true,
+      markRunning: true,
+      events: [event('stage1_start'), started('a'), started('b')],
+    });
+    const opened = (await store.load(messageId, 0))?.stageOpenedAt;
+    expect(opened).toBeInstanceOf(Date);
+    // Database and test clocks agree to within a second on this machine.
+    expect(Math.abs((opened as Date).getTime() - before)).toBeLessThan(1000);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await store.writeStage(messageId, { stage: 'stage1', events: [started('c')] });
+    expect((await store.load(messageId, 0))?.stageOpenedAt).toEqual(opened);
+    await store.writeStage(messageId, {
+      stage: 'stage1',
+      guard: true,
+      events: [event('stage1_complete')],
+      update: { status: 'running', stage: 'stage2' },
+    });
+    expect((await store.load(messageId, 0))?.stageOpenedAt ?? null).toBeNull();
+  });
+
   it('tells what a load returns once a stage commit is stored, without loading', async () => {
     const { store, messageId } = await fixture.message();
     if (!store.loadedAfterCommit) throw new Error('the store cannot tell what a load returns after a commit');

@@ -277,7 +277,11 @@ SELECT m.id, m.conversation_id, m.mode, m.status, m.stage, m.needs_title, m.crea
       'completion_tokens', c.completion_tokens, 'cost_usd', c.cost_usd, 'simulated', c.simulated,
       'finish_reason', c.finish_reason)
       ORDER BY c.created_at, c.id), '[]')
-   FROM model_calls c WHERE c.message_id = m.id) AS model_calls
+   FROM model_calls c WHERE c.message_id = m.id) AS model_calls,
+  (SELECT min(e.created_at) FROM deliberation_events e
+   WHERE e.message_id = m.id AND e.message_created_at = m.created_at AND e.type = 'model_progress'
+     AND left(e.event_key, length('model_progress:' || m.stage || ':')) = 'model_progress:' || m.stage || ':'
+  ) AS stage_opened_at
 FROM messages m WHERE m.id = $1 AND m.role = 'assistant'`;
 
 export interface DeliberationStoreOptions {
@@ -461,6 +465,7 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       question: string | null;
       stage_rows: StageRowRecord[];
       model_calls: (ModelCallRecord & { stage: string })[];
+      stage_opened_at: Date | null;
     })[] = await this.prepared('conclave_load_message', LOAD_MESSAGE, [messageId]);
     if (!message) return null;
     let history: HistoryTurn[] = [];
@@ -485,6 +490,7 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       needsTitle: message.needs_title,
       createdAt: new Date(message.created_at),
       batchId: message.batch_id,
+      stageOpenedAt: message.stage_opened_at ? new Date(message.stage_opened_at) : null,
       question: message.question ?? '',
       config: message.config,
       history,
@@ -511,7 +517,9 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
     if (committed.outcomes.length > 0) outcomes[committed.stage] = committed.outcomes.map(readBack);
     if (committed.titleOutcome && !outcomes.title?.length)
       outcomes.title = [readBack(committed.titleOutcome)];
-    return { ...loaded, status: 'running', stage: committed.next, rows, outcomes };
+    // The next stage has not opened: a commit the runner writes opens it, but then its job starts
+    // from what it carries, and a load finds the opening.
+    return { ...loaded, status: 'running', stage: committed.next, stageOpenedAt: null, rows, outcomes };
   }
 
   async loadOutcomes(messageId: string, stage: string): Promise<CallOutcome[]> {

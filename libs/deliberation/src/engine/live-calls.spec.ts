@@ -1,5 +1,5 @@
 import type { LiveCallId, ModelDeltaPayload, ModelPartialPayload } from '@conclave/contracts';
-import { DeliberationStopped, LiveCalls, type LiveChannel } from './live-calls';
+import { DeliberationStopped, LiveCalls, STOPPED_MEMORY_MS, type LiveChannel } from './live-calls';
 import type { PlannedCall } from './types';
 
 type Delta = ModelDeltaPayload & LiveCallId;
@@ -231,5 +231,27 @@ describe('LiveCalls', () => {
     expect((a.signal.reason as DeliberationStopped).reason).toBe('cancelled: the deliberation was stopped');
     expect(other.signal.aborted).toBe(false);
     expect(live.stop('m3', 'x')).toBe(0);
+  });
+
+  it('a call that begins after its deliberation was stopped starts aborted, for a while', () => {
+    const now = jest.spyOn(Date, 'now');
+    try {
+      now.mockReturnValue(1_000_000);
+      const live = new LiveCalls(null);
+      // Stopped between a seat's failed model and its next fallback: nothing was running.
+      expect(live.stop('m1', 'cancelled: the deliberation was stopped')).toBe(0);
+      const late = live.begin('m1', 'stage3', call('c', 'sim/c'));
+      expect(late.signal.aborted).toBe(true);
+      expect((late.signal.reason as DeliberationStopped).reason).toBe(
+        'cancelled: the deliberation was stopped',
+      );
+      late.end();
+      expect(live.begin('m2', 'stage3', call('c', 'sim/c')).signal.aborted).toBe(false);
+      // The memory is bounded in time.
+      now.mockReturnValue(1_000_000 + STOPPED_MEMORY_MS + 1);
+      expect(live.begin('m1', 'stage3', call('d', 'sim/d')).signal.aborted).toBe(false);
+    } finally {
+      now.mockRestore();
+    }
   });
 });

@@ -9,6 +9,13 @@ import type { PlannedCall } from './types';
 /** How long a watch of a deliberation with no call running here holds for calls that begin (see LiveCalls.early). */
 export const EARLY_WATCH_MS = 30_000;
 const EARLY_WATCH_LIMIT = 10_000;
+/**
+ * How long, and for how many deliberations, a stop is remembered: a call that begins after it
+ * (a seat's next fallback whose start raced the stop) is aborted at once. The 600 s cap bounds
+ * how long a deliberation's stage can still be starting calls.
+ */
+export const STOPPED_MEMORY_MS = 10 * 60_000;
+const STOPPED_MEMORY_LIMIT = 10_000;
 
 /** Where a worker's live pieces go (a Redis channel per message in production). */
 export interface LiveChannel {
@@ -67,6 +74,8 @@ export class LiveCalls {
    * arrive before its calls start here. Calls that begin within EARLY_WATCH_MS are watched.
    */
   private readonly early = new Map<string, number>();
+  /** Deliberations stopped here recently, with the reason and when (oldest first). */
+  private readonly stopped = new Map<string, { reason: string; at: number }>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -86,6 +95,10 @@ export class LiveCalls {
       sent: 0,
       controller: new AbortController(),
     };
+    const stop = this.stopped.get(messageId);
+    if (stop && Date.now() - stop.at <= STOPPED_MEMORY_MS) {
+      running.controller.abort(new DeliberationStopped(stop.reason));
+    }
     const set = this.byMessage.get(messageId) ?? new Set<Running>();
     set.add(running);
     this.byMessage.set(messageId, set);
@@ -114,12 +127,26 @@ export class LiveCalls {
     };
   }
 
-  /** Aborts every call of the deliberation running here; returns how many. */
+  /**
+   * Aborts every call of the deliberation running here, and any that begins here within
+   * STOPPED_MEMORY_MS; returns how many were running.
+   */
   stop(messageId: string, reason: string): number {
+    this.remember(messageId, reason);
     const set = this.byMessage.get(messageId);
     if (!set) return 0;
     for (const running of set) running.controller.abort(new DeliberationStopped(reason));
     return set.size;
+  }
+
+  private remember(messageId: string, reason: string): void {
+    const now = Date.now();
+    this.stopped.delete(messageId);
+    this.stopped.set(messageId, { reason, at: now });
+    for (const [id, { at }] of this.stopped) {
+      if (this.stopped.size <= STOPPED_MEMORY_LIMIT && now - at <= STOPPED_MEMORY_MS) break;
+      this.stopped.delete(id);
+    }
   }
 
   /** A gateway has a watcher for the deliberation: send it the answers so far, then deltas. */

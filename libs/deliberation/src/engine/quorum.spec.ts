@@ -5,13 +5,14 @@ import {
   chainState,
   cutDecision,
   deadlineReason,
+  hasAnswer,
   memberGate,
   quorumReason,
   stageQuorum,
   withFallbacks,
 } from './quorum';
 import { StageRunner } from './stage-runner';
-import type { CallOutcome, ModeDefaults, PlannedCall } from './types';
+import type { CallOutcome, ModeDefaults, PlannedCall, SuccessfulCall } from './types';
 
 const DEFAULTS: ModeDefaults = {
   timeoutMs: 10_000,
@@ -51,18 +52,20 @@ describe('stage quorum', () => {
     expect(stageQuorum(0.5, 4, 2)).toBe(2);
     expect(stageQuorum(0.6, 4, 2)).toBe(3);
     expect(stageQuorum(0.2, 4, 2)).toBe(2); // the mode's minimum
-    expect(memberGate({}, 4, 2)).toBeNull();
-    expect(memberGate({ stageDeadlineMs: 5000 }, 4, 2)).toEqual({
+    expect(memberGate({}, 4, 2, hasAnswer)).toBeNull();
+    expect(memberGate({ stageDeadlineMs: 5000 }, 4, 2, hasAnswer)).toEqual({
       quorum: null,
       deadlineMs: 5000,
       minimum: 2,
+      counts: hasAnswer,
     });
   });
 
   it('cuts once k answered, or at the deadline once the minimum answered, and keeps a stored decision', () => {
-    const gate = { quorum: 3, deadlineMs: 20_000, minimum: 2 };
+    const gate = { quorum: 3, deadlineMs: 20_000, minimum: 2, counts: hasAnswer };
+    const answers = (n: number) => Array.from({ length: n }, (_, i) => ok(`sim/${i}`));
     const at = (answered: number, pending: number, deadlinePassed = false, storedCut: string | null = null) =>
-      cutDecision(gate, { answered, pending, deadlinePassed, storedCut });
+      cutDecision(gate, { settled: answers(answered), pending, deadlinePassed, storedCut });
     expect(at(2, 2)).toBeNull();
     expect(at(3, 1)).toBe(quorumReason(3));
     expect(at(3, 1)).toBe('cut: quorum of 3 reached');
@@ -73,10 +76,29 @@ describe('stage quorum', () => {
     expect(at(0, 2, false, 'cut: quorum of 3 reached')).toBe('cut: quorum of 3 reached');
     expect(
       cutDecision(
-        { quorum: null, deadlineMs: null, minimum: 2 },
-        { answered: 5, pending: 1, deadlinePassed: true },
+        { quorum: null, deadlineMs: null, minimum: 2, counts: hasAnswer },
+        { settled: answers(5), pending: 1, deadlinePassed: true },
       ),
     ).toBeNull();
+  });
+
+  it('counts only the answers the mode can read, toward the quorum and toward the minimum', () => {
+    const readable = (o: { content: string }) => /\d/.test(o.content);
+    const gate = { quorum: 3, deadlineMs: 20_000, minimum: 2, counts: readable };
+    const withText = (key: string, content: string): SuccessfulCall => ({
+      ...(ok(key) as SuccessfulCall),
+      content,
+    });
+    const settled = [withText('a', '42'), withText('b', 'no idea'), withText('c', '7'), failed('d')];
+    // Three ok answers, but one is unreadable: two count, the quorum of three is not reached.
+    expect(cutDecision(gate, { settled, pending: 2, deadlinePassed: false })).toBeNull();
+    expect(
+      cutDecision(gate, { settled: [...settled, withText('e', '5')], pending: 1, deadlinePassed: false }),
+    ).toBe(quorumReason(3));
+    // At the deadline the minimum counts readable answers too.
+    const oneReadable = [withText('a', '42'), withText('b', 'no idea')];
+    expect(cutDecision(gate, { settled: oneReadable, pending: 3, deadlinePassed: true })).toBeNull();
+    expect(hasAnswer(withText('x', '  \n'))).toBe(false);
   });
 });
 
@@ -233,6 +255,20 @@ describe('StageRunner with a quorum, a deadline and fallbacks', () => {
     expect(enqueued).toEqual(['stage2']);
   });
 
+  it('a retried stage measures its deadline from the stage opening as stored, not from its own start', async () => {
+    const { store, runner, enqueued } = setUp({ stageDeadlineMs: 1000 });
+    // An earlier run opened the stage 900 ms ago and died before anything settled.
+    store.state = { ...store.state, stageOpenedAt: new Date(Date.now() - 900) };
+    const started = Date.now();
+    await runner.runStage('m1', 'stage1');
+    expect(Date.now() - started).toBeLessThan(600);
+    expect(store.outcomes.stage1.find((o) => o.model === 'sim/slow:timeout')).toMatchObject({
+      ok: false,
+      error: 'cut: stage deadline of 1000 ms passed',
+    });
+    expect(enqueued).toEqual(['stage2']);
+  });
+
   it('asks the next chairman when one fails; the stored calls show each attempt', async () => {
     const { store, runner } = setUp({
       councilModels: ['sim/a', 'sim/b'],
@@ -297,6 +333,72 @@ describe('StageRunner with a quorum, a deadline and fallbacks', () => {
     expect(store.events.filter((e) => e.type === 'stage3_complete')).toHaveLength(1);
   });
 
+  it('asks no further fallback once the deliberation ended while a model failed', async () => {
+    const calls: string[] = [];
+    let store: MemoryStore | null = null;
+    const provider: ModelProvider = {
+      name: 'recording',
+      key: 'recording',
+      complete: async (request) => {
+        calls.push(request.model);
+        if (request.model === 'sim/c') {
+          // Cancelled elsewhere as this chairman fails: the stop reaches no call of this worker.
+          if (store) store.state = { ...store.state, status: 'cancelled', stage: null };
+          throw new Error('upstream error');
+        }
+        return { content: 'an answer', servedModel: request.model, simulated: true, usage: null };
+      },
+    };
+    const set = setUp(
+      { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c', chairmanFallbacks: ['sim/d', 'sim/e'] },
+      provider,
+    );
+    await set.runner.runStage('m1', 'stage1');
+    await set.runner.runStage('m1', 'stage2');
+    store = set.store;
+    calls.length = 0;
+    await set.runner.runStage('m1', 'stage3');
+    expect(calls).toEqual(['sim/c']);
+    expect(set.store.outcomes.stage3.map((o) => [o.model, o.ok])).toEqual([['sim/c', false]]);
+  });
+
+  it('a stop that lands between a failed model and its fallback aborts the fallback as it starts', async () => {
+    const { provider, calls } = recordingProvider();
+    const failing: ModelProvider = {
+      ...provider,
+      complete: async (request) => {
+        if (request.signal?.aborted) throw new Error('aborted before it was sent');
+        if (request.model !== 'sim/c') return provider.complete(request);
+        calls.push(request.model);
+        throw new Error('upstream error');
+      },
+    };
+    const { store, runner } = setUp(
+      { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c', chairmanFallbacks: ['sim/d'] },
+      failing,
+    );
+    await runner.runStage('m1', 'stage1');
+    await runner.runStage('m1', 'stage2');
+    // The user's stop lands while the chairman's failure is being stored (it is stored as written):
+    // no call of the deliberation is running at that moment, so there is nothing to abort.
+    const write = store.writeStage.bind(store);
+    store.writeStage = async (messageId, stageWrite) => {
+      const result = await write(messageId, stageWrite);
+      if (stageWrite.outcomes?.some((o) => o.model === 'sim/c')) {
+        await runner.end('m1', 'stage3', null, { kind: 'cancelled', reason: 'Cancelled by the user.' });
+      }
+      return result;
+    };
+    calls.length = 0;
+    await runner.runStage('m1', 'stage3');
+    expect(calls).toEqual(['sim/c']);
+    expect(store.state.status).toBe('cancelled');
+    expect(store.outcomes.stage3.find((o) => o.model === 'sim/d')).toMatchObject({
+      ok: false,
+      error: 'cancelled: the deliberation was stopped',
+    });
+  });
+
   it('fails with every chairman named when all fail', async () => {
     const { store, runner } = setUp({
       councilModels: ['sim/a', 'sim/b'],
@@ -307,6 +409,118 @@ describe('StageRunner with a quorum, a deadline and fallbacks', () => {
     expect(store.state.status).toBe('failed');
     const error = store.events.find((e) => e.type === 'error');
     expect(String(error?.message)).toMatch(/chairman model sim\/d:fail failed.*sim\/c:fail \(/);
+  });
+});
+
+/** A runner of `mode` over a memory store, its first stage about to run. */
+function setUpMode(mode: 'delphi' | 'vote', modeConfig: Record<string, unknown>, stage: string) {
+  const definition = modeDefinition(mode);
+  if (!definition) throw new Error(`${mode} is not registered`);
+  const question = 'How many software engineers will be employed globally by 2030?';
+  const resolved = definition.resolveConfig({ question, modeConfig }, DEFAULTS);
+  if (!resolved.ok) throw new Error(JSON.stringify(resolved.fields));
+  const store = new MemoryStore(question, resolved.config, { mode, stage });
+  const runner = new StageRunner(
+    modeDefinition,
+    store,
+    new SimulatedProvider({
+      responders: SIMULATED_RESPONDERS,
+      fallback: SIMULATED_FALLBACK,
+      latencyMs: 0,
+      seed: 'quorum-test',
+    }),
+    { publish: async () => undefined },
+    {
+      enqueueStage: async () => undefined,
+      stageJobState: async () => 'pending',
+      rescheduleStage: async () => undefined,
+    },
+    { historyTurns: 0, deliberationCapMs: 600_000 },
+  );
+  return { store, runner };
+}
+
+describe('a gate counts only the answers its mode can read', () => {
+  it('a Delphi round waits past an unparseable estimate instead of cutting members it needs', async () => {
+    const { store, runner } = setUpMode(
+      'delphi',
+      {
+        panelistModels: ['sim/a', 'sim/b', 'sim/c:nonnumeric', 'sim/d:delay300', 'sim/e:timeout'],
+        facilitatorModel: 'sim/f',
+        questionType: 'numeric',
+        quorum: 3,
+      },
+      'classify',
+    );
+    await runner.runStage('m1', 'classify');
+    await runner.runStage('m1', 'round_1');
+    // Three answered at once, one without an estimate: only two count, so d is waited for; its
+    // estimate is the third, and only e is cut.
+    expect(store.state.status).toBe('running');
+    expect(store.state.stage).toBe('round_2');
+    expect(store.outcomes.round_1.filter((o) => !o.ok).map((o) => [o.model, o.ok ? '' : o.error])).toEqual([
+      ['sim/e:timeout', 'cut: quorum of 3 reached'],
+    ]);
+  });
+
+  it('a Delphi round still goes on at its quorum of readable estimates', async () => {
+    const { store, runner } = setUpMode(
+      'delphi',
+      {
+        panelistModels: ['sim/a', 'sim/b', 'sim/c:nonnumeric', 'sim/d', 'sim/e:timeout'],
+        facilitatorModel: 'sim/f',
+        questionType: 'numeric',
+        quorum: 3,
+      },
+      'classify',
+    );
+    await runner.runStage('m1', 'classify');
+    await runner.runStage('m1', 'round_1');
+    expect(store.state.stage).toBe('round_2');
+    expect(store.outcomes.round_1.find((o) => o.model === 'sim/e:timeout')).toMatchObject({
+      ok: false,
+      error: 'cut: quorum of 3 reached',
+    });
+  });
+
+  it('a retried round counts its stored answers the same way: an unreadable one does not make the quorum', async () => {
+    const { store, runner } = setUpMode(
+      'delphi',
+      {
+        panelistModels: ['sim/a', 'sim/b', 'sim/c', 'sim/d', 'sim/e'],
+        facilitatorModel: 'sim/f',
+        questionType: 'numeric',
+        quorum: 3,
+      },
+      'classify',
+    );
+    await runner.runStage('m1', 'classify');
+    const answer = (key: string, content: string): CallOutcome => ({
+      ...(ok(key) as SuccessfulCall),
+      content,
+    });
+    // An earlier run stored three answers, one without an estimate, and died.
+    store.outcomes.round_1 = [
+      answer('p0', 'ESTIMATE: 100\nCONFIDENCE: 7\nREASONING: r'),
+      answer('p1', 'ESTIMATE: 120\nCONFIDENCE: 6\nREASONING: r'),
+      answer('p2', 'ESTIMATE: too uncertain to say\nREASONING: no basis'),
+    ];
+    await runner.runStage('m1', 'round_1');
+    expect(store.outcomes.round_1.filter((o) => !o.ok)).toEqual([]);
+    expect(store.outcomes.round_1).toHaveLength(5);
+    expect(store.state.stage).toBe('round_2');
+  });
+
+  it('a vote stage does not count votes that name no shown label', async () => {
+    const { store, runner } = setUpMode(
+      'vote',
+      { models: ['sim/a', 'sim/b:malformed@vote', 'sim/c:delay300@vote'], quorum: 2 },
+      'answer',
+    );
+    await runner.runStage('m1', 'answer');
+    await runner.runStage('m1', 'vote');
+    // sim/b's vote is unreadable: the quorum of two readable votes needs sim/c's, so it is not cut.
+    expect(store.outcomes.vote.filter((o) => !o.ok)).toEqual([]);
   });
 });
 

@@ -1,6 +1,12 @@
 import { STOPPED_CALL_ERROR } from './ending';
 import type { CallOutcome, PlannedCall, SuccessfulCall } from './types';
 
+/** Whether a member's answer counts for the gate: the mode can read it (its parser finds a vote, an estimate…). */
+export type CountsAsAnswered = (outcome: SuccessfulCall) => boolean;
+
+/** The gate's test for stages whose members give free text: any non-blank answer counts. */
+export const hasAnswer: CountsAsAnswered = (outcome) => outcome.content.trim().length > 0;
+
 /**
  * Deadlines, quorum and fallbacks (an extension to the mode documents, opt-in per request; see
  * docs/ARCHITECTURE.md "Deadlines, quorum and fallbacks"). The decisions are pure functions of
@@ -18,6 +24,11 @@ export interface StageGate {
   deadlineMs: number | null;
   /** The mode's minimum of answers for the stage (e.g. council's 2 answers to rank). */
   minimum: number;
+  /**
+   * Which answers count toward `quorum` and `minimum`: those the stage's reduce can use. Pure over
+   * the outcome, so a retried stage counts its stored outcomes the same way.
+   */
+  counts: CountsAsAnswered;
 }
 
 /** The gate options a mode's config carries (every mode's `modeConfig.quorum` / `stageDeadlineMs`). */
@@ -50,17 +61,22 @@ export function stageQuorum(quorum: number | undefined, members: number, minimum
 }
 
 /** The gate of a stage of `members` calls under the mode's options; null when none is set. */
-export function memberGate(options: GateOptions, members: number, minimum: number): StageGate | null {
+export function memberGate(
+  options: GateOptions,
+  members: number,
+  minimum: number,
+  counts: CountsAsAnswered,
+): StageGate | null {
   const quorum = stageQuorum(options.quorum, members, minimum);
   const deadlineMs = options.stageDeadlineMs ?? null;
   if (quorum === null && deadlineMs === null) return null;
-  return { quorum, deadlineMs, minimum };
+  return { quorum, deadlineMs, minimum, counts };
 }
 
 /** Where a stage stands, for its gate. */
 export interface GateState {
-  /** Members that answered (stored, or arrived in this run). */
-  answered: number;
+  /** The settled outcomes of members (stored, or arrived in this run); the gate counts the readable ones. */
+  settled: readonly CallOutcome[];
   /** Members whose call has not settled. */
   pending: number;
   deadlinePassed: boolean;
@@ -68,12 +84,17 @@ export interface GateState {
   storedCut?: string | null;
 }
 
+/** How many of `settled` answered in a way the stage can use. */
+export const countAnswered = (gate: StageGate, settled: readonly CallOutcome[]): number =>
+  settled.filter((outcome) => outcome.ok && gate.counts(outcome)).length;
+
 /** The reason to cut the calls still running, or null to wait for them. */
 export function cutDecision(gate: StageGate, state: GateState): string | null {
   if (state.pending === 0) return null;
   if (state.storedCut) return state.storedCut;
-  if (gate.quorum !== null && state.answered >= gate.quorum) return quorumReason(gate.quorum);
-  if (gate.deadlineMs !== null && state.deadlinePassed && state.answered >= gate.minimum) {
+  const answered = countAnswered(gate, state.settled);
+  if (gate.quorum !== null && answered >= gate.quorum) return quorumReason(gate.quorum);
+  if (gate.deadlineMs !== null && state.deadlinePassed && answered >= gate.minimum) {
     return deadlineReason(gate.deadlineMs);
   }
   return null;

@@ -415,6 +415,9 @@ export class StageRunner {
     // the stage's commit (and the title, when it has settled by then). A seat's model that fails
     // while a fallback remains is stored on its own (`final: false`): the seat is still open.
     let unsettled = toCall.length;
+    // Set when a write of settled calls finds the message ended (stopped, capped) or moved on:
+    // no seat asks its next fallback after that.
+    let ended = false;
     const settle = new Coalescer(async (group: Settled[]): Promise<CallOutcome[]> => {
       await opened;
       const titleItem = group.find((g) => g.title);
@@ -431,7 +434,9 @@ export class StageRunner {
         });
         saved = [];
       } else if (unsettled > 0) {
-        saved = await this.settle(messageId, stage, own, eventsOf, title);
+        const settled = await this.settle(messageId, stage, own, eventsOf, title);
+        saved = settled.saved;
+        if (settled.ended) ended = true;
         saved.forEach((outcome) => stored.set(outcome.key, outcome));
       } else {
         saved = await this.commit(loaded, mode, stage, reduceWith(own.map((g) => g.outcome)), {
@@ -460,7 +465,8 @@ export class StageRunner {
     // so a retried stage whose earlier run had decided cuts the rest at once, without calling them.
     const gate = mode.gate?.(stage, ctx, calls) ?? null;
     const cutters = new Map<string, AbortController>();
-    let answered = [...stored.values()].filter((o) => o.ok).length;
+    // What the gate counts: the members' settled outcomes; only those the mode can read count.
+    const settledMembers = [...stored.values()];
     let pending = toCall.length;
     let deadlinePassed = false;
     let cutReason: string | null = null;
@@ -468,7 +474,7 @@ export class StageRunner {
     const decide = () => {
       if (!gate || cutReason) return;
       cutReason = cutDecision(gate, {
-        answered,
+        settled: settledMembers,
         pending,
         deadlinePassed,
         storedCut: storedCut && !storedCut.ok ? storedCut.error : null,
@@ -477,12 +483,19 @@ export class StageRunner {
       for (const cutter of cutters.values()) cutter.abort(new DeliberationStopped(cutReason));
     };
     decide();
+    // Measured from the stage's opening as stored: a retried job does not get a fresh deadline.
+    // A stage opened by this job (or carried here) starts its clock now.
+    const openedAt = carried ? null : (loaded.stageOpenedAt ?? null);
+    const sinceOpened = openedAt ? Math.max(0, this.now() - openedAt.getTime()) : 0;
     const deadline =
       gate?.deadlineMs != null && !cutReason
-        ? setTimeout(() => {
-            deadlinePassed = true;
-            decide();
-          }, gate.deadlineMs)
+        ? setTimeout(
+            () => {
+              deadlinePassed = true;
+              decide();
+            },
+            Math.max(0, gate.deadlineMs - sinceOpened),
+          )
         : null;
 
     /** Runs one seat to its end: its first model without an outcome, then its fallbacks as needed. */
@@ -504,13 +517,18 @@ export class StageRunner {
         const next = nextAttempt(attempt, outcome);
         if (!next) {
           pending -= 1;
-          if (outcome.ok) answered += 1;
+          settledMembers.push(outcome);
           decide();
           await settle.submit({ call: attempt, outcome });
           return;
         }
         const saved = await settle.submit({ call: attempt, outcome, final: false });
         stored.set(attempt.key, saved);
+        if (ended) {
+          // The deliberation ended while this model failed: its next fallback is not asked.
+          pending -= 1;
+          return;
+        }
         const state = chainAt(stored, call);
         if (state.kind === 'done') {
           // An earlier run of the stage stored an answer that settles the seat: commit with it.
@@ -737,6 +755,7 @@ export class StageRunner {
   /**
    * Stores the outcomes of calls that settled together, and their events, in one round trip. An
    * outcome is kept even when the deliberation has ended meanwhile: usage adds up model_calls.
+   * `ended`: the message had ended or moved past the stage, so only the outcomes were stored.
    */
   private async settle(
     messageId: string,
@@ -744,7 +763,7 @@ export class StageRunner {
     settled: Settled[],
     eventsOf: SettledEvents,
     title: TitleFields = {},
-  ): Promise<CallOutcome[]> {
+  ): Promise<{ saved: CallOutcome[]; ended: boolean }> {
     const { written, saved } = await this.writeSettled(
       messageId,
       settled.map((s) => s.outcome),
@@ -755,7 +774,7 @@ export class StageRunner {
       }),
     );
     if (written.kind === 'written') this.publish(written.events);
-    return saved;
+    return { saved, ended: written.kind !== 'written' };
   }
 
   /**
@@ -961,6 +980,7 @@ export function loadedFromStart(
     needsTitle: true,
     createdAt: new Date(start.createdAt),
     batchId: null,
+    stageOpenedAt: null,
     question: start.question,
     config: start.config,
     history: [],

@@ -186,6 +186,11 @@ export interface MessageState {
 }
 
 export interface LoadedDeliberation extends MessageState {
+  /**
+   * When the current stage's opening was stored (its first `model_progress … started` event), if
+   * it was: a retried stage job measures its stage deadline from it. Absent or null: not opened.
+   */
+  stageOpenedAt?: Date | null;
   question: string;
   config: unknown;
   history: HistoryTurn[];

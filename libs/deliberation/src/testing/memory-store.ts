@@ -33,6 +33,8 @@ export class MemoryStore implements DeliberationStore {
   title: string | null = null;
   state: LoadedDeliberation;
   private readonly eventKeys = new Set<string>();
+  /** When each event was stored, by key (for a load's stageOpenedAt). */
+  private readonly eventTimes = new Map<string, number>();
 
   constructor(question: string, config: unknown, initial: Partial<LoadedDeliberation> = {}) {
     this.state = {
@@ -61,6 +63,7 @@ export class MemoryStore implements DeliberationStore {
     if (!this.has(messageId)) return null;
     return {
       ...this.state,
+      stageOpenedAt: this.openedAt(this.state.stage) ?? this.state.stageOpenedAt ?? null,
       rows: [...this.rows].sort(byStageOrder),
       outcomes: structuredClone(this.outcomes),
     };
@@ -74,7 +77,25 @@ export class MemoryStore implements DeliberationStore {
     if (committed.outcomes.length > 0) outcomes[committed.stage] = structuredClone(committed.outcomes);
     if (committed.titleOutcome && !outcomes.title?.length)
       outcomes.title = [structuredClone(committed.titleOutcome)];
-    return { ...loaded, status: 'running', stage: committed.next, rows: rows.sort(byStageOrder), outcomes };
+    return {
+      ...loaded,
+      status: 'running',
+      stage: committed.next,
+      stageOpenedAt: null,
+      rows: rows.sort(byStageOrder),
+      outcomes,
+    };
+  }
+
+  /** When the stage's first `model_progress … started` event was stored, as PostgreSQL's load reads it. */
+  private openedAt(stage: string | null): Date | null {
+    if (stage === null) return null;
+    const prefix = `model_progress:${stage}:`;
+    let first: number | null = null;
+    for (const [key, at] of this.eventTimes) {
+      if (key.startsWith(prefix) && (first === null || at < first)) first = at;
+    }
+    return first === null ? null : new Date(first);
   }
 
   async loadOutcomes(messageId: string, stage: string): Promise<CallOutcome[]> {
@@ -86,6 +107,7 @@ export class MemoryStore implements DeliberationStore {
     for (const event of events) {
       if (this.eventKeys.has(event.key)) continue;
       this.eventKeys.add(event.key);
+      this.eventTimes.set(event.key, Date.now());
       delivered.push({
         ...event.payload,
         type: event.type,

@@ -24,7 +24,7 @@ import {
   soleCallFailure,
 } from '../../shared/calls';
 import { historyMessages } from '../../shared/history';
-import { memberGate, withFallbacks } from '../../engine/quorum';
+import { hasAnswer, memberGate, withFallbacks, type CountsAsAnswered } from '../../engine/quorum';
 import { buildTitlePrompt } from '../../shared/title';
 import { defineMode, type StageTable } from '../define-mode';
 import { aggregateRankings, createLabelMap, describeAggregate } from './aggregate';
@@ -82,6 +82,12 @@ const STAGE1: AnswersRound = {
   panel: 'council models',
   need: `the council needs at least ${MIN_RESPONSES} answers to rank`,
 };
+
+/** A ranking the aggregate can use: parseRanking reads at least one shown label from it. */
+function readsRanking(ctx: Ctx): CountsAsAnswered {
+  const shownLabels = Object.keys(createLabelMap(stage1Responses(ctx.rows, ctx.config).map((a) => a.model)));
+  return (outcome) => parseRanking(outcome.content, shownLabels).labels.length > 0;
+}
 
 function planStage2(ctx: Ctx): PlannedCall[] {
   const answers = stage1Responses(ctx.rows, ctx.config);
@@ -170,7 +176,7 @@ function reduceStage3(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
 const stages: StageTable<CouncilStage, CouncilConfig> = {
   stage1: {
     start: (ctx) => [openingEvent('stage1_start', ctx)],
-    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_RESPONSES),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_RESPONSES, hasAnswer),
     calls: (ctx) =>
       answersRoundCalls(STAGE1, ctx.config.councilModels, ctx.question, historyMessages(ctx.history)),
     reduce: (_ctx, outcomes) => reduceAnswersRound(STAGE1, outcomes),
@@ -179,7 +185,7 @@ const stages: StageTable<CouncilStage, CouncilConfig> = {
     start: () => [modeEvent('stage2_start')],
     calls: planStage2,
     // Rankings that are missing leave fewer to aggregate (01-council.md §F); one is enough to go on.
-    gate: (ctx, calls) => memberGate(ctx.config, calls.length, 1),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, 1, readsRanking(ctx)),
     reduce: reduceStage2,
   },
   stage3: { start: () => [modeEvent('stage3_start')], calls: planStage3, reduce: reduceStage3 },

@@ -26,8 +26,8 @@ import {
 import { openingEvent, promptCall, recordRow, usageOfOutcome } from '../../shared/calls';
 import { labelMapOf, responseLabel, shuffleWithSeed } from '../../shared/labels';
 import { buildTitlePrompt } from '../../shared/title';
-import { ballotRow, castBallots, votesFromRows } from '../../shared/voting';
-import { memberGate } from '../../engine/quorum';
+import { ballotRow, castBallots, parseVote, votesFromRows } from '../../shared/voting';
+import { hasAnswer, memberGate, type CountsAsAnswered } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
 import { debateConfig } from './debate.config';
 import { parseRevision, revisedResponseOf, wordCount } from './debate.parse';
@@ -272,6 +272,12 @@ function planRevision(ctx: Ctx): PlannedCall[] {
   );
 }
 
+/** A vote the tally counts: parseVote names a label of the revised answers. */
+function readsVote(ctx: Ctx): CountsAsAnswered {
+  const labels = voteOrder(initialAnswers(ctx.rows), ctx.messageId).map((_, i) => responseLabel(i));
+  return (outcome) => labels.includes(parseVote(outcome.content) ?? '');
+}
+
 function planVote(ctx: Ctx): PlannedCall[] {
   const list = initialAnswers(ctx.rows);
   const revisions = new Map(revisionsFromRows(ctx.rows).map((r) => [r.participant, r.revisedResponse]));
@@ -289,7 +295,7 @@ const stages: StageTable<DebateStage, DebateConfig> = {
   round1: {
     start: (ctx) => [openingEvent('debate_start', ctx, { mode: 'debate' }), modeEvent('round1_start')],
     calls: (ctx) => answersRoundCalls(ROUND1, ctx.config.models, ctx.question),
-    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_ANSWERS),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_ANSWERS, hasAnswer),
     reduce: (_ctx, outcomes) => reduceAnswersRound(ROUND1, outcomes),
   },
   revision: {
@@ -298,7 +304,7 @@ const stages: StageTable<DebateStage, DebateConfig> = {
     ],
     calls: planRevision,
     // A debater cut here keeps its first answer (04-debate.md §F, a failed revision).
-    gate: (ctx, calls) => memberGate(ctx.config, calls.length, 1),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, 1, hasAnswer),
     reduce: reduceRevision,
   },
   vote: {
@@ -307,7 +313,7 @@ const stages: StageTable<DebateStage, DebateConfig> = {
     ],
     calls: planVote,
     // A cut voter's vote is missing, as a failed one's (invalidVoteCount).
-    gate: (ctx, calls) => memberGate(ctx.config, calls.length, 1),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, 1, readsVote(ctx)),
     reduce: reduceVote,
   },
 };

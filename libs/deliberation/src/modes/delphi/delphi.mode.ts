@@ -21,7 +21,7 @@ import type {
   StageRow,
 } from '../../engine/types';
 import { buildTitlePrompt } from '../../shared/title';
-import { memberGate, withFallbacks } from '../../engine/quorum';
+import { memberGate, withFallbacks, type CountsAsAnswered } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
 import { delphiConfig } from './delphi.config';
 import {
@@ -222,6 +222,14 @@ function planRound(round: number, ctx: Ctx): PlannedCall[] {
           }),
     ),
   );
+}
+
+/** An answer the round's statistics use: its estimate (or qualitative answer) parses. */
+function readsEstimate(ctx: Ctx): CountsAsAnswered {
+  const classification = classificationIn(ctx);
+  return classification.type === 'numeric'
+    ? (outcome) => parseEstimate(outcome.content).estimate != null
+    : (outcome) => parseAnswer(outcome.content, classification.options) != null;
 }
 
 function reduceRound(round: number, ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
@@ -528,7 +536,7 @@ const stages: StageTable<DelphiStage, DelphiConfig> = {
     ],
     calls: (ctx, stage) => planRound(roundOf(stage), ctx),
     // A panelist cut in round 1 is excluded; in a later round its previous answer carries (05-delphi.md §F).
-    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_VALID),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_VALID, readsEstimate(ctx)),
     reduce: (ctx, outcomes, stage) => reduceRound(roundOf(stage), ctx, outcomes),
   },
   synthesis: { start: () => [modeEvent('synthesis_start')], calls: planSynthesis, reduce: reduceSynthesis },

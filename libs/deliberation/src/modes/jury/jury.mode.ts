@@ -212,7 +212,14 @@ const stages: StageTable<JuryStage, JuryConfig> = {
   deliberation: {
     start: () => [modeEvent('deliberation_start')],
     calls: planDeliberation,
-    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_SUCCESSFUL_JURORS),
+    // A juror counts when its verdict and scores parse (assessJuror's parseSuccess).
+    gate: (ctx, calls) =>
+      memberGate(
+        ctx.config,
+        calls.length,
+        MIN_SUCCESSFUL_JURORS,
+        (outcome) => assessJuror(outcome, ctx.config.content).parseSuccess,
+      ),
     settled: (ctx, outcome) =>
       outcome.ok
         ? [

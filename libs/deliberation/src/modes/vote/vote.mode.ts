@@ -25,7 +25,7 @@ import { openingEvent, promptCall, recordRow, usageOfOutcome } from '../../share
 import { labelMapOf, responseLabel, shuffleWithSeed } from '../../shared/labels';
 import { buildTitlePrompt } from '../../shared/title';
 import { ballotRow, castBallots, parseVote, votesFromRows } from '../../shared/voting';
-import { memberGate, withFallbacks } from '../../engine/quorum';
+import { hasAnswer, memberGate, withFallbacks, type CountsAsAnswered } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
 import { voteConfig } from './vote.config';
 import { buildTiebreakPrompt, buildVoteModePrompt } from './vote.prompts';
@@ -183,6 +183,12 @@ function reduceTiebreak(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   };
 }
 
+/** A vote the tally counts: parseVote names a label that was shown. */
+function readsVote(ctx: Ctx): CountsAsAnswered {
+  const labels = labelled(ctx).map((_, i) => responseLabel(i));
+  return (outcome) => labels.includes(parseVote(outcome.content) ?? '');
+}
+
 function planVotes(ctx: Ctx): PlannedCall[] {
   const prompt = buildVoteModePrompt(
     ctx.question,
@@ -208,14 +214,14 @@ const stages: StageTable<VoteStage, VoteConfig> = {
   answer: {
     start: (ctx) => [openingEvent('vote_session_start', ctx, { mode: 'vote' }), modeEvent('stage1_start')],
     calls: (ctx) => answersRoundCalls(ANSWERS, ctx.config.models, ctx.question),
-    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_ANSWERS),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_ANSWERS, hasAnswer),
     reduce: (_ctx, outcomes) => reduceAnswersRound(ANSWERS, outcomes),
   },
   vote: {
     start: (ctx) => [modeEvent('vote_start', { data: { labelMap: labelMapOfAnswers(labelled(ctx)) } })],
     calls: planVotes,
     // Voters that are cut are counted as invalid votes; one readable vote decides (02-vote.md).
-    gate: (ctx, calls) => memberGate(ctx.config, calls.length, 1),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, 1, readsVote(ctx)),
     reduce: reduceVotes,
   },
   tiebreak: {
