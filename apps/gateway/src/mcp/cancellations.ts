@@ -14,8 +14,8 @@ const RECORD_TTL_MS = 15 * 60_000;
  * of its own, which may reach another replica than the call's: the SDK's own mechanism (the
  * handler's `extra.signal`) only works inside one Server instance. So a cancellation is recorded
  * in Redis under its client's coordinates — the user, the `Mcp-Session-Id` the gateway handed out
- * at `initialize` (an opaque random token, nothing is kept per session) and the JSON-RPC request
- * id — and a waiting call looks there. Without a session id there is no safe way to tell two
+ * at `initialize` (signed for the user's key and checked on every request, nothing is kept per
+ * session: sessions.ts) and the JSON-RPC request id — and a waiting call looks there. Without a session id there is no safe way to tell two
  * clients' request ids apart: such a client's cancellation is ignored, and its call waits out its
  * `waitSeconds` (or its connection).
  */

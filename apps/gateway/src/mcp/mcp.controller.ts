@@ -98,7 +98,7 @@ export class McpController {
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
-    await this.mcp.handle(this.mcp.callerOf(request, userId, apiKeyIdOf(request)), request, response);
+    await this.mcp.handle(userId, apiKeyIdOf(request), request, response);
   }
 
   @Get()

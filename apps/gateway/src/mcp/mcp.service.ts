@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import type { DeliberationView, DeliveredEvent, ModeDescription, ModelsResponse } from '@conclave/contracts';
@@ -12,6 +11,7 @@ import {
   CallToolRequestSchema,
   CancelledNotificationSchema,
   ErrorCode,
+  isJSONRPCRequest,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
@@ -25,7 +25,9 @@ import {
 import type { Request, Response } from 'express';
 import type { RedisClient } from '@conclave/redis';
 import * as z from 'zod/v4';
+import { AuthService } from '../auth/auth.service';
 import { ApiError } from '../common/api-error';
+import { RateLimiter } from '../common/rate-limiter';
 import { idempotencyContext, type IdempotencyContext } from '../common/idempotency';
 import { hostnameOf } from '../common/origins';
 import { CancelService } from '../deliberations/cancel.service';
@@ -35,6 +37,8 @@ import { StreamRegistry } from '../events/stream-registry';
 import { ModelsService } from '../models/models.service';
 import { ModesController } from '../modes/modes.controller';
 import { McpCancellations } from './cancellations';
+import { batchRefusal, isInitialize, paramsProblem } from './envelope';
+import { issueSessionId, sessionIdValid } from './sessions';
 import {
   DELIBERATE_WAIT_SECONDS,
   STOP_RULE,
@@ -69,7 +73,7 @@ export interface McpCaller {
   userId: string;
   /** The API key's id (null in single-user mode): revoking it ends the caller's waiting calls. */
   keyId: string | null;
-  /** The `Mcp-Session-Id` the client sends back (handed out at `initialize`), if any. */
+  /** The `Mcp-Session-Id` the client sends back (handed out at `initialize`, verified), if any. */
   sessionId: string | undefined;
   /** scheme://host as the caller reached the gateway. */
   webBase: string;
@@ -86,9 +90,13 @@ const RECENT_LISTED = 50;
  */
 const CallToolMethod = z.object({ method: z.literal('tools/call'), params: z.unknown() });
 
-/** A JSON-RPC `initialize` request (alone, as the protocol requires it to be sent). */
-const isInitialize = (body: unknown): boolean =>
-  typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'initialize';
+/** The Streamable HTTP transport's error code for a session the server does not know (with HTTP 404). */
+const SESSION_NOT_FOUND = -32001;
+
+/** A JSON-RPC error that answers a whole POST (no request id to answer it under). */
+function refuse(response: Response, status: number, code: number, message: string): void {
+  response.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
 
 /**
  * The MCP server at /mcp (Streamable HTTP, stateless): each POST gets a new SDK `Server` and
@@ -111,6 +119,7 @@ export class McpService implements ToolBackend {
     private readonly catalogue: ModelsService,
     private readonly streams: StreamRegistry,
     private readonly idempotencyKeys: IdempotencyRepository,
+    private readonly limiter: RateLimiter,
     @Inject(REDIS_PRODUCER) redis: RedisClient,
   ) {
     this.table = new ToolTable(config.defaults);
@@ -118,15 +127,49 @@ export class McpService implements ToolBackend {
     this.modesController = new ModesController(config);
   }
 
-  /** The caller of a request the guards let through. */
-  callerOf(request: Request, userId: string, keyId: string | null): McpCaller {
-    const header = request.headers['mcp-session-id'];
-    const sessionId = typeof header === 'string' && /^[\x21-\x7e]{1,200}$/.test(header) ? header : undefined;
-    return { userId, keyId, sessionId, webBase: this.webBase(request) };
-  }
-
-  /** Answers one POST /mcp (the app's JSON parser has read its body). */
-  async handle(caller: McpCaller, request: Request, response: Response): Promise<void> {
+  /**
+   * Answers one POST /mcp (the app's JSON parser has read its body; the guards have authenticated
+   * it and counted it as one request). Before the SDK sees it: a session id that this user's key
+   * was not given is refused (404), a JSON-RPC batch is refused or bounded and each further message
+   * counted as a request of its own (429 with Retry-After over the limit), and each request's
+   * params are checked against the protocol (-32602 naming the field).
+   */
+  async handle(userId: string, keyId: string | null, request: Request, response: Response): Promise<void> {
+    const body: unknown = request.body;
+    const messages: unknown[] = Array.isArray(body) ? body : [body];
+    const apiKey = AuthService.bearer(request.headers.authorization);
+    const initializing = messages.some(isInitialize);
+    const presented = request.headers['mcp-session-id'];
+    let sessionId: string | undefined;
+    if (!initializing && presented !== undefined) {
+      if (typeof presented !== 'string' || !sessionIdValid(presented, userId, apiKey)) {
+        return refuse(
+          response,
+          404,
+          SESSION_NOT_FOUND,
+          'Session not found: this Mcp-Session-Id was not issued to this API key; send initialize without one to start a new session',
+        );
+      }
+      sessionId = presented;
+    }
+    if (Array.isArray(body)) {
+      const header = request.headers['mcp-protocol-version'];
+      const refusal = batchRefusal(body, typeof header === 'string' ? header : undefined);
+      if (refusal) return refuse(response, 400, ErrorCode.InvalidRequest, refusal);
+      const limit = this.config.abuse.requestsPerMinute;
+      if (limit > 0 && body.length > limit) {
+        return refuse(
+          response,
+          400,
+          ErrorCode.InvalidRequest,
+          `Invalid Request: a batch of ${body.length} messages counts ${body.length} requests, more than the ` +
+            `${limit} a minute RATE_LIMIT_REQUESTS_PER_MINUTE allows; send fewer at a time`,
+        );
+      }
+      // The guard counted the POST as one request; each further message is one more.
+      await this.limiter.take(userId, 'requests', body.length - 1);
+    }
+    const caller: McpCaller = { userId, keyId, sessionId, webBase: this.webBase(request) };
     const server = this.serverFor(caller, response);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     // The connection gone (or the answer sent): the server aborts what still runs for it.
@@ -135,12 +178,23 @@ export class McpService implements ToolBackend {
       void server.close().catch(() => undefined);
     });
     await server.connect(transport);
-    if (isInitialize(request.body)) {
-      // Stateless, but the client sends this back on every request: the key of its cancellations.
-      response.setHeader('Mcp-Session-Id', randomUUID());
+    // Params the protocol's schema refuses answer Invalid Params naming the field; left to the
+    // SDK, they would be an Internal Error carrying the validator's dump.
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const problem = isJSONRPCRequest(message) ? paramsProblem(message) : null;
+      if (problem === null || !isJSONRPCRequest(message)) return deliver?.(message, extra);
+      void transport
+        .send({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: problem } })
+        .catch((error: unknown) => this.logger.debug(`mcp: ${String(error)}`));
+    };
+    if (initializing && messages.every((message) => paramsProblem(message) === null)) {
+      // Stateless: the id is signed, not stored; the client sends it back on every request, and
+      // it keys that client's cancellations.
+      response.setHeader('Mcp-Session-Id', issueSessionId(userId, apiKey));
       response.setHeader('Access-Control-Expose-Headers', 'Mcp-Session-Id');
     }
-    await transport.handleRequest(request, response, request.body);
+    await transport.handleRequest(request, response, body);
   }
 
   private serverFor(caller: McpCaller, response: Response): Server {
