@@ -203,3 +203,38 @@ describe('MCP abuse (/mcp)', () => {
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
   });
 });
+
+describe('MCP batches under a request limit smaller than the batch bound', () => {
+  const stack = new TestStack({ AUTH_MODE: 'apikey', RATE_LIMIT_REQUESTS_PER_MINUTE: '4' });
+
+  beforeAll(() => stack.start());
+  afterAll(() => stack.stop());
+
+  it('refuses a batch that could never fit in a minute, naming the setting', async () => {
+    const key = await stack.createUser('small');
+    const post = (n: number) =>
+      fetch(`${stack.baseUrl}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${key}`,
+        },
+        body: JSON.stringify(
+          Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'resources/list' })),
+        ),
+      });
+    const tooMany = await post(5);
+    expect(tooMany.status).toBe(400);
+    expect(await tooMany.json()).toMatchObject({
+      error: {
+        code: ErrorCode.InvalidRequest,
+        message: expect.stringMatching(
+          /5 requests, more than the 4 a minute RATE_LIMIT_REQUESTS_PER_MINUTE allows/,
+        ),
+      },
+    });
+    // The refused POST counted one; a batch of 3 still fits.
+    expect((await post(3)).status).toBe(200);
+  });
+});
