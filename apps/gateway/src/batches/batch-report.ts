@@ -75,6 +75,11 @@ export class BatchReportService {
     this.cache = new ReportCache(config.reports.cacheBytes);
   }
 
+  /** Computations running and waiting on this gateway (for tests and diagnostics). */
+  get busy(): { running: number; waiting: number } {
+    return this.slots.busy;
+  }
+
   private async owned(userId: string, batchId: string): Promise<Batch> {
     const batch = isUuid(batchId) ? await this.batches.owned(userId, batchId) : null;
     if (!batch) throw ApiError.notFound(`batch ${batchId}`);

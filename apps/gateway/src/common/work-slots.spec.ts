@@ -41,7 +41,7 @@ describe('WorkSlots', () => {
     expect(slots.busy).toEqual({ running: 0, waiting: 0 });
   });
 
-  it("serves owners in turn: one owner's flood does not delay another's work", async () => {
+  it("serves the owner served least recently first: one owner's flood does not delay another's work", async () => {
     const slots = new WorkSlots(limits());
     const order: string[] = [];
     const hold = deferred();
@@ -54,13 +54,14 @@ describe('WorkSlots', () => {
     expect(slots.waitingOf('alice')).toBe(5);
     hold.resolve();
     await Promise.all(runs);
+    // alice's first ran already: bob and carol (in the order they came) go before her next.
     expect(order).toEqual([
       'alice 0',
-      'alice 1',
       'bob 0',
       'carol 0',
-      'alice 2',
+      'alice 1',
       'bob 1',
+      'alice 2',
       'alice 3',
       'alice 4',
       'alice 5',
@@ -79,13 +80,13 @@ describe('WorkSlots', () => {
     expect(slots.busy).toEqual({ running: 2, waiting: 2 });
     holds[0].resolve();
     await settle();
-    // The freed slot takes the waiting work in turn (alice's, queued first, then bob's) while
-    // the other slot still holds alice 1.
-    expect(order).toEqual(['alice 0', 'alice 2', 'bob 0']);
+    // The freed slot goes to bob (never served) before alice's third, then to alice's third,
+    // while the other slot still holds alice 1.
+    expect(order).toEqual(['alice 0', 'bob 0', 'alice 2']);
     expect(slots.busy).toEqual({ running: 1, waiting: 0 });
     holds[1].resolve();
     await Promise.all(runs);
-    expect(order).toEqual(['alice 0', 'alice 2', 'bob 0', 'alice 1']);
+    expect(order).toEqual(['alice 0', 'bob 0', 'alice 2', 'alice 1']);
   });
 
   it('passes the slot on when the work fails', async () => {
