@@ -148,7 +148,7 @@ export class Metrics {
 
   readonly batchReports = new Counter({
     name: 'conclave_batch_reports_total',
-    help: 'Batch reports and comparisons asked of this gateway, by kind and how each was answered (computed, cached: a finished batch\'s stored answer, refused: a full queue)',
+    help: "Batch reports and comparisons asked of this gateway, by kind and how each was answered (computed, cached: a finished batch's stored answer, refused: a full queue)",
     labelNames: ['kind', 'outcome'] as const,
     registers: [this.registry],
   });

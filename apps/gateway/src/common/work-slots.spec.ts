@@ -73,7 +73,9 @@ describe('WorkSlots', () => {
     const slots = new WorkSlots(limits({ slots: 2 }));
     const order: string[] = [];
     const holds = [deferred(), deferred()];
-    const runs = holds.map((h, i) => slots.run('alice', () => h.promise.then(() => void order.push(`alice ${i}`))));
+    const runs = holds.map((h, i) =>
+      slots.run('alice', () => h.promise.then(() => void order.push(`alice ${i}`))),
+    );
     runs.push(slots.run('alice', async () => void order.push('alice 2')));
     runs.push(slots.run('bob', async () => void order.push('bob 0')));
     await settle();
@@ -104,7 +106,10 @@ describe('WorkSlots', () => {
     const slots = new WorkSlots(limits({ perOwner: 2 }));
     const hold = deferred();
     const admitted = [slots.run('alice', () => hold.promise)];
-    admitted.push(slots.run('alice', async () => undefined), slots.run('alice', async () => undefined));
+    admitted.push(
+      slots.run('alice', async () => undefined),
+      slots.run('alice', async () => undefined),
+    );
     const refused = slots.run('alice', async () => undefined);
     await expect(refused).rejects.toBeInstanceOf(RateLimited);
     await expect(refused).rejects.toMatchObject({ status: 429 });
@@ -122,7 +127,10 @@ describe('WorkSlots', () => {
     const slots = new WorkSlots(limits({ perOwner: 5, total: 2 }));
     const hold = deferred();
     const admitted = [slots.run('alice', () => hold.promise)];
-    admitted.push(slots.run('alice', async () => undefined), slots.run('bob', async () => undefined));
+    admitted.push(
+      slots.run('alice', async () => undefined),
+      slots.run('bob', async () => undefined),
+    );
     const refused = slots.run('carol', async () => undefined);
     await expect(refused).rejects.toBeInstanceOf(ApiError);
     await expect(refused).rejects.toMatchObject({ status: 503 });

@@ -103,7 +103,8 @@ export class WorkSlots {
   private handOver(): void {
     let next: Owner | undefined;
     for (const owner of this.owners.values()) {
-      if (owner.waiting.length > 0 && (next === undefined || owner.lastServed < next.lastServed)) next = owner;
+      if (owner.waiting.length > 0 && (next === undefined || owner.lastServed < next.lastServed))
+        next = owner;
     }
     if (next === undefined) {
       this.running -= 1;
