@@ -99,6 +99,12 @@ export interface ConclaveConfig {
     keyRecheckMs: number;
   };
   /**
+   * Batch reports and comparisons, per gateway replica: how many are computed at once, how many of
+   * one user's may wait (past it a 429), how many may wait in all (past it a 503), and the bytes of
+   * finished batches' reports and comparisons kept for reuse (0 = none kept).
+   */
+  reports: { slots: number; queuePerUser: number; queueTotal: number; cacheBytes: number };
+  /**
    * V1_RETRY_GRACE_MS: how long a /v1 chat request's deliberation started with an Idempotency-Key
    * keeps running after its client went away, for a retry with the same key to reattach; 0 cancels
    * at once, as without a key.
@@ -382,6 +388,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
       maxBufferedBytes: int(env, 'STREAM_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, 65_536),
       drainTimeoutMs: int(env, 'STREAM_DRAIN_TIMEOUT_MS', 30_000, 100),
       keyRecheckMs: int(env, 'STREAM_KEY_RECHECK_MS', 5_000, 100),
+    },
+    reports: {
+      slots: int(env, 'REPORT_SLOTS', 1, 1),
+      queuePerUser: int(env, 'REPORT_QUEUE_PER_USER', 4, 0),
+      queueTotal: int(env, 'REPORT_QUEUE_TOTAL', 50, 0),
+      cacheBytes: int(env, 'REPORT_CACHE_MB', 32, 0) * 1024 * 1024,
     },
     v1: { retryGraceMs: retryGrace(env) },
     corsOrigins: origins(env.CORS_ORIGINS),

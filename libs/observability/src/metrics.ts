@@ -146,6 +146,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly batchReports = new Counter({
+    name: 'conclave_batch_reports_total',
+    help: "Batch reports and comparisons asked of this gateway, by kind and how each was answered (computed, cached: a finished batch's stored answer, refused: a full queue)",
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor(process: 'gateway' | 'worker', options: MetricsOptions = {}) {
     const models = new Set<string>();
     for (const model of options.models ?? []) {

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   BatchReportBuilder,
   ComparisonSide,
@@ -21,8 +21,12 @@ import {
   type Batch,
   type ReportBatchShape,
 } from '@conclave/persistence';
+import type { ConclaveConfig } from '@conclave/config';
+import type { Metrics } from '@conclave/observability';
+import { CONFIG, METRICS } from '@conclave/platform';
 import { ApiError } from '../common/api-error';
 import { WorkSlots } from '../common/work-slots';
+import { ReportCache } from './report-cache';
 
 /** Items per page: two narrow queries per page (items, then their stage rows), never one per item. */
 const PAGE = 500;
@@ -41,21 +45,56 @@ const isFinished = (item: ReportItem) => item.status === 'complete' || item.stat
  * per batch: pages of items with their stage rows feed the builders of @conclave/analysis, which
  * keep running sums and a few compact numeric columns, so a batch of ten thousand items is never
  * held in memory; per model usage, latency quantiles and failure groups are aggregated by PostgreSQL.
+ *
+ * Computations take turns in a few slots per gateway, fairly across users (WorkSlots); a finished
+ * batch's report, and a comparison of two finished batches, is kept (ReportCache) under a key that
+ * changes whenever the batch can have changed, and answered from there until then.
  */
 @Injectable()
 export class BatchReportService {
-  /** One report or comparison at a time per gateway: each holds up to ~150 MB while it runs. */
-  private readonly slots = new WorkSlots(1, 20, 'batch reports');
+  /** A few at a time per gateway: each holds up to ~150 MB while it runs. */
+  private readonly slots: WorkSlots;
+  private readonly cache: ReportCache;
+  /** Answers of finished batches being computed, by cache key: a second ask waits for the first. */
+  private readonly inFlight = new Map<string, Promise<string>>();
 
   constructor(
     private readonly batches: BatchesRepository,
     private readonly reports: ReportsRepository,
-  ) {}
+    @Inject(CONFIG) config: ConclaveConfig,
+    @Inject(METRICS) private readonly metrics: Metrics,
+  ) {
+    this.slots = new WorkSlots({
+      slots: config.reports.slots,
+      perOwner: config.reports.queuePerUser,
+      total: config.reports.queueTotal,
+      what: 'batch reports and comparisons',
+      perOwnerSetting: 'REPORT_QUEUE_PER_USER',
+      totalSetting: 'REPORT_QUEUE_TOTAL',
+    });
+    this.cache = new ReportCache(config.reports.cacheBytes);
+  }
+
+  /** Computations running and waiting on this gateway (for tests and diagnostics). */
+  get busy(): { running: number; waiting: number } {
+    return this.slots.busy;
+  }
 
   private async owned(userId: string, batchId: string): Promise<Batch> {
     const batch = isUuid(batchId) ? await this.batches.owned(userId, batchId) : null;
     if (!batch) throw ApiError.notFound(`batch ${batchId}`);
     return batch;
+  }
+
+  /**
+   * What identifies the state of a finished batch's data, null while it runs (its report is then
+   * computed fresh). A retry of failed items clears and later sets finished_at again and adds
+   * attempts; deleting an item's conversation removes its rows; a deleted batch is not found.
+   */
+  private async fingerprint(batch: Batch): Promise<string | null> {
+    if (batch.finishedAt === null) return null;
+    const rows = await this.reports.itemRows(batch.id);
+    return `${batch.id}@${batch.finishedAt.toISOString()}/${batch.status}/${rows}`;
   }
 
   private async page(batchId: string, after: number): Promise<Page> {
@@ -90,9 +129,63 @@ export class BatchReportService {
     return { calls, stageCalls, usage, failures };
   }
 
+  /**
+   * The answer for `key` (null: not to be kept): from the cache, else from a computation already
+   * under way for the same key, else computed in the user's turn and, when `final` says the answer
+   * covers finished batches only, kept. Cached answers are stored as their JSON text and parsed
+   * anew for each request, so they are byte for byte what was computed and no caller can change them.
+   */
+  private async answer<T>(
+    userId: string,
+    kind: 'report' | 'comparison',
+    key: string | null,
+    compute: () => Promise<T>,
+    final: (answer: T) => boolean,
+  ): Promise<T> {
+    if (key !== null) {
+      // A computation that failed (or was refused) for someone else's ask is no answer: compute.
+      const cached = this.cache.get(key) ?? (await this.inFlight.get(key)?.catch(() => undefined));
+      if (cached !== undefined) {
+        this.metrics.batchReports.inc({ kind, outcome: 'cached' });
+        return JSON.parse(cached) as T;
+      }
+    }
+    const run = this.slots.run(userId, compute);
+    if (key !== null) {
+      const text = run.then((answer) => {
+        const json = JSON.stringify(answer);
+        if (final(answer)) this.cache.set(key, json);
+        return json;
+      });
+      this.inFlight.set(key, text);
+      text
+        .catch(() => undefined)
+        .finally(() => {
+          if (this.inFlight.get(key) === text) this.inFlight.delete(key);
+        });
+    }
+    try {
+      const answer = await run;
+      this.metrics.batchReports.inc({ kind, outcome: 'computed' });
+      return answer;
+    } catch (error) {
+      if (error instanceof ApiError && (error.getStatus() === 429 || error.getStatus() === 503)) {
+        this.metrics.batchReports.inc({ kind, outcome: 'refused' });
+      }
+      throw error;
+    }
+  }
+
   async report(userId: string, batchId: string): Promise<BatchReport> {
     const batch = await this.owned(userId, batchId);
-    return this.slots.run(() => this.build(batch));
+    const fingerprint = await this.fingerprint(batch);
+    return this.answer(
+      userId,
+      'report',
+      fingerprint === null ? null : `report:${fingerprint}`,
+      () => this.build(batch),
+      (report) => !report.partial,
+    );
   }
 
   private async build(batch: Batch): Promise<BatchReport> {
@@ -111,7 +204,14 @@ export class BatchReportService {
     if (typeof b !== 'string' || b === '') fields.b = 'b is required: the id of the second batch (?a=…&b=…)';
     if (Object.keys(fields).length > 0) throw ApiError.invalid(fields);
     const [batchA, batchB] = [await this.owned(userId, a as string), await this.owned(userId, b as string)];
-    return this.slots.run(() => this.compareOwned(batchA, batchB));
+    const [fingerprintA, fingerprintB] = [await this.fingerprint(batchA), await this.fingerprint(batchB)];
+    return this.answer(
+      userId,
+      'comparison',
+      fingerprintA === null || fingerprintB === null ? null : `compare:${fingerprintA}:${fingerprintB}`,
+      () => this.compareOwned(batchA, batchB),
+      (comparison) => !comparison.a.partial && !comparison.b.partial,
+    );
   }
 
   private async compareOwned(batchA: Batch, batchB: Batch): Promise<BatchComparison> {

@@ -52,6 +52,19 @@ const num = (value: string | number | null): number | null => (value === null ? 
 export class ReportsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  /**
+   * How many item deliberations (every attempt) the batch holds: with its finished_at, what changes
+   * when a finished batch's report can change (a retry adds attempts and finishes it again, deleting
+   * an item's conversation removes its messages).
+   */
+  async itemRows(batchId: string): Promise<number> {
+    const [row]: { n: number }[] = await this.dataSource.query(
+      `SELECT COUNT(*)::int AS n FROM messages WHERE batch_id = $1 AND role = 'assistant'`,
+      [batchId],
+    );
+    return row.n;
+  }
+
   /** Up to `limit` items after `afterIndex`, in submission order. */
   async itemsPage(batchId: string, afterIndex: number, limit: number): Promise<ReportItem[]> {
     const rows: {
