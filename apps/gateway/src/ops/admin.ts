@@ -101,8 +101,7 @@ const OLD_KEY_COOKIE = 'conclave_admin';
 
 const wantsHtml = (req: Request): boolean => (req.headers.accept ?? '').includes('text/html');
 
-const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The sign-in form: the key travels once, in the POST body; the browser keeps a session token. */
 export function signInPage(notice: string | null): string {
@@ -156,7 +155,10 @@ export function mountAdmin(app: INestApplication): void {
   const refuse = (req: Request, res: Response, status: number, message: string) => {
     res.status(status);
     if (wantsHtml(req)) {
-      res.setHeader('Cache-Control', 'no-store').type('html').send(signInPage(status === 401 ? null : message));
+      res
+        .setHeader('Cache-Control', 'no-store')
+        .type('html')
+        .send(signInPage(status === 401 ? null : message));
       return;
     }
     const error = status === 400 ? 'Bad Request' : status === 401 ? 'Unauthorized' : 'Forbidden';
@@ -190,7 +192,9 @@ export function mountAdmin(app: INestApplication): void {
     const address = limiter.clientAddress(req);
     await limiter.assertAuthAllowed(address);
     const owner =
-      'key' in credential ? await apiKeys.ownerOf(credential.key) : await sessions.ownerOf(credential.session);
+      'key' in credential
+        ? await apiKeys.ownerOf(credential.key)
+        : await sessions.ownerOf(credential.session);
     if (!owner) await limiter.recordAuthFailure(address);
     return owner;
   };
@@ -220,9 +224,15 @@ export function mountAdmin(app: INestApplication): void {
         return;
       }
       const body = (req.body ?? {}) as { key?: unknown };
-      const key = typeof body.key === 'string' ? body.key.trim() : AuthService.bearer(req.headers.authorization);
+      const key =
+        typeof body.key === 'string' ? body.key.trim() : AuthService.bearer(req.headers.authorization);
       if (config.authMode !== 'none' && !key) {
-        refuse(req, res, 400, 'Send the admin API key as the form field "key" (or "Authorization: Bearer <key>")');
+        refuse(
+          req,
+          res,
+          400,
+          'Send the admin API key as the form field "key" (or "Authorization: Bearer <key>")',
+        );
         return;
       }
       identify(req, key ? { key } : null)
