@@ -260,12 +260,18 @@ describe('hardening: Retry-After, admin sessions, CSP on /api/docs', () => {
       const urls: string[] = [];
       page.on('request', (request) => urls.push(request.url()));
       await page.goto(`${stack.baseUrl}/admin/queues`);
+      // A wrong key: the form again, saying so, and no cookie.
+      await page.fill('input[name="key"]', 'ck_wrong000000000000000000');
+      await Promise.all([page.waitForURL(/\/admin\/sign-in$/), page.click('button[type="submit"]')]);
+      await page.getByText('Invalid API key').waitFor();
+      const shots = path.join(tmpdir(), 'conclave-shots');
+      mkdirSync(shots, { recursive: true });
+      await page.screenshot({ path: path.join(shots, 'admin-sign-in.png') });
+      expect(await context.cookies()).toEqual([]);
       await page.fill('input[name="key"]', adminKey);
       await Promise.all([page.waitForURL(/\/admin\/queues\/?$/), page.click('button[type="submit"]')]);
       // Bull Board's app has rendered the stage queue.
       await page.getByText('deliberation-stages').first().waitFor({ timeout: 20_000 });
-      const shots = path.join(tmpdir(), 'conclave-shots');
-      mkdirSync(shots, { recursive: true });
       await page.screenshot({ path: path.join(shots, 'admin-dashboard.png') });
       expect(urls.length).toBeGreaterThan(3);
       for (const url of urls) expect(url).not.toContain(adminKey);

@@ -70,6 +70,7 @@ export class LifecycleQueueView implements OnApplicationShutdown {
     await this.queue.close().catch(() => undefined);
   }
 }
+
 function cookie(req: Request, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const [key, ...value] = part.trim().split('=');
@@ -152,13 +153,13 @@ export function mountAdmin(app: INestApplication): void {
   });
 
   /** A refusal: the sign-in form for a browser, the API's JSON error for anything else. */
-  const refuse = (req: Request, res: Response, status: number, message: string) => {
+  const refuse = (req: Request, res: Response, status: number, message: string, notice = true) => {
     res.status(status);
     if (wantsHtml(req)) {
       res
         .setHeader('Cache-Control', 'no-store')
         .type('html')
-        .send(signInPage(status === 401 ? null : message));
+        .send(signInPage(notice ? message : null));
       return;
     }
     const error = status === 400 ? 'Bad Request' : status === 401 ? 'Unauthorized' : 'Forbidden';
@@ -284,7 +285,8 @@ export function mountAdmin(app: INestApplication): void {
             session !== undefined && key === undefined
               ? 'The dashboard session has ended: sign in again at /admin/queues'
               : 'Missing or invalid API key: sign in at /admin/queues in a browser, or send "Authorization: Bearer <key>"';
-          refuse(req, res, 401, message);
+          // A first visit gets the plain form; an ended session is told why.
+          refuse(req, res, 401, message, session !== undefined);
           return;
         }
         if (!(await apiKeys.isAdmin(owner.userId))) {
