@@ -187,17 +187,31 @@ describe('operations: probes, metrics, admin dashboard', () => {
     ).toBe(403);
   });
 
-  it('lets a browser in with ?access_token= once, then by an HttpOnly cookie scoped to /admin', async () => {
-    const entry = await fetch(`${stack.baseUrl}/admin/queues?access_token=${adminKey}`, {
+  it('lets a browser in by the sign-in form, with a session cookie scoped to /admin; never by ?access_token=', async () => {
+    const byUrl = await fetch(`${stack.baseUrl}/admin/queues?access_token=${adminKey}`, {
       redirect: 'manual',
     });
-    expect(entry.status).toBe(302);
+    expect(byUrl.status).toBe(400);
+    expect(byUrl.headers.get('set-cookie')).toBeNull();
+    const entry = await fetch(`${stack.baseUrl}/admin/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `key=${encodeURIComponent(adminKey)}`,
+    });
+    expect(entry.status).toBe(303);
     const cookie = entry.headers.get('set-cookie') ?? '';
-    expect(cookie).toMatch(/conclave_admin=.+; Path=\/admin; HttpOnly; SameSite=Strict/);
+    expect(cookie).toMatch(
+      /conclave_admin_session=cas_[^;]+; Path=\/admin; Expires=[^;]+; HttpOnly; SameSite=Strict/,
+    );
+    expect(cookie).not.toContain(adminKey);
     const page = await fetch(`${stack.baseUrl}/admin/queues`, { headers: { cookie: cookie.split(';')[0] } });
     expect(page.status).toBe(200);
-    const refused = await fetch(`${stack.baseUrl}/admin/queues?access_token=${userKey}`, {
+    const refused = await fetch(`${stack.baseUrl}/admin/sign-in`, {
+      method: 'POST',
       redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `key=${encodeURIComponent(userKey)}`,
     });
     expect(refused.status).toBe(403);
     expect(refused.headers.get('set-cookie')).toBeNull();

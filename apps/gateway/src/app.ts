@@ -5,6 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { ConclaveConfig } from '@conclave/config';
 import helmet from 'helmet';
+import type { NextFunction, Request, Response } from 'express';
 import { AppModule } from './app.module';
 import { hostGuard, OriginCheckedIoAdapter } from './common/origins';
 import { useBodyParsers } from './common/body-parsers';
@@ -12,6 +13,25 @@ import { ErrorFilter } from './common/error.filter';
 import { mountAdmin } from './ops/admin';
 import { serveWebClient } from './common/web-client';
 import { JsonNestLogger } from '@conclave/platform';
+
+const DOCS_PATH = '/api/docs';
+
+/**
+ * The OpenAPI UI at /api/docs: its scripts (bundle, preset, init) are files of its own origin; its
+ * page has an inline `<style>` and style attributes, so styles allow 'unsafe-inline', scripts never.
+ */
+export const DOCS_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 export async function createGateway(
   config: ConclaveConfig,
@@ -50,6 +70,11 @@ export async function createGateway(
       .addBearerAuth()
       .build(),
   );
+  // Swagger UI's page and its init script are files of their own: no inline script to allow.
+  app.use(DOCS_PATH, (_req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('Content-Security-Policy', DOCS_CSP);
+    next();
+  });
   SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json' });
   return app;
 }

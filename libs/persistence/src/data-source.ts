@@ -12,6 +12,7 @@ import { EventPartitions1764100000000 } from './migrations/1764100000000-event-p
 import { StageWriteCompact1764200000000 } from './migrations/1764200000000-stage-write-compact';
 import { StageWriteGroup1764300000000 } from './migrations/1764300000000-stage-write-group';
 import { WorkByKey1764450000000 } from './migrations/1764450000000-work-by-key';
+import { AdminSessions1764533000000 } from './migrations/1764533000000-admin-sessions';
 import { ensureEventPartitions } from './lifecycle/event-partitions';
 import { partitionsAhead } from './lifecycle/plan';
 
@@ -29,6 +30,7 @@ export const MIGRATIONS = [
   StageWriteCompact1764200000000,
   StageWriteGroup1764300000000,
   WorkByKey1764450000000,
+  AdminSessions1764533000000,
 ];
 
 export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {

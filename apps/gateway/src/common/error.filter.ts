@@ -2,8 +2,7 @@ import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } fro
 import type { ApiErrorBody } from '@conclave/contracts';
 import type { Request, Response } from 'express';
 import { isStoreUnavailable } from '@conclave/persistence';
-import { reasonPhrase } from './api-error';
-import { RateLimited } from './rate-limiter';
+import { reasonPhrase, RETRY_AFTER_SECONDS, retryAfterOf } from './api-error';
 import { fromApiErrorBody } from '../openai/errors';
 import { isOpenAiPath, sendOpenAiError } from '../openai/openai-error.filter';
 
@@ -41,8 +40,6 @@ export function bodyParserError(error: unknown, bodyLimit: string): ApiErrorBody
   return { statusCode: 400, error: 'Bad Request', message };
 }
 
-export const RETRY_AFTER_SECONDS = 5;
-
 /** Every HTTP error leaves in one JSON shape; unexpected errors are logged, never shown. */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
@@ -59,12 +56,8 @@ export class ErrorFilter implements ExceptionFilter {
       return;
     }
     const body = this.toBody(exception, request);
-    const retryAfter =
-      exception instanceof RateLimited
-        ? exception.retryAfterSeconds
-        : body.statusCode === 503
-          ? RETRY_AFTER_SECONDS
-          : undefined;
+    // Every 429 and 503 says when to come back: the error's own time, or the default.
+    const retryAfter = retryAfterOf(exception, body.statusCode);
     // Under /v1 (an unknown path such as /v1/embeddings, too) errors keep OpenAI's shape.
     if (isOpenAiPath(request.path)) {
       sendOpenAiError(response, fromApiErrorBody(body, undefined, retryAfter));

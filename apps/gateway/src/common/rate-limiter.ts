@@ -413,10 +413,9 @@ export class RateLimiter {
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 export class RateLimited extends ApiError {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super(429, message);
+  declare readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, message, undefined, { retryAfterSeconds });
   }
 }

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { extname, join, relative, resolve, sep } from 'node:path';
 import { ADMIN_PATH } from '../ops/admin';
+import { RETRY_AFTER_SECONDS } from './api-error';
 
 /** Model output is rendered in this page: no script but our own, no external images or frames. */
 export const WEB_CSP = [
@@ -141,6 +142,7 @@ export function serveWebClient(app: NestExpressApplication, webDir: string): voi
     res
       .status(503)
       .setHeader('Cache-Control', 'no-store')
+      .setHeader('Retry-After', String(RETRY_AFTER_SECONDS))
       .type('html')
       .send(
         '<p>The web client is not built yet: run <code>npm run build:web</code> (npm start does it for you).</p>',

@@ -2,9 +2,8 @@ import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } fro
 import type { ApiErrorBody } from '@conclave/contracts';
 import { isStoreUnavailable } from '@conclave/persistence';
 import type { Response } from 'express';
-import { reasonPhrase } from '../common/api-error';
-import { bodyParserError, RETRY_AFTER_SECONDS } from '../common/error.filter';
-import { RateLimited } from '../common/rate-limiter';
+import { reasonPhrase, RETRY_AFTER_SECONDS, retryAfterOf } from '../common/api-error';
+import { bodyParserError } from '../common/error.filter';
 import { errorObject, fromApiErrorBody, OpenAiError, worthRetrying, type OpenAiErrorSpec } from './errors';
 
 /** Any error of a /v1 route as an OpenAI error: its status, `type`, `code` and `param`. */
@@ -21,13 +20,7 @@ export function openAiErrorOf(
         ? (raw as ApiErrorBody)
         : { statusCode: status, error: reasonPhrase(status), message: exception.message };
     const message = Array.isArray(body.message) ? body.message.join('; ') : String(body.message);
-    const retryAfter =
-      exception instanceof RateLimited
-        ? exception.retryAfterSeconds
-        : status === 503
-          ? RETRY_AFTER_SECONDS
-          : undefined;
-    return fromApiErrorBody({ ...body, message }, fieldParam, retryAfter);
+    return fromApiErrorBody({ ...body, message }, fieldParam, retryAfterOf(exception, status));
   }
   const parsed = bodyParserError(exception, '');
   if (parsed) return fromApiErrorBody(parsed);
@@ -50,7 +43,8 @@ export const isOpenAiPath = (path: string): boolean => path === '/v1' || path.st
 
 /** Sends an OpenAI error: Retry-After for 429 and 503, and `x-should-retry: false` when retrying cannot help. */
 export function sendOpenAiError(response: Response, spec: OpenAiErrorSpec): void {
-  if (spec.retryAfterSeconds !== undefined) response.setHeader('Retry-After', String(spec.retryAfterSeconds));
+  const retryAfter = spec.retryAfterSeconds ?? retryAfterOf(null, spec.status);
+  if (retryAfter !== undefined) response.setHeader('Retry-After', String(retryAfter));
   // The openai SDKs retry 409 and 5xx by default; a deliberation that failed would run (and cost) again.
   response.setHeader('x-should-retry', worthRetrying(spec.status) ? 'true' : 'false');
   response

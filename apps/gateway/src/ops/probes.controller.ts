@@ -15,6 +15,7 @@ import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
 import { CONFIG, METRICS, REDIS_PRODUCER } from '@conclave/platform';
 import type { RedisClient } from '@conclave/redis';
+import { RETRY_AFTER_SECONDS } from '../common/api-error';
 
 /** Served at the root (outside /api) for load balancers, Kubernetes and Prometheus. */
 @ApiExcludeController()
@@ -42,6 +43,7 @@ export class ProbesController implements OnApplicationBootstrap {
   @Get('health/ready')
   async ready(@Res() res: Response) {
     const readiness = await checkReadiness(this.dataSource, this.redis);
+    if (!readiness.ready) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
     res
       .status(readiness.ready ? 200 : 503)
       .json({ status: readiness.ready ? 'ok' : 'error', ...readiness.checks });

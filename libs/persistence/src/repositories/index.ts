@@ -1,3 +1,4 @@
+import { AdminSessionsRepository } from './admin-sessions.repository';
 import { ApiKeysRepository } from './api-keys.repository';
 import { BatchesRepository } from './batches.repository';
 import { BatchRetriesRepository } from './batch-retries.repository';
@@ -11,6 +12,12 @@ import { PresetsRepository } from './presets.repository';
 import { ReportsRepository } from './reports.repository';
 import { UsageRepository } from './usage.repository';
 
+export {
+  AdminSessionsRepository,
+  ADMIN_SESSION_PREFIX,
+  ADMIN_SESSION_TTL_MS,
+  type AdminSession,
+} from './admin-sessions.repository';
 export { ApiKeysRepository, type ApiKeyOwner, type RevokeTarget, type UserRole } from './api-keys.repository';
 export { BatchRetriesRepository, type RetryOutcome } from './batch-retries.repository';
 export { BudgetsRepository, keepRemovedSpend, type UserBudget } from './budgets.repository';
@@ -63,4 +70,5 @@ export const REPOSITORIES = [
   PresetsRepository,
   LifecycleRepository,
   OpenWorkRepository,
+  AdminSessionsRepository,
 ] as const;
