@@ -32,6 +32,7 @@ import { LifecycleQueueView } from './ops/admin';
 import { AdminWorkController } from './ops/admin-work.controller';
 import { ProbesController } from './ops/probes.controller';
 import { RateLimiter } from './common/rate-limiter';
+import { PublicUrl } from './common/public-url';
 import {
   ConfigModule,
   METRICS,
@@ -91,6 +92,7 @@ export class AppModule {
         },
         AuthService,
         RateLimiter,
+        PublicUrl,
         ApiKeyGuard,
         RequestValidator,
         DeliberationsService,

@@ -27,7 +27,7 @@ import type { RedisClient } from '@conclave/redis';
 import * as z from 'zod/v4';
 import { ApiError } from '../common/api-error';
 import { idempotencyContext, type IdempotencyContext } from '../common/idempotency';
-import { hostnameOf } from '../common/origins';
+import { PublicUrl } from '../common/public-url';
 import { CancelService } from '../deliberations/cancel.service';
 import { DeliberationsService } from '../deliberations/deliberations.service';
 import { EventHub } from '../events/event-hub';
@@ -71,7 +71,7 @@ export interface McpCaller {
   keyId: string | null;
   /** The `Mcp-Session-Id` the client sends back (handed out at `initialize`), if any. */
   sessionId: string | undefined;
-  /** scheme://host as the caller reached the gateway. */
+  /** Where links point: PUBLIC_URL, or the listening address (never the request's Host). */
   webBase: string;
 }
 
@@ -112,6 +112,7 @@ export class McpService implements ToolBackend {
     private readonly streams: StreamRegistry,
     private readonly idempotencyKeys: IdempotencyRepository,
     @Inject(REDIS_PRODUCER) redis: RedisClient,
+    private readonly publicUrl: PublicUrl,
   ) {
     this.table = new ToolTable(config.defaults);
     this.cancellations = new McpCancellations(redis, config.redisPrefix);
@@ -122,7 +123,7 @@ export class McpService implements ToolBackend {
   callerOf(request: Request, userId: string, keyId: string | null): McpCaller {
     const header = request.headers['mcp-session-id'];
     const sessionId = typeof header === 'string' && /^[\x21-\x7e]{1,200}$/.test(header) ? header : undefined;
-    return { userId, keyId, sessionId, webBase: this.webBase(request) };
+    return { userId, keyId, sessionId, webBase: this.publicUrl.base() };
   }
 
   /** Answers one POST /mcp (the app's JSON parser has read its body). */
@@ -309,17 +310,6 @@ export class McpService implements ToolBackend {
   private holdStream(caller: McpCaller, response: Response): () => void {
     const stream = this.streams.open('sse', caller.userId, caller.keyId, () => response.destroy());
     return () => stream.release();
-  }
-
-  private webBase(request: Request): string {
-    const forwarded = request.headers['x-forwarded-proto'];
-    const proto =
-      this.config.abuse.trustProxyHops > 0 && typeof forwarded === 'string'
-        ? forwarded.split(',')[0].trim().toLowerCase()
-        : '';
-    const scheme = proto === 'https' || proto === 'http' ? proto : request.secure ? 'https' : 'http';
-    const host = request.headers.host ?? '';
-    return `${scheme}://${hostnameOf(host) !== null ? host.trim().toLowerCase() : 'localhost'}`;
   }
 
   // ——— ToolBackend ———
