@@ -33,6 +33,8 @@ import { AdminWorkController } from './ops/admin-work.controller';
 import { ProbesController } from './ops/probes.controller';
 import { RateLimiter } from './common/rate-limiter';
 import { PublicUrl } from './common/public-url';
+import { QueryParamsInterceptor } from './common/query-params';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import {
   ConfigModule,
   METRICS,
@@ -93,6 +95,8 @@ export class AppModule {
         AuthService,
         RateLimiter,
         PublicUrl,
+        // Every route's query parameters checked like its body: unknown ones and lists refused.
+        { provide: APP_INTERCEPTOR, useClass: QueryParamsInterceptor },
         ApiKeyGuard,
         RequestValidator,
         DeliberationsService,
