@@ -204,7 +204,11 @@ describe('links from the configured address and strict query parameters (API-key
         ['POST', '/v1/chat/completions'],
         ['GET', '/api/batches/compare?a=x&b=y'],
       ] as const) {
-        const answer = await hostile(method, path, method === 'POST' ? { model: 'conclave/none' } : undefined);
+        const answer = await hostile(
+          method,
+          path,
+          method === 'POST' ? { model: 'conclave/none' } : undefined,
+        );
         expect(answer.status).toBeGreaterThanOrEqual(400);
         expectNoEvilHost(answer);
       }

@@ -38,7 +38,8 @@ class SubmitQuery {
   @IsOptional() @IsString() dryRun?: string;
   @IsOptional() @IsString() name?: string;
   @IsOptional() @IsString() concurrency?: string;
-  @IsOptional() @IsIn(['true', 'false'], { message: 'generateTitles must be true or false' })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'generateTitles must be true or false' })
   generateTitles?: string;
   @IsOptional() @IsString() maxCostUsd?: string;
   @IsOptional() @IsString() defaults?: string;

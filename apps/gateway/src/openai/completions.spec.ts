@@ -115,5 +115,4 @@ describe('completion shapes', () => {
       usage: { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 },
     });
   });
-
 });
