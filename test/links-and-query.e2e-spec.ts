@@ -32,6 +32,47 @@ function expressRoutes(app: INestApplication): { method: string; path: string }[
   );
 }
 
+/** A request with any headers (Host included, which fetch would not send as given). */
+function sendTo(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { token?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  const url = new URL(baseUrl);
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers['content-type'] ??= 'application/json';
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      { host: url.hostname, port: url.port, method, path, headers, timeout: 30_000 },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({
+            status: response.statusCode ?? 0,
+            text,
+            json: () => JSON.parse(text) as Record<string, unknown>,
+          });
+        });
+      },
+    );
+    request.on('error', reject);
+    request.on('timeout', () => request.destroy(new Error(`timed out: ${method} ${path}`)));
+    request.end(options.body);
+  });
+}
+
+const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+const rpc = (id: number, method: string, params: Record<string, unknown>) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params,
+});
+
 describe('links from the configured address and strict query parameters (API-key mode)', () => {
   const stack = new TestStack({
     AUTH_MODE: 'apikey',
@@ -41,37 +82,11 @@ describe('links from the configured address and strict query parameters (API-key
   let alice = '';
   let admin = '';
 
-  /** A request with any headers (Host included, which fetch would not send as given). */
-  function send(
+  const send = (
     method: string,
     path: string,
     options: { token?: string; body?: string; headers?: Record<string, string> } = {},
-  ): Promise<Answer> {
-    const url = new URL(stack.baseUrl);
-    const headers: Record<string, string> = { ...(options.headers ?? {}) };
-    if (options.token) headers.authorization = `Bearer ${options.token}`;
-    if (options.body !== undefined) headers['content-type'] ??= 'application/json';
-    return new Promise((resolve, reject) => {
-      const request = http.request(
-        { host: url.hostname, port: url.port, method, path, headers, timeout: 30_000 },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            resolve({
-              status: response.statusCode ?? 0,
-              text,
-              json: () => JSON.parse(text) as Record<string, unknown>,
-            });
-          });
-        },
-      );
-      request.on('error', reject);
-      request.on('timeout', () => request.destroy(new Error(`timed out: ${method} ${path}`)));
-      request.end(options.body);
-    });
-  }
+  ) => sendTo(stack.baseUrl, method, path, options);
 
   const hostile = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     send(method, path, {
@@ -134,16 +149,7 @@ describe('links from the configured address and strict query parameters (API-key
     });
 
     it('MCP results link to the listening address', async () => {
-      const mcpHeaders = {
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-06-18',
-      };
-      const rpc = (id: number, method: string, params: Record<string, unknown>) => ({
-        jsonrpc: '2.0',
-        id,
-        method,
-        params,
-      });
+      const mcpHeaders = MCP_HEADERS;
       const init = await hostile(
         'POST',
         '/mcp',
@@ -317,5 +323,49 @@ describe('links from the configured address and strict query parameters (API-key
       }
       expect(accepted).toEqual([]);
     });
+  });
+});
+
+describe('PUBLIC_URL: every link under the configured address, whatever the Host', () => {
+  const PUBLIC = 'https://conclave.example.com/c';
+  const stack = new TestStack({
+    AUTH_MODE: 'apikey',
+    PUBLIC_URL: `${PUBLIC}/`,
+    RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
+    RATE_LIMIT_DELIBERATIONS_PER_MINUTE: '0',
+  });
+  let key = '';
+
+  beforeAll(async () => {
+    await stack.start();
+    key = await stack.createUser('carol');
+  });
+  afterAll(() => stack.stop());
+
+  it('links /v1 answers and MCP results to PUBLIC_URL', async () => {
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      sendTo(stack.baseUrl, 'POST', path, {
+        token: key,
+        body: JSON.stringify(body),
+        headers: { ...HOSTILE, ...headers },
+      });
+    const v1 = await post('/v1/chat/completions', {
+      model: 'conclave/council',
+      messages: [{ role: 'user', content: 'Linked where?' }],
+    });
+    expect(v1.status).toBe(200);
+    const conclave = v1.json().conclave as { url: string; messageId: string };
+    expect(conclave.url).toBe(`${PUBLIC}/#/m/${conclave.messageId}`);
+    expect(v1.text.toLowerCase()).not.toContain(EVIL);
+
+    const call = await post(
+      '/mcp',
+      rpc(1, 'tools/call', { name: 'start_deliberation', arguments: { question: 'And here?', ...COUNCIL } }),
+      MCP_HEADERS,
+    );
+    expect(call.status).toBe(200);
+    expect(call.text).toMatch(/https:\/\/conclave\.example\.com\/c\/#\/m\/[0-9a-f-]{36}/);
+    expect(call.text.toLowerCase()).not.toContain(EVIL);
+    expect(call.text).not.toContain(stack.baseUrl);
   });
 });
