@@ -32,6 +32,9 @@ import { LifecycleQueueView } from './ops/admin';
 import { AdminWorkController } from './ops/admin-work.controller';
 import { ProbesController } from './ops/probes.controller';
 import { RateLimiter } from './common/rate-limiter';
+import { PublicUrl } from './common/public-url';
+import { QueryParamsInterceptor } from './common/query-params';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import {
   ConfigModule,
   METRICS,
@@ -91,6 +94,9 @@ export class AppModule {
         },
         AuthService,
         RateLimiter,
+        PublicUrl,
+        // Every route's query parameters checked like its body: unknown ones and lists refused.
+        { provide: APP_INTERCEPTOR, useClass: QueryParamsInterceptor },
         ApiKeyGuard,
         RequestValidator,
         DeliberationsService,

@@ -5,6 +5,7 @@ import { parseMetricsToken } from './metrics-settings';
 import { parseProviderLimits, type ProviderLimits } from './provider-limits';
 import { parseRedisSettings, type RedisClusterSettings } from './redis-settings';
 import { parseLifecycleSettings, type LifecycleSettings } from './retention-settings';
+import { parsePublicUrl } from './public-url';
 
 /**
  * Every setting Conclave reads, in one place. The README's configuration table mirrors this file.
@@ -117,6 +118,11 @@ export interface ConclaveConfig {
    * loopback ones and the hosts of CORS_ORIGINS; any other Host header is refused (DNS rebinding).
    */
   allowedHosts: string[];
+  /**
+   * PUBLIC_URL: the base of every link in an API answer (public-url.ts), without a trailing slash;
+   * null: the gateway's own listening address. Never taken from a request's headers.
+   */
+  publicUrl: string | null;
   /**
    * MCP_PROGRESS_INTERVAL_MS: while an MCP `deliberate` call runs and nothing else happened for
    * this long, it sends a progress notification anyway (clients that reset their request timeout
@@ -398,6 +404,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     v1: { retryGraceMs: retryGrace(env) },
     corsOrigins: origins(env.CORS_ORIGINS),
     allowedHosts: hostNames(env.ALLOWED_HOSTS),
+    publicUrl: parsePublicUrl(env.PUBLIC_URL),
     mcp: { progressIntervalMs: int(env, 'MCP_PROGRESS_INTERVAL_MS', 5_000, 50) },
     lifecycle: parseLifecycleSettings(env),
   };

@@ -4,3 +4,4 @@ export * from './metrics-settings';
 export * from './redis-settings';
 export * from './database-settings';
 export * from './retention-settings';
+export * from './public-url';

@@ -30,6 +30,37 @@ import { BatchReportService } from './batch-report';
 import { comparisonMarkdown, reportMarkdown } from './report-markdown';
 import { BatchesService } from './batches.service';
 import { dryRunAsked } from '../estimates/dry-run';
+import { QueryParams } from '../common/query-params';
+import { IsIn, IsOptional, IsString } from 'class-validator';
+
+/** A submission's query: `dryRun`, and for a CSV / JSONL upload the envelope's fields. */
+class SubmitQuery {
+  @IsOptional() @IsString() dryRun?: string;
+  @IsOptional() @IsString() name?: string;
+  @IsOptional() @IsString() concurrency?: string;
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'generateTitles must be true or false' })
+  generateTitles?: string;
+  @IsOptional() @IsString() maxCostUsd?: string;
+  @IsOptional() @IsString() defaults?: string;
+  @IsOptional() @IsString() mode?: string;
+}
+
+/** The upload fields of SubmitQuery: with a JSON body they belong in the body. */
+const UPLOAD_QUERY = ['name', 'concurrency', 'generateTitles', 'maxCostUsd', 'defaults', 'mode'] as const;
+
+class CompareQuery {
+  @IsOptional() @IsString() a?: string;
+  @IsOptional() @IsString() b?: string;
+  @IsOptional() @IsString() format?: string;
+}
+
+class FormatQuery {
+  @IsOptional() @IsString() format?: string;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Query parameters of an upload, as the JSON envelope would carry them. */
 function uploadEnvelope(query: Record<string, unknown>): Record<string, unknown> {
@@ -43,11 +74,16 @@ function uploadEnvelope(query: Record<string, unknown>): Record<string, unknown>
       ? Number(query.maxCostUsd)
       : query.maxCostUsd;
   if (typeof query.defaults === 'string') {
+    let defaults: unknown;
     try {
-      envelope.defaults = JSON.parse(query.defaults);
+      defaults = JSON.parse(query.defaults);
     } catch {
       throw ApiError.invalid({ defaults: 'the defaults query parameter must be JSON' });
     }
+    // `[]` or `null` would otherwise read as no defaults at all, and run on the operator's roster.
+    if (!isObject(defaults))
+      throw ApiError.invalid({ defaults: 'the defaults query parameter must be a JSON object ({…})' });
+    envelope.defaults = defaults;
   }
   if (typeof query.mode === 'string') {
     const defaults = (envelope.defaults ?? {}) as Record<string, unknown>;
@@ -80,6 +116,7 @@ export class BatchesController {
       'Submit a batch: JSON { name?, defaults?, items, concurrency?, generateTitles?, maxCostUsd? }, or a CSV / JSONL upload (envelope fields as query parameters); ?dryRun=true plans and prices it instead (200, nothing stored)',
   })
   @ApiQuery({ name: 'dryRun', required: false, enum: ['true', 'false', '1', '0'] })
+  @QueryParams(SubmitQuery)
   async submit(
     @CurrentUser() userId: string,
     @Req() request: Request,
@@ -103,7 +140,17 @@ export class BatchesController {
         dryRun,
         apiKeyIdOf(request),
       );
-    } else
+    } else {
+      const misplaced = UPLOAD_QUERY.filter((name) => name in query);
+      if (misplaced.length > 0)
+        throw ApiError.invalid(
+          Object.fromEntries(
+            misplaced.map((name) => [
+              name,
+              `${name} as a query parameter is for CSV / JSONL uploads: put it in the JSON body`,
+            ]),
+          ),
+        );
       answer = await this.batches.submit(
         userId,
         body,
@@ -112,6 +159,7 @@ export class BatchesController {
         dryRun,
         apiKeyIdOf(request),
       );
+    }
     response.status(dryRun ? 200 : 202).json(answer);
   }
 
@@ -127,6 +175,7 @@ export class BatchesController {
     summary:
       'Compare two batches of the same mode on the same items (?a=…&b=…&format=json|md): differences with paired bootstrap intervals, flipped outcomes, cost and latency',
   })
+  @QueryParams(CompareQuery)
   async compare(
     @CurrentUser() userId: string,
     @Query('a') a: unknown,
@@ -193,6 +242,7 @@ export class BatchesController {
     summary:
       "A batch's report from its stored rows (?format=json|md): per-mode statistics with intervals, agreement, reference agreement, usage, failures; partial while running",
   })
+  @QueryParams(FormatQuery)
   async report(
     @CurrentUser() userId: string,
     @Param('id') id: string,
@@ -208,6 +258,7 @@ export class BatchesController {
 
   @Get(':id/results')
   @ApiOperation({ summary: 'One line per item in submission order (?format=jsonl|csv), streamed' })
+  @QueryParams(FormatQuery)
   async results(
     @CurrentUser() userId: string,
     @Param('id') id: string,

@@ -39,6 +39,19 @@ import { DeliberationsService } from './deliberations.service';
 import { CancelService } from './cancel.service';
 import { dryRunAsked } from '../estimates/dry-run';
 import { DryRunService } from '../estimates/dry-run.service';
+import { QueryParams } from '../common/query-params';
+import { IsOptional, IsString } from 'class-validator';
+
+class StartQuery {
+  @IsOptional() @IsString() dryRun?: string;
+}
+
+/** EventSource sends no headers: the key and the resume point may come in the query. */
+class EventsQuery {
+  @IsOptional() @IsString() access_token?: string;
+  @IsOptional() @IsString() lastEventId?: string;
+  @IsOptional() @IsString() deltas?: string;
+}
 
 const HEARTBEAT_MS = 15_000;
 
@@ -71,6 +84,7 @@ export class DeliberationsController {
   @ApiBody({ type: CreateDeliberationDto })
   @ApiAcceptedResponse({ type: DeliberationAcceptedDto })
   @ApiOkResponse({ description: 'dryRun=true: the plan and its estimate (DeliberationEstimate)' })
+  @QueryParams(StartQuery)
   async start(
     @CurrentUser() userId: string,
     @Req() request: Request,
@@ -116,6 +130,7 @@ export class DeliberationsController {
 
   @Get(':messageId/events')
   @ApiOperation({ summary: 'Server-Sent Events: every event after Last-Event-ID, then live ones' })
+  @QueryParams(EventsQuery)
   async events(
     @CurrentUser() userId: string,
     @Param('messageId') messageId: string,

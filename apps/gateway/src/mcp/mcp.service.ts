@@ -29,7 +29,7 @@ import { AuthService } from '../auth/auth.service';
 import { ApiError } from '../common/api-error';
 import { RateLimiter } from '../common/rate-limiter';
 import { idempotencyContext, type IdempotencyContext } from '../common/idempotency';
-import { hostnameOf } from '../common/origins';
+import { PublicUrl } from '../common/public-url';
 import { CancelService } from '../deliberations/cancel.service';
 import { DeliberationsService } from '../deliberations/deliberations.service';
 import { EventHub } from '../events/event-hub';
@@ -75,7 +75,7 @@ export interface McpCaller {
   keyId: string | null;
   /** The `Mcp-Session-Id` the client sends back (handed out at `initialize`, verified), if any. */
   sessionId: string | undefined;
-  /** scheme://host as the caller reached the gateway. */
+  /** Where links point: PUBLIC_URL, or the listening address (never the request's Host). */
   webBase: string;
 }
 
@@ -121,6 +121,7 @@ export class McpService implements ToolBackend {
     private readonly idempotencyKeys: IdempotencyRepository,
     private readonly limiter: RateLimiter,
     @Inject(REDIS_PRODUCER) redis: RedisClient,
+    private readonly publicUrl: PublicUrl,
   ) {
     this.table = new ToolTable(config.defaults);
     this.cancellations = new McpCancellations(redis, config.redisPrefix);
@@ -169,7 +170,7 @@ export class McpService implements ToolBackend {
       // The guard counted the POST as one request; each further message is one more.
       await this.limiter.take(userId, 'requests', body.length - 1);
     }
-    const caller: McpCaller = { userId, keyId, sessionId, webBase: this.webBase(request) };
+    const caller: McpCaller = { userId, keyId, sessionId, webBase: this.publicUrl.base() };
     const server = this.serverFor(caller, response);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     // The connection gone (or the answer sent): the server aborts what still runs for it.
@@ -363,17 +364,6 @@ export class McpService implements ToolBackend {
   private holdStream(caller: McpCaller, response: Response): () => void {
     const stream = this.streams.open('sse', caller.userId, caller.keyId, () => response.destroy());
     return () => stream.release();
-  }
-
-  private webBase(request: Request): string {
-    const forwarded = request.headers['x-forwarded-proto'];
-    const proto =
-      this.config.abuse.trustProxyHops > 0 && typeof forwarded === 'string'
-        ? forwarded.split(',')[0].trim().toLowerCase()
-        : '';
-    const scheme = proto === 'https' || proto === 'http' ? proto : request.secure ? 'https' : 'http';
-    const host = request.headers.host ?? '';
-    return `${scheme}://${hostnameOf(host) !== null ? host.trim().toLowerCase() : 'localhost'}`;
   }
 
   // ——— ToolBackend ———

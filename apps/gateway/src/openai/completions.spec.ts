@@ -7,7 +7,6 @@ import {
   modelList,
   usageChunk,
   usageOf,
-  webBase,
   type ChunkBase,
 } from './completions';
 
@@ -115,18 +114,5 @@ describe('completion shapes', () => {
       choices: [],
       usage: { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 },
     });
-  });
-
-  it('links the web client where the client reached the gateway, and only to a host name', () => {
-    const request = { host: 'Conclave.example:8080', encrypted: false, trustProxy: false };
-    expect(webBase(request)).toBe('http://conclave.example:8080');
-    expect(webBase({ ...request, encrypted: true })).toBe('https://conclave.example:8080');
-    expect(webBase({ ...request, host: '[::1]:3000' })).toBe('http://[::1]:3000');
-    for (const host of [undefined, '', 'evil.com/path', 'a b', 'x@y', 'host:port']) {
-      expect(webBase({ ...request, host })).toBeNull();
-    }
-    const proxied = { ...request, forwardedHost: 'public.example, proxy.internal', forwardedProto: 'https' };
-    expect(webBase(proxied)).toBe('http://conclave.example:8080');
-    expect(webBase({ ...proxied, trustProxy: true })).toBe('https://public.example');
   });
 });

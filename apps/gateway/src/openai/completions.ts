@@ -79,28 +79,6 @@ export function usageOf(usage: Usage): CompletionUsage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-const HOST =
-  /^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*)(:\d{1,5})?$/i;
-
-/**
- * Where the web client is, as the client reached this gateway: its Host header (or, behind trusted
- * proxies, X-Forwarded-Host / -Proto). Null when that is not a host name.
- */
-export function webBase(request: {
-  host: string | undefined;
-  encrypted: boolean;
-  forwardedHost?: string;
-  forwardedProto?: string;
-  trustProxy: boolean;
-}): string | null {
-  const first = (value: string | undefined) => value?.split(',')[0]?.trim() || undefined;
-  const host = (request.trustProxy ? first(request.forwardedHost) : undefined) ?? request.host;
-  if (!host || !HOST.test(host)) return null;
-  const proto = request.trustProxy ? first(request.forwardedProto) : undefined;
-  const scheme = proto === 'https' || proto === 'http' ? proto : request.encrypted ? 'https' : 'http';
-  return `${scheme}://${host.toLowerCase()}`;
-}
-
 export const webLink = (base: string | null, messageId: string): string | null =>
   base === null ? null : `${base}/#/m/${messageId}`;
 

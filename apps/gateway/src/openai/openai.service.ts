@@ -13,7 +13,8 @@ import { StreamRegistry } from '../events/stream-registry';
 import { PresetsService } from '../presets/presets.service';
 import { parseChatRequest, unknownModel, type ChatRequest } from './chat-request';
 import { ChatRun } from './chat-run';
-import { modelList, webBase } from './completions';
+import { modelList } from './completions';
+import { PublicUrl } from '../common/public-url';
 import { fieldParam, planDeliberation } from './deliberation-plan';
 import { OpenAiError } from './errors';
 import { openAiErrorOf } from './openai-error.filter';
@@ -41,6 +42,7 @@ export class OpenAiService {
     private readonly streams: StreamRegistry,
     private readonly presets: PresetsService,
     private readonly retryGrace: RetryGraceService,
+    private readonly publicUrl: PublicUrl,
   ) {}
 
   async models(userId: string) {
@@ -94,13 +96,8 @@ export class OpenAiService {
         mode,
         model: chat.model,
         preset,
-        base: webBase({
-          host: request.headers.host,
-          encrypted: request.protocol === 'https',
-          forwardedHost: header(request, 'x-forwarded-host'),
-          forwardedProto: header(request, 'x-forwarded-proto'),
-          trustProxy: this.config.abuse.trustProxyHops > 0,
-        }),
+        // PUBLIC_URL (or the listening address), never the request's Host header.
+        base: this.publicUrl.base(),
         earlierTurns: plan.earlierTurns,
         includeUsage: chat.includeUsage,
         stream,
@@ -124,8 +121,3 @@ export class OpenAiService {
     return { mode: preset.mode, preset: preset.name };
   }
 }
-
-const header = (request: Request, name: string): string | undefined => {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-};
