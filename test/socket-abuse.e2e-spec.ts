@@ -154,13 +154,13 @@ describe('socket abuse', () => {
     for (let i = 0; i < 2; i++) expect(await attempt(from)).toMatch(/unauthorized/);
     for (let i = 0; i < 2; i++) expect(await attempt(from, { namespace: '/' })).toMatch(/serves nothing/);
     for (let i = 0; i < 2; i++) expect(await attempt(from, { token: `${key}x` })).toMatch(/unauthorized/);
-    // Now even a valid key from that address is refused, before its transport opens.
-    const refused = await fetch(engineUrl('polling'), { headers: { 'x-forwarded-for': from } });
-    expect(refused.status).toBe(403);
-    expect(((await refused.json()) as { message: string }).message).toMatch(
-      /Too many failed authentications from your address: at most 6 a minute/,
-    );
-    expect(await attempt(from, { token: key })).not.toBe('connected');
+    // Now even a valid key from that address is refused, before it is looked up, on either transport.
+    for (const transport of ['websocket', 'polling'] as const) {
+      expect(await attempt(from, { token: key, transport })).toMatch(
+        /Too many failed authentications from your address: at most 6 a minute/,
+      );
+    }
+    expect(await attempt(from, { namespace: '/' })).toMatch(/serves nothing/);
     // Another address is not.
     expect(await attempt(address(), { token: key })).toBe('connected');
   });

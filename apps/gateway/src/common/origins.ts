@@ -8,7 +8,7 @@ import type { Server, ServerOptions, Socket } from 'socket.io';
 import { fromApiErrorBody } from '../openai/errors';
 import { isOpenAiPath, sendOpenAiError } from '../openai/openai-error.filter';
 import { writeEachTurnAtOnce, type EngineConnection } from '../events/turn-writes';
-import { RateLimited, type RateLimiter } from './rate-limiter';
+import type { RateLimiter } from './rate-limiter';
 
 export type HostSettings = Pick<ConclaveConfig, 'authMode' | 'corsOrigins' | 'allowedHosts'>;
 
@@ -83,7 +83,7 @@ export function hostGuard(settings: HostSettings) {
 }
 
 /** What the Socket.IO server needs of the rate limiter: the per-address count of failed attempts. */
-export type SocketAddressLimiter = Pick<RateLimiter, 'clientAddress' | 'assertAuthAllowed' | 'recordAuthFailure'>;
+export type SocketAddressLimiter = Pick<RateLimiter, 'clientAddress' | 'recordAuthFailure'>;
 
 /**
  * How long an engine.io connection may stay without joining a namespace (Socket.IO's
@@ -126,8 +126,9 @@ export function refusedNamespace(packet: { type: string; data?: unknown }): stri
  * connection refused on every namespace it asked for is closed at once (a served namespace's own
  * handshake refuses a missing or wrong key). A connection that joins none is closed after
  * SOCKET_CONNECT_TIMEOUT_MS. Every refusal on a namespace nobody serves counts as a failed
- * authentication of the client's address (the served namespace counts its missing and wrong
- * keys), and an address over AUTH_FAILURES_PER_MINUTE is refused before its transport opens.
+ * authentication of the client's address; the served namespace counts its missing and wrong keys,
+ * and refuses an address over AUTH_FAILURES_PER_MINUTE before any key lookup, with the 429's
+ * message (a refusal of the transport itself would reach the client as a bare "websocket error").
  */
 export class OriginCheckedIoAdapter extends IoAdapter {
   private readonly trusted: string[] | null;
@@ -150,14 +151,7 @@ export class OriginCheckedIoAdapter extends IoAdapter {
       allowRequest: (req: IncomingMessage, callback: (err: string | null, success: boolean) => void) => {
         if (!hostAllowed(req.headers.host, this.trusted))
           return callback(hostRefusal(req.headers.host), false);
-        if (!originAllowed(req.headers.origin, req.headers.host, allowed)) return callback(null, false);
-        if (!this.limiter) return callback(null, true);
-        this.limiter.assertAuthAllowed(this.limiter.clientAddress(req)).then(
-          () => callback(null, true),
-          // Over the limit: refused with its 429's message. Anything else is the namespace's to decide.
-          (error: unknown) =>
-            error instanceof RateLimited ? callback(error.message, false) : callback(null, true),
-        );
+        callback(null, originAllowed(req.headers.origin, req.headers.host, allowed));
       },
     }) as Server;
     // The namespaces created after the server (by the gateways) are the served ones.
