@@ -46,7 +46,8 @@ describe('socket abuse', () => {
       ws.on('message', (data: Buffer) => {
         const text = data.toString();
         if (text.startsWith('0') && connectPacket !== null) ws.send(connectPacket);
-        else if (text === '2') ws.send('3'); // answer pings, as a client that means to stay does
+        else if (text === '2')
+          ws.send('3'); // answer pings, as a client that means to stay does
         else if (text.startsWith('4')) packets.push(text.slice(1));
       });
       ws.on('close', () => done(true));
@@ -176,7 +177,10 @@ describe('socket abuse', () => {
     beforeAll(async () => {
       socket = await stack.connect(await stack.createUser('payloads'));
     });
-    type Ack = { ok?: true; error?: { message: string; fields?: Record<string, string>; statusCode?: number } };
+    type Ack = {
+      ok?: true;
+      error?: { message: string; fields?: Record<string, string>; statusCode?: number };
+    };
     const send = async (event: string, payload: unknown) => (await socket.emitWithAck(event, payload)) as Ack;
 
     it('refuses an afterSeq that is not a safe non-negative integer, naming it', async () => {

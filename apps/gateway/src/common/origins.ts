@@ -110,7 +110,8 @@ interface RawConnection extends EngineConnection {
  * any other packet. Its text is `4` then, unless the namespace is `/`, the namespace and a comma.
  */
 export function refusedNamespace(packet: { type: string; data?: unknown }): string | null {
-  if (packet.type !== 'message' || typeof packet.data !== 'string' || !packet.data.startsWith('4')) return null;
+  if (packet.type !== 'message' || typeof packet.data !== 'string' || !packet.data.startsWith('4'))
+    return null;
   if (packet.data[1] !== '/') return '/';
   const comma = packet.data.indexOf(',');
   return comma < 0 ? packet.data.slice(1) : packet.data.slice(1, comma);
@@ -165,9 +166,15 @@ export class OriginCheckedIoAdapter extends IoAdapter {
         socket.once('disconnect', () => joined.set(socket.conn, (joined.get(socket.conn) ?? 1) - 1));
       });
     });
-    server.of('/').use((_socket, next) =>
-      next(new Error(`namespace / serves nothing: connect to ${[...served].join(', ') || 'a served namespace'}`)),
-    );
+    server
+      .of('/')
+      .use((_socket, next) =>
+        next(
+          new Error(
+            `namespace / serves nothing: connect to ${[...served].join(', ') || 'a served namespace'}`,
+          ),
+        ),
+      );
     server.engine.on('connection', (connection: RawConnection) => {
       writeEachTurnAtOnce(connection);
       connection.on('packetCreate', (packet) => {

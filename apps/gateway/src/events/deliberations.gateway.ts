@@ -93,7 +93,9 @@ function payloadOf<K extends string>(
   const unknown = Object.keys(body).filter((name) => !(known as readonly string[]).includes(name));
   if (unknown.length > 0) {
     return invalidAck(
-      Object.fromEntries(unknown.map((name) => [name.slice(0, 100), `property ${name.slice(0, 100)} should not exist`])),
+      Object.fromEntries(
+        unknown.map((name) => [name.slice(0, 100), `property ${name.slice(0, 100)} should not exist`]),
+      ),
       withStatus,
     );
   }
@@ -321,7 +323,9 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     const request = payload.fields;
     if (request.batchId !== undefined) {
       // One target per subscription: a batch's, or a deliberation's with its own options.
-      const extra = (['messageId', 'afterSeq', 'deltas'] as const).filter((name) => request[name] !== undefined);
+      const extra = (['messageId', 'afterSeq', 'deltas'] as const).filter(
+        (name) => request[name] !== undefined,
+      );
       if (extra.length > 0) {
         return invalidAck({
           batchId: `subscribe to a batch or to a deliberation, not both: leave out ${extra.join(', ')}`,
