@@ -948,7 +948,13 @@ describe('any JSON in: never a 5xx, nothing stored for a rejected request, the g
       // Events nobody handles, with and without an ack callback, do not upset the namespace.
       socket.emit('no-such-event', { x: 1 });
       socket.emit('no-such-event', { x: 1 }, () => undefined);
-      expect(await socket.timeout(ackTimeout).emitWithAck('unsubscribe', {})).toEqual({ ok: true });
+      // An unsubscribe naming nothing is refused like any payload missing its field (issue 33).
+      expect(await socket.timeout(ackTimeout).emitWithAck('unsubscribe', {})).toMatchObject({
+        error: { fields: { messageId: expect.any(String) } },
+      });
+      expect(await socket.timeout(ackTimeout).emitWithAck('unsubscribe', { messageId: 'probe' })).toEqual({
+        ok: true,
+      });
       await expectAlive();
     });
   });

@@ -9,6 +9,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppModule } from './app.module';
 import { hostGuard, OriginCheckedIoAdapter } from './common/origins';
 import { useBodyParsers } from './common/body-parsers';
+import { RateLimiter } from './common/rate-limiter';
 import { ErrorFilter } from './common/error.filter';
 import { mountAdmin } from './ops/admin';
 import { serveWebClient } from './common/web-client';
@@ -58,7 +59,7 @@ export async function createGateway(
   app.useGlobalFilters(new ErrorFilter(config.bodyLimit));
   // Cross-site callers only from the allow-list; the web client is served from the same origin.
   app.enableCors({ origin: config.corsOrigins.length > 0 ? config.corsOrigins : false });
-  app.useWebSocketAdapter(new OriginCheckedIoAdapter(app, config));
+  app.useWebSocketAdapter(new OriginCheckedIoAdapter(app, config, app.get(RateLimiter)));
   app.enableShutdownHooks();
 
   const document = SwaggerModule.createDocument(

@@ -4,10 +4,11 @@ import type { ConclaveConfig } from '@conclave/config';
 import type { ApiErrorBody } from '@conclave/contracts';
 import type { NextFunction, Request, Response } from 'express';
 import type { IncomingMessage } from 'node:http';
-import type { Server, ServerOptions } from 'socket.io';
+import type { Server, ServerOptions, Socket } from 'socket.io';
 import { fromApiErrorBody } from '../openai/errors';
 import { isOpenAiPath, sendOpenAiError } from '../openai/openai-error.filter';
 import { writeEachTurnAtOnce, type EngineConnection } from '../events/turn-writes';
+import type { RateLimiter } from './rate-limiter';
 
 export type HostSettings = Pick<ConclaveConfig, 'authMode' | 'corsOrigins' | 'allowedHosts'>;
 
@@ -81,10 +82,54 @@ export function hostGuard(settings: HostSettings) {
   };
 }
 
+/** What the Socket.IO server needs of the rate limiter: the per-address count of failed attempts. */
+export type SocketAddressLimiter = Pick<RateLimiter, 'clientAddress' | 'recordAuthFailure'>;
+
+/**
+ * How long an engine.io connection may stay without joining a namespace (Socket.IO's
+ * `connectTimeout`, 45 s by default): a client connects its namespace right after the transport
+ * opens, so an idle one is a client holding a connection for nothing.
+ */
+export const SOCKET_CONNECT_TIMEOUT_MS = 10_000;
+
+/** How long a refused connection is given to take its refusal before it is dropped. */
+const REFUSAL_GRACE_MS = 1_000;
+
+/** The engine.io connection, as far as this file uses it. */
+interface RawConnection extends EngineConnection {
+  readonly request: IncomingMessage;
+  readonly readyState: string;
+  on(event: 'flush', listener: () => void): unknown;
+  on(event: 'packetCreate', listener: (packet: { type: string; data?: unknown }) => void): unknown;
+  once(event: 'close', listener: () => void): unknown;
+  close(discard?: boolean): unknown;
+}
+
+/**
+ * The namespace of an outgoing Socket.IO CONNECT_ERROR packet (engine.io message "4…"), or null for
+ * any other packet. Its text is `4` then, unless the namespace is `/`, the namespace and a comma.
+ */
+export function refusedNamespace(packet: { type: string; data?: unknown }): string | null {
+  if (packet.type !== 'message' || typeof packet.data !== 'string' || !packet.data.startsWith('4'))
+    return null;
+  if (packet.data[1] !== '/') return '/';
+  const comma = packet.data.indexOf(',');
+  return comma < 0 ? packet.data.slice(1) : packet.data.slice(1, comma);
+}
+
 /**
  * Socket.IO with the same origin rule as HTTP CORS: a page on another site cannot open a socket in
  * the name of a browser that can reach the gateway (in single-user mode that would be enough to
  * start deliberations). In single-user mode, the same Host rule as HTTP (hostGuard) too.
+ *
+ * No connection is kept without a namespace that answered it: the default namespace `/` (which
+ * serves nothing) refuses every connection, Socket.IO refuses names nobody serves, and a
+ * connection refused on every namespace it asked for is closed at once (a served namespace's own
+ * handshake refuses a missing or wrong key). A connection that joins none is closed after
+ * SOCKET_CONNECT_TIMEOUT_MS. Every refusal on a namespace nobody serves counts as a failed
+ * authentication of the client's address; the served namespace counts its missing and wrong keys,
+ * and refuses an address over AUTH_FAILURES_PER_MINUTE before any key lookup, with the 429's
+ * message (a refusal of the transport itself would reach the client as a bare "websocket error").
  */
 export class OriginCheckedIoAdapter extends IoAdapter {
   private readonly trusted: string[] | null;
@@ -92,6 +137,7 @@ export class OriginCheckedIoAdapter extends IoAdapter {
   constructor(
     app: INestApplicationContext,
     private readonly settings: HostSettings,
+    private readonly limiter?: SocketAddressLimiter,
   ) {
     super(app);
     this.trusted = trustedHostnames(settings);
@@ -101,6 +147,7 @@ export class OriginCheckedIoAdapter extends IoAdapter {
     const allowed = this.settings.corsOrigins;
     const server = super.createIOServer(port, {
       ...options,
+      connectTimeout: SOCKET_CONNECT_TIMEOUT_MS,
       cors: { origin: allowed.length > 0 ? allowed : false },
       allowRequest: (req: IncomingMessage, callback: (err: string | null, success: boolean) => void) => {
         if (!hostAllowed(req.headers.host, this.trusted))
@@ -108,7 +155,50 @@ export class OriginCheckedIoAdapter extends IoAdapter {
         callback(null, originAllowed(req.headers.origin, req.headers.host, allowed));
       },
     }) as Server;
-    server.engine.on('connection', (connection: EngineConnection) => writeEachTurnAtOnce(connection));
+    // The namespaces created after the server (by the gateways) are the served ones.
+    const served = new Set<string>();
+    /** Per connection, how many of its sockets are connected to a namespace now. */
+    const joined = new WeakMap<object, number>();
+    server.on('new_namespace', (namespace) => {
+      served.add(namespace.name);
+      namespace.on('connection', (socket: Socket) => {
+        joined.set(socket.conn, (joined.get(socket.conn) ?? 0) + 1);
+        socket.once('disconnect', () => joined.set(socket.conn, (joined.get(socket.conn) ?? 1) - 1));
+      });
+    });
+    server
+      .of('/')
+      .use((_socket, next) =>
+        next(
+          new Error(
+            `namespace / serves nothing: connect to ${[...served].join(', ') || 'a served namespace'}`,
+          ),
+        ),
+      );
+    server.engine.on('connection', (connection: RawConnection) => {
+      writeEachTurnAtOnce(connection);
+      connection.on('packetCreate', (packet) => {
+        const namespace = refusedNamespace(packet);
+        if (namespace === null) return;
+        if (!served.has(namespace) && this.limiter)
+          void this.limiter.recordAuthFailure(this.limiter.clientAddress(connection.request));
+        if ((joined.get(connection) ?? 0) === 0) closeRefused(connection);
+      });
+    });
     return server;
   }
+}
+
+/** Closes a connection once its refusal is written, and drops it if its client does not take it. */
+function closeRefused(connection: RawConnection): void {
+  // Once this turn's writes have gone out with the refusal in them.
+  setImmediate(() => {
+    if (connection.readyState !== 'open') return;
+    connection.close();
+    const drop = setTimeout(() => {
+      if (connection.readyState !== 'closed') connection.close(true);
+    }, REFUSAL_GRACE_MS);
+    drop.unref();
+    connection.once('close', () => clearTimeout(drop));
+  });
 }

@@ -71,6 +71,37 @@ function handshakeError(message: string, data?: { statusCode: number; retryAfter
   return error;
 }
 
+/** A refused payload, as HTTP's 400 names its fields. */
+function invalidAck(fields: Record<string, string>, withStatus = false): { error: AckError } {
+  return errorAck(ApiError.invalid(fields), withStatus);
+}
+
+/**
+ * An event's payload as an object of the fields it may carry, or the ack refusing it: validated
+ * like an HTTP body (an object, no unknown field; each field's type is checked by the handler).
+ * No payload at all counts as `{}`, so a missing field is named.
+ */
+function payloadOf<K extends string>(
+  body: unknown,
+  known: readonly K[],
+  withStatus = false,
+): { fields: Partial<Record<K, unknown>> } | { error: AckError } {
+  if (body === undefined || body === null) return { fields: {} };
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    return invalidAck({ payload: `must be an object with ${known.join(', ')}` }, withStatus);
+  }
+  const unknown = Object.keys(body).filter((name) => !(known as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    return invalidAck(
+      Object.fromEntries(
+        unknown.map((name) => [name.slice(0, 100), `property ${name.slice(0, 100)} should not exist`]),
+      ),
+      withStatus,
+    );
+  }
+  return { fields: body as Partial<Record<K, unknown>> };
+}
+
 /** Bytes written to a socket that its client has not taken yet: engine.io's queue and the WebSocket's. */
 /** One of the user's subscription places (MAX_SUBSCRIPTIONS_PER_USER), or the ack refusing it. */
 function takePlace(state: SocketState): { giveBack: () => void } | { error: AckError } {
@@ -153,17 +184,16 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
    * revoking the key closes it.
    */
   private async admit(socket: Socket, token: string | undefined): Promise<void> {
-    // A presented key costs a lookup: an address with too many wrong keys is refused before it.
-    const address = token === undefined ? null : this.limiter.clientAddress(socket.request);
-    if (address !== null) {
-      try {
-        await this.limiter.assertAuthAllowed(address);
-      } catch (error) {
-        throw handshakeError(
-          errorAck(error).error.message,
-          error instanceof ApiError ? { statusCode: error.getStatus(), ...retryAfter(error) } : undefined,
-        );
-      }
+    // Every attempt, with a key or without, is refused before any lookup once its address has had
+    // too many failed ones (AUTH_FAILURES_PER_MINUTE; a no-op in single-user mode).
+    const address = this.limiter.clientAddress(socket.request);
+    try {
+      await this.limiter.assertAuthAllowed(address);
+    } catch (error) {
+      throw handshakeError(
+        errorAck(error).error.message,
+        error instanceof ApiError ? { statusCode: error.getStatus(), ...retryAfter(error) } : undefined,
+      );
     }
     let identity: Identity | null;
     try {
@@ -173,8 +203,9 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
       throw handshakeError('authentication is unavailable right now');
     }
     if (!identity) {
-      if (address !== null) await this.limiter.recordAuthFailure(address);
-      throw handshakeError('unauthorized: give a valid API key as auth.token');
+      // No key counts as a failure as a wrong one does: anonymous attempts are capped per address.
+      await this.limiter.recordAuthFailure(address);
+      throw handshakeError('unauthorized: give a valid API key as auth.token', { statusCode: 401 });
     }
     const { userId, keyId } = identity;
     try {
@@ -287,22 +318,31 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
 
   @SubscribeMessage('subscribe')
   async subscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack> {
-    const request = (body ?? {}) as {
-      messageId?: unknown;
-      afterSeq?: unknown;
-      batchId?: unknown;
-      deltas?: unknown;
-    };
-    if (request.batchId !== undefined) return this.subscribeBatch(socket, request.batchId);
+    const payload = payloadOf(body, ['messageId', 'afterSeq', 'deltas', 'batchId']);
+    if ('error' in payload) return payload;
+    const request = payload.fields;
+    if (request.batchId !== undefined) {
+      // One target per subscription: a batch's, or a deliberation's with its own options.
+      const extra = (['messageId', 'afterSeq', 'deltas'] as const).filter(
+        (name) => request[name] !== undefined,
+      );
+      if (extra.length > 0) {
+        return invalidAck({
+          batchId: `subscribe to a batch or to a deliberation, not both: leave out ${extra.join(', ')}`,
+          ...Object.fromEntries(extra.map((name) => [name, 'not allowed with batchId'])),
+        });
+      }
+      return this.subscribeBatch(socket, request.batchId);
+    }
     if (typeof request.messageId !== 'string') {
       return { error: { message: 'messageId is required', fields: { messageId: 'must be a string' } } };
     }
-    const afterSeq = request.afterSeq ?? 0;
-    if (typeof afterSeq !== 'number' || !Number.isInteger(afterSeq) || afterSeq < 0) {
+    const afterSeq = request.afterSeq === undefined ? 0 : request.afterSeq;
+    if (typeof afterSeq !== 'number' || !Number.isSafeInteger(afterSeq) || afterSeq < 0) {
       return {
         error: {
-          message: 'afterSeq must be a whole number >= 0',
-          fields: { afterSeq: 'must be an integer >= 0' },
+          message: `afterSeq must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`,
+          fields: { afterSeq: 'must be a safe integer >= 0' },
         },
       };
     }
@@ -422,9 +462,11 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     @ConnectedSocket() socket: Socket,
     @MessageBody() body: unknown,
   ): Promise<{ ok: true; status: 'cancelled' } | { error: AckError }> {
-    const request = (body ?? {}) as { messageId?: unknown };
+    const payload = payloadOf(body, ['messageId'], true);
+    if ('error' in payload) return payload;
+    const request = payload.fields;
     if (typeof request.messageId !== 'string') {
-      return errorAck(ApiError.invalid({ messageId: 'must be a string' }), true);
+      return invalidAck({ messageId: 'must be a string' }, true);
     }
     try {
       await this.cancels.cancel(stateOf(socket).userId, request.messageId);
@@ -436,13 +478,24 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
 
   @SubscribeMessage('unsubscribe')
   unsubscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Ack {
-    const request = (body ?? {}) as { messageId?: unknown; batchId?: unknown };
-    const state = stateOf(socket);
-    if (typeof request.messageId === 'string') state.subscriptions.get(request.messageId)?.close();
-    if (typeof request.batchId === 'string') {
-      state.batches.get(request.batchId)?.();
-      state.batches.delete(request.batchId);
+    const payload = payloadOf(body, ['messageId', 'batchId']);
+    if ('error' in payload) return payload;
+    const { messageId, batchId } = payload.fields;
+    if (messageId !== undefined && batchId !== undefined) {
+      return invalidAck({
+        messageId: 'give messageId or batchId, not both',
+        batchId: 'give messageId or batchId, not both',
+      });
     }
+    const state = stateOf(socket);
+    if (batchId !== undefined) {
+      if (typeof batchId !== 'string') return invalidAck({ batchId: 'must be a string' });
+      state.batches.get(batchId)?.();
+      state.batches.delete(batchId);
+      return { ok: true };
+    }
+    if (typeof messageId !== 'string') return invalidAck({ messageId: 'must be a string' });
+    state.subscriptions.get(messageId)?.close();
     return { ok: true };
   }
 }
