@@ -285,7 +285,8 @@ export class BatchesService {
   /**
    * POST /api/batches/:id/retry-failed: each item whose latest attempt failed runs again as a new
    * attempt (BatchRetriesRepository), and the batch runs again. 409 while it runs, when none
-   * failed, or when its maxCostUsd is spent; 402 over the user's monthly budget.
+   * failed, or when its maxCostUsd is spent; 402 over the user's monthly budget; 429 / 400 when the
+   * items would run past RATE_LIMIT_BATCH_ITEMS_PER_HOUR, as a submission of that many items.
    */
   async retryFailed(
     userId: string,
@@ -300,7 +301,10 @@ export class BatchesService {
         throw new ApiError(409, `mode ${mode} is not available in this version: its items cannot be retried`);
       return definition.firstStage;
     };
-    const outcome = await this.retries.retryFailed(batchId, firstStageOf, apiKeyId);
+    // Each item run again is a batch item like any other: it takes from the hourly item limit.
+    const outcome = await this.retries.retryFailed(batchId, firstStageOf, apiKeyId, (items) =>
+      this.limiter.take(userId, 'batchItems', items),
+    );
     if (outcome.kind === 'missing') throw ApiError.notFound(`batch ${batchId}`);
     if (outcome.kind === 'unfinished') {
       throw new ApiError(

@@ -27,11 +27,14 @@ export class BatchRetriesRepository {
   /**
    * `apiKeyId`: the key the retry came with (null without one). The batch is that key's work from
    * now on: revoking it cancels the retry, and revoking the key that submitted the batch no longer does.
+   * `admit` is told how many items would run again, under the batch's lock, and throws to refuse
+   * the retry (nothing is stored then): the caller's batch-item limit.
    */
   retryFailed(
     batchId: string,
     firstStageOf: (mode: ModeName) => string,
     apiKeyId: string | null = null,
+    admit: (items: number) => Promise<void> = async () => undefined,
   ): Promise<RetryOutcome> {
     return this.dataSource.transaction(async (manager) => {
       // The lock dispatchers and cancels take: nothing moves the batch while this runs.
@@ -76,6 +79,7 @@ export class BatchRetriesRepository {
       // Locked in id order, as grouped stage writes lock theirs; retried in the batch's order.
       failed.sort((x, y) => x.batch_index - y.batch_index);
       if (failed.length === 0) return { kind: 'none' };
+      await admit(failed.length);
       const conversationIds = failed.map(() => randomUUID());
       const messageIds = failed.map(() => randomUUID());
       await manager.query(
