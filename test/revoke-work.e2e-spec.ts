@@ -33,7 +33,7 @@ function lastUserContent(messages: unknown[]): string {
 }
 
 /**
- * A question's markers decide how its calls behave: SLOWER answers after 4 s, SLOW after 1.5 s,
+ * A question's markers decide how its calls behave: SLOWER answers after 10 s (longer than a loaded host takes to start the revoking command), SLOW after 1.5 s,
  * HANG makes local/beta never answer (alpha answers at once); anything else answers in 20 ms.
  */
 /** Whether calls for questions marked OUTAGE fail (so that a batch has failed items to retry). */
@@ -51,7 +51,7 @@ function script({ request }: ScriptContext): ChatBehaviour {
       : title
         ? 'A Title'
         : `answer of ${request.model}`;
-  const delayMs = prompt.includes('SLOWER') ? 4000 : prompt.includes('SLOW') ? 1500 : 20;
+  const delayMs = prompt.includes('SLOWER') ? 10_000 : prompt.includes('SLOW') ? 1500 : 20;
   return { kind: 'success', content, promptTokens: 10, completionTokens: 5, cost: 0.001, delayMs };
 }
 
@@ -225,7 +225,7 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
       // The reason names what happened, never the key.
       expect(JSON.stringify(item)).not.toContain(batchKey.slice(3, 8));
     }
-    // Every call of the batch's that was in flight was aborted (each would have taken 4 s), at
+    // Every call of the batch's that was in flight was aborted (each would have taken 10 s), at
     // once; none started once its item had ended.
     await Promise.all(inFlight.map((r) => r.settled));
     expect(Date.now() - exitedAt).toBeLessThan(1000);
@@ -452,7 +452,8 @@ describe('revocation without the command reaching Redis', () => {
     const { messageId } = await stack.deliberate({ question: 'SNEAKY HANG', ...COUNCIL }, key);
     expect(await until(() => betaCall('SNEAKY') !== undefined, 10_000)).toBe(true);
     await stack.db.query('UPDATE api_keys SET revoked_at = now() WHERE key_prefix = $1', [key.slice(0, 8)]);
-    expect(await until(async () => (await status(messageId)) === 'cancelled', 2000)).toBe(true);
+    // The sweep takes keys revoked at least a second ago (the revoking command cancels at once itself).
+    expect(await until(async () => (await status(messageId)) === 'cancelled', 3000)).toBe(true);
     expect(await betaCall('SNEAKY')!.settled).toBe('client-disconnected');
     const [row]: { error: string }[] = await stack.db.query('SELECT error FROM messages WHERE id = $1', [
       messageId,

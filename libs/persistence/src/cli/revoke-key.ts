@@ -26,17 +26,18 @@ async function main(): Promise<void> {
   const dataSource = createDataSource(config.databaseUrl, 2);
   await dataSource.initialize();
   try {
-    const revoked = await new ApiKeysRepository(dataSource).revoke(target);
-    console.log(revoked.length === 0 ? 'no active key matched' : `revoked ${revoked.length} key(s)`);
-    if (revoked.length === 0) {
-      process.exitCode = 1;
-      return;
-    }
-    // The revocation stands in PostgreSQL. Then the keys' work stops: their queued and running
-    // deliberations and batches are cancelled (stored first; with Redis, every worker also aborts
-    // the calls it runs for them), and every gateway closes the keys' open sockets and streams.
+    // Redis is reached (or given up on) first, so that the keys' work is cancelled the moment they
+    // are revoked: their queued and running deliberations and batches (stored first; with Redis,
+    // every worker also aborts the calls it runs for them); then every gateway closes the keys'
+    // open sockets and streams.
     const work = await cliWorkStops(config, dataSource);
     try {
+      const revoked = await new ApiKeysRepository(dataSource).revoke(target);
+      console.log(revoked.length === 0 ? 'no active key matched' : `revoked ${revoked.length} key(s)`);
+      if (revoked.length === 0) {
+        process.exitCode = 1;
+        return;
+      }
       try {
         const cancelled = await work.stops.cancelWorkOf({ keyIds: revoked }, KEY_REVOKED_REASON);
         console.log(`cancelled ${describeCancelled(cancelled)}`);

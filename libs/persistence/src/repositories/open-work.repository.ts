@@ -13,6 +13,12 @@ export interface OpenDeliberation {
 
 /** How many of the revoked keys' open deliberations or batches one reconciler pass takes at most. */
 const SWEEP_LIMIT = 500;
+/**
+ * The sweep takes keys revoked at least this long ago: the revoking command cancels its keys' work
+ * itself right after revoking them, and counts what it cancelled; the sweep is for what slipped
+ * past it, and does not race it.
+ */
+const SWEEP_AFTER = `interval '1 second'`;
 
 /**
  * The work someone still has queued or running: what revoking a key, or an admin's cancel of a
@@ -38,7 +44,7 @@ export class OpenWorkRepository {
             ]
           : [
               `SELECT b.id FROM batches b JOIN api_keys k ON k.id = b.api_key_id
-               WHERE b.api_key_id IS NOT NULL AND b.finished_at IS NULL AND k.revoked_at IS NOT NULL
+               WHERE b.api_key_id IS NOT NULL AND b.finished_at IS NULL AND k.revoked_at < now() - ${SWEEP_AFTER}
                ORDER BY b.created_at LIMIT ${SWEEP_LIMIT}`,
               [],
             ];
@@ -67,7 +73,7 @@ export class OpenWorkRepository {
             ]
           : [
               `SELECT ${columns} FROM messages m JOIN api_keys k ON k.id = m.api_key_id
-               WHERE m.api_key_id IS NOT NULL AND ${open} AND k.revoked_at IS NOT NULL
+               WHERE m.api_key_id IS NOT NULL AND ${open} AND k.revoked_at < now() - ${SWEEP_AFTER}
                ORDER BY m.created_at LIMIT ${SWEEP_LIMIT}`,
               [],
             ];
