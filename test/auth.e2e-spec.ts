@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import IORedis from 'ioredis';
+import { hashStreamTicket, streamTicketKey } from '../apps/gateway/src/auth/stream-tickets';
 import { TestStack } from './support/harness';
 
 describe('users and API keys: everyone sees only their own', () => {
@@ -81,13 +83,112 @@ describe('users and API keys: everyone sees only their own', () => {
     expect(alices.body.map((c) => c.id)).toEqual([conversationId]);
   });
 
-  it('accepts the key as ?access_token= on the SSE stream only, for EventSource', async () => {
-    const url = `/api/deliberations/${aliceRun.messageId}/events`;
-    const own = await fetch(`${stack.baseUrl}${url}?access_token=${alice}`);
-    expect(own.status).toBe(200);
-    await own.body?.cancel();
-    expect((await fetch(`${stack.baseUrl}${url}?access_token=${bob}`)).status).toBe(404);
-    expect((await stack.api('GET', `/api/conversations?access_token=${alice}`)).status).toBe(401);
+  describe('EventSource: a single-use stream ticket, never a key in the URL', () => {
+    const ticketFor = async (messageId: string, token: string) =>
+      stack.api<{ ticket: string; expiresInSeconds: number }>(
+        'POST',
+        `/api/deliberations/${messageId}/events/ticket`,
+        { token },
+      );
+    const openWith = (messageId: string, ticket: string) =>
+      fetch(`${stack.baseUrl}/api/deliberations/${messageId}/events?ticket=${encodeURIComponent(ticket)}`);
+
+    it('opens the stream once with a ticket from POST .../events/ticket; only its hash is in Redis', async () => {
+      const issued = await ticketFor(aliceRun.messageId, alice);
+      expect(issued.status).toBe(200);
+      expect(issued.body).toEqual({ ticket: expect.stringMatching(/^cst_/), expiresInSeconds: 60 });
+      const redis = new IORedis(stack.config.redisUrl);
+      try {
+        const key = streamTicketKey(stack.config.redisPrefix, hashStreamTicket(issued.body.ticket));
+        expect(await redis.ttl(key)).toBeGreaterThan(0);
+        expect(await redis.ttl(key)).toBeLessThanOrEqual(60);
+        const stored = await redis.keys(`${stack.config.redisPrefix}:sse-ticket:*`);
+        expect(stored.join()).not.toContain(issued.body.ticket);
+        expect(await redis.get(key)).not.toContain(issued.body.ticket);
+      } finally {
+        redis.disconnect();
+      }
+      const own = await openWith(aliceRun.messageId, issued.body.ticket);
+      expect(own.status).toBe(200);
+      expect(await own.text()).toContain('event: complete');
+      // Used: a second open with the same ticket is refused.
+      const again = await openWith(aliceRun.messageId, issued.body.ticket);
+      expect(again.status).toBe(401);
+      expect(await again.json()).toMatchObject({
+        statusCode: 401,
+        message: expect.stringContaining('ticket'),
+      });
+    });
+
+    it("answers 404 for a ticket to another user's deliberation", async () => {
+      const refused = await ticketFor(aliceRun.messageId, bob);
+      expect(refused.status).toBe(404);
+      expect(JSON.stringify(refused.body)).not.toContain('cst_');
+      expect((await stack.api('POST', `/api/deliberations/${aliceRun.messageId}/events/ticket`)).status).toBe(
+        401,
+      );
+    });
+
+    it('refuses a ticket on another deliberation than its own, and consumes it', async () => {
+      const bobRun = await stack.deliberate({ question: 'Bob asks', councilModels: ['sim/a', 'sim/b'] }, bob);
+      const issued = await ticketFor(bobRun.messageId, bob);
+      // Bob's ticket does not open Alice's stream (nor any other): 401, not her events.
+      const elsewhere = await openWith(aliceRun.messageId, issued.body.ticket);
+      expect(elsewhere.status).toBe(401);
+      expect(await elsewhere.text()).not.toContain('Private question');
+      expect((await openWith(bobRun.messageId, issued.body.ticket)).status).toBe(401);
+    });
+
+    it('refuses an expired ticket (its Redis key gone) and an unknown one', async () => {
+      const issued = await ticketFor(aliceRun.messageId, alice);
+      const redis = new IORedis(stack.config.redisUrl);
+      try {
+        await redis.del(streamTicketKey(stack.config.redisPrefix, hashStreamTicket(issued.body.ticket)));
+      } finally {
+        redis.disconnect();
+      }
+      expect((await openWith(aliceRun.messageId, issued.body.ticket)).status).toBe(401);
+      expect((await openWith(aliceRun.messageId, 'cst_made-up')).status).toBe(401);
+      // An API key in the ticket's place is not a ticket.
+      expect((await openWith(aliceRun.messageId, alice)).status).toBe(401);
+    });
+
+    it('refuses the ticket of a key revoked after it was issued', async () => {
+      const dave = await stack.createUser('dave');
+      const daveRun = await stack.deliberate(
+        { question: 'Dave asks', councilModels: ['sim/a', 'sim/b'] },
+        dave,
+      );
+      const issued = await ticketFor(daveRun.messageId, dave);
+      expect(issued.status).toBe(200);
+      await stack.revokeKey(dave.slice(0, 8));
+      expect((await openWith(daveRun.messageId, issued.body.ticket)).status).toBe(401);
+    }, 30_000);
+
+    it('refuses ?access_token= on every route with a 400 naming it, the key never looked at', async () => {
+      for (const url of [
+        `/api/deliberations/${aliceRun.messageId}/events?access_token=${alice}`,
+        `/api/conversations?access_token=${alice}`,
+        `/api/modes?access_token=x`,
+        `/v1/models?access_token=${alice}`,
+      ]) {
+        const refused = await fetch(`${stack.baseUrl}${url}`);
+        expect(refused.status).toBe(400);
+        const body = (await refused.json()) as { statusCode: number; message: string; fields?: object };
+        expect(body).toMatchObject({
+          statusCode: 400,
+          error: 'Bad Request',
+          message: expect.stringContaining('access_token'),
+          fields: { access_token: expect.any(String) },
+        });
+        expect(body.message).toContain('Authorization');
+        expect(body.message).toContain('events/ticket');
+        expect(JSON.stringify(body)).not.toContain(alice);
+      }
+      // Even beside a good header.
+      const withHeader = await stack.api('GET', `/api/conversations?access_token=${alice}`, { token: alice });
+      expect(withHeader.status).toBe(400);
+    });
   });
 
   it("refuses a Socket.IO subscription to another user's message", async () => {

@@ -80,8 +80,12 @@ interface Req {
   url: string;
   body?: unknown;
   headers?: Record<string, string>;
-  /** How the key travels: the Authorization header, or ?access_token= (EventSource). */
-  via?: 'header' | 'query';
+  /**
+   * How the caller authenticates: the Authorization header; ?access_token= (refused everywhere);
+   * for the SSE stream, a ticket the caller asks for that stream (`ticket`, EventSource's way) or one
+   * issued for a deliberation of the caller's own, presented on the probed stream (`ownTicket`).
+   */
+  via?: 'header' | 'query' | 'ticket' | 'ownTicket';
 }
 
 interface Reply {
@@ -186,10 +190,28 @@ describe('isolation: a user never reaches another user’s conversations, messag
   /** B's Mcp-Session-Id, from its initialize: sent back on every later request, as clients do. */
   let bobSession = '';
 
+  const ownMessages = new Map<string, string>();
+  /** A deliberation of the key's own user (started once), for tickets presented on other streams. */
+  async function ownMessageOf(token: string | undefined): Promise<string> {
+    if (!token) return randomUUID();
+    if (!ownMessages.has(token))
+      ownMessages.set(token, (await stack.deliberate(council('My own stream'), token)).messageId);
+    return ownMessages.get(token)!;
+  }
+
   async function call(token: string | undefined, req: Req): Promise<Reply> {
     const headers: Record<string, string> = { ...(req.headers ?? {}) };
     let url = req.url;
-    if (token && req.via === 'query') url += `${url.includes('?') ? '&' : '?'}access_token=${token}`;
+    if (req.via === 'ticket' || req.via === 'ownTicket') {
+      const streamOf = req.via === 'ticket' ? /^\/api\/deliberations\/([^/?]+)\/events/.exec(url)?.[1] : null;
+      const issued = await call(token, {
+        method: 'POST',
+        url: `/api/deliberations/${streamOf ?? (await ownMessageOf(token))}/events/ticket`,
+        headers,
+      });
+      if (issued.status !== 200) return issued;
+      url += `${url.includes('?') ? '&' : '?'}ticket=${(issued.body as { ticket: string }).ticket}`;
+    } else if (token && req.via === 'query') url += `${url.includes('?') ? '&' : '?'}access_token=${token}`;
     else if (token) headers.authorization = `Bearer ${token}`;
     if (req.body !== undefined) headers['content-type'] ??= 'application/json';
     const response = await fetch(`${stack.baseUrl}${url}`, {
@@ -362,8 +384,8 @@ describe('isolation: a user never reaches another user’s conversations, messag
       access: 'user',
       probes: [
         (id) => ({ method: 'GET', url: `/api/deliberations/${id}/events` }),
-        (id) => ({ method: 'GET', url: `/api/deliberations/${id}/events`, via: 'query' }),
-        (id) => ({ method: 'GET', url: `/api/deliberations/${id}/events?lastEventId=999`, via: 'query' }),
+        (id) => ({ method: 'GET', url: `/api/deliberations/${id}/events`, via: 'ticket' }),
+        (id) => ({ method: 'GET', url: `/api/deliberations/${id}/events?lastEventId=999`, via: 'ticket' }),
         (id) => ({
           method: 'GET',
           url: `/api/deliberations/${id}/events`,
@@ -371,13 +393,25 @@ describe('isolation: a user never reaches another user’s conversations, messag
         }),
       ],
       unknownStatus: 404,
-      sample: (a) => ({ method: 'GET', url: `/api/deliberations/${a.councilMessage}/events`, via: 'query' }),
+      sample: (a) => ({ method: 'GET', url: `/api/deliberations/${a.councilMessage}/events`, via: 'ticket' }),
+      foreign: async (a) => {
+        // B's ticket for a stream of B's own opens no other stream: 401 for each of A's ids as for an unknown one.
+        const probe = (id: string): Req => ({
+          method: 'GET',
+          url: `/api/deliberations/${id}/events`,
+          via: 'ownTicket',
+        });
+        const random = randomUUID();
+        const unknown = normalize(await call(bob, probe(random)), random) as Reply;
+        expect(unknown.status).toBe(401);
+        for (const id of idsOf(a)) expect(normalize(await call(bob, probe(id)), id)).toEqual(unknown);
+      },
       own: async (a) => {
         // A completed deliberation replays its events, then the stream ends.
         const stream = await as<string>(alice, {
           method: 'GET',
           url: `/api/deliberations/${a.councilMessage}/events`,
-          via: 'query',
+          via: 'ticket',
         });
         expect(stream.status).toBe(200);
         expect(stream.type).toMatch(/text\/event-stream/);
@@ -386,9 +420,31 @@ describe('isolation: a user never reaches another user’s conversations, messag
         const done = await call(alice, {
           method: 'GET',
           url: `/api/deliberations/${a.councilMessage}/events?lastEventId=999`,
-          via: 'query',
+          via: 'ticket',
         });
         expect(done.status).toBe(204);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/deliberations/:messageId/events/ticket',
+      access: 'user',
+      probes: [(id) => ({ method: 'POST', url: `/api/deliberations/${id}/events/ticket` })],
+      unknownStatus: 404,
+      sample: (a) => ({ method: 'POST', url: `/api/deliberations/${a.councilMessage}/events/ticket` }),
+      own: async (a) => {
+        const issued = await as<{ ticket: string; expiresInSeconds: number }>(alice, {
+          method: 'POST',
+          url: `/api/deliberations/${a.councilMessage}/events/ticket`,
+        });
+        expect(issued.status).toBe(200);
+        expect(issued.body).toEqual({ ticket: expect.stringMatching(/^cst_/), expiresInSeconds: 60 });
+        const url = `/api/deliberations/${a.councilMessage}/events?ticket=${issued.body.ticket}`;
+        const stream = await call(undefined, { method: 'GET', url });
+        expect(stream.status).toBe(200);
+        expect(stream.body).toContain('event: complete');
+        // Single use.
+        expect((await call(undefined, { method: 'GET', url })).status).toBe(401);
       },
     },
     {
@@ -1282,7 +1338,9 @@ describe('isolation: a user never reaches another user’s conversations, messag
     for (const entry of protectedRoutes) {
       const surface = surfaceOf(entry.path);
       const sample = entry.sample(fx);
-      for (const via of ['header', 'query'] as const) {
+      // EventSource's stream also takes a ticket: asking for one needs a valid key.
+      const vias = entry.path.endsWith('/events') ? (['header', 'ticket'] as const) : (['header'] as const);
+      for (const via of vias) {
         for (const key of keys) {
           const reply = await call(key.token, {
             ...sample,
@@ -1311,9 +1369,13 @@ describe('isolation: a user never reaches another user’s conversations, messag
           });
         }
       }
-      // A valid key as ?access_token= is for the SSE stream only.
-      if (!entry.path.endsWith('/events'))
-        expect((await call(bob, { ...sample, via: 'query' })).status).toBe(401);
+      // No route takes a key in its URL: a valid one as ?access_token= is a 400 naming it.
+      const inUrl = await call(bob, { ...sample, via: 'query' });
+      expect({ route: `${entry.method} ${entry.path}`, status: inUrl.status, body: inUrl.body }).toEqual({
+        route: `${entry.method} ${entry.path}`,
+        status: 400,
+        body: expect.objectContaining({ message: expect.stringContaining('access_token') }),
+      });
     }
     for (const token of [undefined, revoked, 'not-a-key', `ck_${randomUUID()}`]) {
       await expect(stack.connect(token)).rejects.toThrow(/^unauthorized/);

@@ -296,10 +296,13 @@ describe('links from the configured address and strict query parameters (API-key
       expect(v1.json()).toMatchObject({
         error: { type: 'invalid_request_error', message: expect.stringContaining('evil') },
       });
-      // EventSource's ?access_token= with ?deltas=1 and ?lastEventId= still opens the stream.
+      // EventSource's ?ticket= with ?deltas=1 and ?lastEventId= still opens the stream.
+      const issued = await send('POST', `/api/deliberations/${messageId}/events/ticket`, { token: alice });
+      expect(issued.status).toBe(200);
+      const { ticket } = issued.json() as { ticket: string };
       const events = await send(
         'GET',
-        `/api/deliberations/${messageId}/events?access_token=${alice}&deltas=1&lastEventId=0`,
+        `/api/deliberations/${messageId}/events?ticket=${ticket}&deltas=1&lastEventId=0`,
       );
       expect([200, 204]).toContain(events.status);
     });

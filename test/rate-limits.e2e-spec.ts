@@ -306,13 +306,13 @@ describe('limits through the gateway', () => {
     // Refused before the lookup, so a valid key from that address waits too; others are unaffected.
     expect((await from('203.0.113.7', key)).status).toBe(429);
     expect((await from('203.0.113.8', key)).status).toBe(200);
-    // The SSE stream's ?access_token= is a key like any other.
+    // The SSE stream's ?ticket= is a credential like any other: refused before it is looked up.
     const sse = await fetch(`${stack.baseUrl}/api/deliberations/${randomBytes(4).toString('hex')}/events`, {
       headers: { 'x-forwarded-for': '203.0.113.7' },
     });
     expect(sse.status).toBe(401);
     const sseKey = await fetch(
-      `${stack.baseUrl}/api/deliberations/${randomBytes(4).toString('hex')}/events?access_token=ck_x`,
+      `${stack.baseUrl}/api/deliberations/${randomBytes(4).toString('hex')}/events?ticket=cst_x`,
       { headers: { 'x-forwarded-for': '203.0.113.7' } },
     );
     expect(sseKey.status).toBe(429);

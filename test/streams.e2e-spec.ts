@@ -79,14 +79,30 @@ interface Stream {
   abort: () => void;
 }
 
-/** An SSE stream read as it arrives. */
-async function openSse(baseUrl: string, messageId: string, token: string): Promise<Stream> {
+/**
+ * An SSE stream read as it arrives, opened with the key in the Authorization header or, as
+ * EventSource does, with a ticket asked for with the key (from `ticketFrom`, another gateway maybe).
+ */
+async function openSse(
+  baseUrl: string,
+  messageId: string,
+  token: string,
+  options: { ticketFrom?: string } = {},
+): Promise<Stream> {
   const abort = new AbortController();
   openStreams.push(abort);
-  const response = await fetch(`${baseUrl}/api/deliberations/${messageId}/events`, {
-    headers: { authorization: `Bearer ${token}` },
-    signal: abort.signal,
-  });
+  let url = `${baseUrl}/api/deliberations/${messageId}/events`;
+  let headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (options.ticketFrom !== undefined) {
+    const issued = await fetch(`${options.ticketFrom}/api/deliberations/${messageId}/events/ticket`, {
+      method: 'POST',
+      headers,
+    });
+    expect(issued.status).toBe(200);
+    url += `?ticket=${((await issued.json()) as { ticket: string }).ticket}`;
+    headers = {};
+  }
+  const response = await fetch(url, { headers, signal: abort.signal });
   const stream: Stream = { status: response.status, events: [], closedAt: null, abort: () => abort.abort() };
   if (response.status !== 200 || !response.body) {
     await response.body?.cancel();
@@ -193,6 +209,34 @@ describe('revoking a key closes its open sockets and SSE streams on every gatewa
     // The revoked key opens nothing new.
     await expect(connect(second.baseUrl, leaver)).rejects.toThrow(/unauthorized/);
     expect((await openSse(stack.baseUrl, mine.messageId, leaver)).status).toBe(401);
+  }, 40_000);
+
+  it('closes a stream opened by ticket (EventSource) when the key that asked for the ticket is revoked', async () => {
+    // Two keys of one user: the run is the first key's (revoking the second cancels none of it).
+    const runner = await stack.createUser('viewer');
+    const viewer = await stack.createUser('viewer');
+    const run = await stack.deliberate({ question: 'Watched by ticket', ...SLOW }, runner);
+    // Ticket asked for on the second gateway, redeemed on the first.
+    const ticketed = await openSse(stack.baseUrl, run.messageId, viewer, { ticketFrom: second.baseUrl });
+    expect(ticketed.status).toBe(200);
+    const byHeader = await openSse(stack.baseUrl, run.messageId, runner);
+    expect(await until(() => ticketed.events.length > 0 && byHeader.events.length > 0, 10_000)).toBe(true);
+
+    const revoked = await stack.revokeKey(viewer.slice(0, 8));
+    const exitedAt = Date.now();
+    expect(revoked.stdout).toMatch(/revoked 1 key/);
+    expect(await until(() => ticketed.closedAt !== null, 1000)).toBe(true);
+    expect(ticketed.closedAt!).toBeLessThanOrEqual(exitedAt + 1000);
+    expect(ticketed.events).not.toContain('complete');
+    // The run and the other key's stream go on; the revoked key gets no new ticket.
+    const seen = byHeader.events.length;
+    expect(await until(() => byHeader.events.length > seen, 8000)).toBe(true);
+    expect(byHeader.closedAt).toBeNull();
+    const refused = await fetch(`${stack.baseUrl}/api/deliberations/${run.messageId}/events/ticket`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${viewer}` },
+    });
+    expect(refused.status).toBe(401);
   }, 40_000);
 
   it('closes them within the recheck interval when the CLI cannot reach Redis', async () => {

@@ -3,6 +3,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import type { ConclaveConfig } from '@conclave/config';
 import type { StageQueue } from '@conclave/redis';
 import { ApiKeyGuard } from './auth/auth.guard';
+import { StreamTickets } from './auth/stream-tickets';
 import { BatchHub } from './batches/batch-hub';
 import { BatchReportService } from './batches/batch-report';
 import { BatchesController } from './batches/batches.controller';
@@ -98,6 +99,7 @@ export class AppModule {
         // Every route's query parameters checked like its body: unknown ones and lists refused.
         { provide: APP_INTERCEPTOR, useClass: QueryParamsInterceptor },
         ApiKeyGuard,
+        StreamTickets,
         RequestValidator,
         DeliberationsService,
         CancelService,

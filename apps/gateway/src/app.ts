@@ -34,6 +34,18 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** An API key in a URL ends up in logs and histories: `?access_token=` is refused on every route. */
+const refuseKeysInUrls = (req: Request, res: Response, next: NextFunction): void => {
+  if (!Object.prototype.hasOwnProperty.call(req.query, 'access_token')) return next();
+  res.status(400).json({
+    statusCode: 400,
+    error: 'Bad Request',
+    message:
+      'API keys are not accepted in URLs (access_token); use the Authorization header, or POST /api/deliberations/:id/events/ticket for EventSource',
+    fields: { access_token: 'not accepted: send "Authorization: Bearer <key>" instead' },
+  });
+};
+
 export async function createGateway(
   config: ConclaveConfig,
   options: { logger?: LoggerService | false } = {},
@@ -51,6 +63,7 @@ export async function createGateway(
   // JSON, and CSV / JSONL batch uploads: size limits, UTF-8 checked, errors as API errors.
   useBodyParsers(app, config);
   mountAdmin(app);
+  app.use(refuseKeysInUrls);
   serveWebClient(app, config.webDir);
   // MCP and the OpenAI-compatible endpoint live where their clients expect them, outside /api.
   app.setGlobalPrefix('api', {

@@ -26,7 +26,8 @@ import {
 import type { ConclaveConfig } from '@conclave/config';
 import { isTerminalStatus, type DeliberationView } from '@conclave/contracts';
 import type { Request, Response } from 'express';
-import { apiKeyIdOf, ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
+import { apiKeyIdOf, ApiKeyGuard, CurrentUser, identityOf } from '../auth/auth.guard';
+import { StreamTickets } from '../auth/stream-tickets';
 import { ApiError } from '../common/api-error';
 import { EventHub } from '../events/event-hub';
 import { LiveHub } from '../events/live-hub';
@@ -46,9 +47,9 @@ class StartQuery {
   @IsOptional() @IsString() dryRun?: string;
 }
 
-/** EventSource sends no headers: the key and the resume point may come in the query. */
+/** EventSource sends no headers: a stream ticket and the resume point may come in the query. */
 class EventsQuery {
-  @IsOptional() @IsString() access_token?: string;
+  @IsOptional() @IsString() ticket?: string;
   @IsOptional() @IsString() lastEventId?: string;
   @IsOptional() @IsString() deltas?: string;
 }
@@ -68,6 +69,7 @@ export class DeliberationsController {
     private readonly streams: StreamRegistry,
     @Inject(CONFIG) private readonly config: ConclaveConfig,
     private readonly dryRuns: DryRunService,
+    private readonly tickets: StreamTickets,
   ) {}
 
   @Post()
@@ -128,8 +130,32 @@ export class DeliberationsController {
     return this.deliberations.view(userId, messageId);
   }
 
+  @Post(':messageId/events/ticket')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'A single-use ticket to open the event stream without headers (EventSource)',
+    description:
+      'Answers `{ ticket, expiresInSeconds }`: open `GET /api/deliberations/:id/events?ticket=<ticket>` ' +
+      'within that time. The ticket is good for this deliberation only, once, and not after its API key ' +
+      'is revoked. API keys are never accepted in URLs.',
+  })
+  @ApiNotFoundResponse({ description: 'No deliberation of yours has this id' })
+  async eventsTicket(
+    @CurrentUser() userId: string,
+    @Param('messageId') messageId: string,
+    @Req() request: Request,
+  ): Promise<{ ticket: string; expiresInSeconds: number }> {
+    await this.deliberations.ownedMessage(userId, messageId);
+    return this.tickets.issue(identityOf(request) ?? { userId, keyId: null }, messageId);
+  }
+
   @Get(':messageId/events')
-  @ApiOperation({ summary: 'Server-Sent Events: every event after Last-Event-ID, then live ones' })
+  @ApiOperation({
+    summary: 'Server-Sent Events: every event after Last-Event-ID, then live ones',
+    description:
+      'Authenticated by the Authorization header, or (EventSource) by `?ticket=` from ' +
+      '`POST /api/deliberations/:id/events/ticket`: single use, this deliberation only.',
+  })
   @QueryParams(EventsQuery)
   async events(
     @CurrentUser() userId: string,
