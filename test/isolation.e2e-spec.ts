@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { INestApplication } from '@nestjs/common';
-import { ModulesContainer } from '@nestjs/core';
-import {
-  GATEWAY_METADATA,
-  GATEWAY_OPTIONS,
-  MESSAGE_MAPPING_METADATA,
-  MESSAGE_METADATA,
-} from '@nestjs/websockets/constants';
 import type { BatchComparison, BatchReport, BatchView, DeliberationView } from '@conclave/contracts';
 import { hashApiKey } from '@conclave/persistence';
 import type { Socket } from 'socket.io-client';
 import { TestStack } from './support/harness';
+import { expressRoutes, MOUNTED_PATHS, socketMessages } from './support/routes';
 
 /**
  * Isolation matrix: for every HTTP route and every Socket.IO message, user B gets for user A's ids
@@ -55,6 +48,14 @@ const INITIALIZE = rpc('initialize', {
   clientInfo: { name: 'isolation', version: '1.0.0' },
 });
 const transcriptUri = (id: string) => `conclave://deliberations/${id}`;
+/** The MCP tools that take an id of the caller's (a messageId, or a conversationId to follow up): probed with A's. */
+const MCP_ID_TOOLS = ['deliberate', 'start_deliberation', 'get_deliberation', 'cancel_deliberation'] as const;
+/** The MCP tools that take no id: B's answers are checked to name nothing of A's (the /mcp row's foreign check). */
+const MCP_NO_ID_TOOLS = ['list_modes', 'list_models'] as const;
+/** The MCP resource templates: the transcript, probed by resources/read with A's ids. */
+const MCP_TEMPLATES = ['deliberation-transcript'] as const;
+/** A /v1 request of A's, and B's copy of it under A's Idempotency-Key. */
+const V1_BODY = { model: 'conclave/council', messages: [{ role: 'user', content: 'Idempotent over /v1?' }] };
 
 interface Fixture {
   councilConversation: string;
@@ -70,6 +71,8 @@ interface Fixture {
   presetName: string;
   /** A's finished batch, deleted by A's own DELETE /api/batches/:id. */
   finishedBatchId: string;
+  /** A's deliberation over /v1/chat/completions, started with an Idempotency-Key. */
+  v1Message: string;
 }
 
 /** Every id A owns, of every kind: each id route is probed with all of them. */
@@ -121,39 +124,6 @@ interface SocketEntry {
   own: (fx: Fixture) => Promise<void>;
 }
 
-function expressRoutes(app: INestApplication): string[] {
-  type Layer = { route?: { path: string; methods: Record<string, boolean> } };
-  const express = app.getHttpAdapter().getInstance() as { router: { stack: Layer[] } };
-  return express.router.stack.flatMap((layer) =>
-    layer.route
-      ? Object.keys(layer.route.methods)
-          .filter((m) => m !== '_all')
-          .map((m) => `${m.toUpperCase()} ${layer.route!.path}`)
-      : [],
-  );
-}
-
-function socketMessages(app: INestApplication): string[] {
-  const found: string[] = [];
-  for (const module of app.get(ModulesContainer).values()) {
-    for (const wrapper of module.providers.values()) {
-      const type = wrapper.metatype as (new (...args: never[]) => unknown) | null;
-      if (typeof type !== 'function' || !Reflect.getMetadata(GATEWAY_METADATA, type)) continue;
-      const namespace =
-        (Reflect.getMetadata(GATEWAY_OPTIONS, type) as { namespace?: string })?.namespace ?? '/';
-      for (let proto = type.prototype as object; proto && proto !== Object.prototype;) {
-        for (const name of Object.getOwnPropertyNames(proto)) {
-          const handler = Object.getOwnPropertyDescriptor(proto, name)?.value as unknown;
-          if (typeof handler === 'function' && Reflect.getMetadata(MESSAGE_MAPPING_METADATA, handler))
-            found.push(`${namespace} ${String(Reflect.getMetadata(MESSAGE_METADATA, handler))}`);
-        }
-        proto = Object.getPrototypeOf(proto) as object;
-      }
-    }
-  }
-  return [...new Set(found)];
-}
-
 /** The JSON-RPC messages of an /mcp reply: one JSON body, or the `data:` lines of an SSE stream. */
 function rpcMessages(reply: Reply): Record<string, unknown>[] {
   if (typeof reply.body !== 'string') return reply.body ? [reply.body as Record<string, unknown>] : [];
@@ -189,6 +159,10 @@ describe('isolation: a user never reaches another user’s conversations, messag
   let batchAccepted: unknown;
   /** B's Mcp-Session-Id, from its initialize: sent back on every later request, as clients do. */
   let bobSession = '';
+  /** A finished batch of B's own: compared with A's batches, it must not open them. */
+  let bobBatchId = '';
+  /** An admin (for the dashboard's sign-in sessions) and A's /v1 answer under its Idempotency-Key. */
+  let root = '';
 
   const ownMessages = new Map<string, string>();
   /** A deliberation of the key's own user (started once), for tickets presented on other streams. */
@@ -386,6 +360,7 @@ describe('isolation: a user never reaches another user’s conversations, messag
         (id) => ({ method: 'GET', url: `/api/deliberations/${id}/events` }),
         (id) => ({ method: 'GET', url: `/api/deliberations/${id}/events`, via: 'ticket' }),
         (id) => ({ method: 'GET', url: `/api/deliberations/${id}/events?lastEventId=999`, via: 'ticket' }),
+        (id) => ({ method: 'GET', url: `/api/deliberations/${id}/events?deltas=1`, via: 'ticket' }),
         (id) => ({
           method: 'GET',
           url: `/api/deliberations/${id}/events`,
@@ -528,6 +503,9 @@ describe('isolation: a user never reaches another user’s conversations, messag
       probes: [
         (id) => ({ method: 'GET', url: `/api/batches/compare?a=${id}&b=${id}` }),
         (id) => ({ method: 'GET', url: `/api/batches/compare?a=${id}&b=${id}&format=md` }),
+        // B's own batch beside one of A's: the pair answers as if A's were unknown.
+        (id) => ({ method: 'GET', url: `/api/batches/compare?a=${bobBatchId}&b=${id}` }),
+        (id) => ({ method: 'GET', url: `/api/batches/compare?a=${id}&b=${bobBatchId}&format=md` }),
       ],
       unknownStatus: 404,
       sample: (a) => ({ method: 'GET', url: `/api/batches/compare?a=${a.batchId}&b=${a.batchId}` }),
@@ -551,6 +529,13 @@ describe('isolation: a user never reaches another user’s conversations, messag
         (id) => ({
           method: 'POST',
           url: '/api/deliberations',
+          body: { question: 'Let me in', mode: 'jury', modeConfig: JURY, conversationId: id },
+        }),
+        // A dry run of the same follow-ups reads the conversation too: as unknown, nothing priced.
+        (id) => ({ method: 'POST', url: '/api/deliberations?dryRun=true', body: council('Let me in', id) }),
+        (id) => ({
+          method: 'POST',
+          url: '/api/deliberations?dryRun=true',
           body: { question: 'Let me in', mode: 'jury', modeConfig: JURY, conversationId: id },
         }),
       ],
@@ -623,6 +608,11 @@ describe('isolation: a user never reaches another user’s conversations, messag
         (id) => ({
           method: 'POST',
           url: '/api/batches',
+          body: { items: [{ question: 'Mine now?', conversationId: id }] },
+        }),
+        (id) => ({
+          method: 'POST',
+          url: '/api/batches?dryRun=true',
           body: { items: [{ question: 'Mine now?', conversationId: id }] },
         }),
       ],
@@ -805,6 +795,18 @@ describe('isolation: a user never reaches another user’s conversations, messag
         }),
       ],
       unknownStatus: 400,
+      foreign: async (a) => {
+        // Idempotency keys are per user: B's request under A's key and body is a deliberation of B's own.
+        const reply = await as<{ conclave: { messageId: string } }>(bob, {
+          method: 'POST',
+          url: '/v1/chat/completions',
+          body: V1_BODY,
+          headers: { 'idempotency-key': 'alice-v1' },
+        });
+        expect(reply.status).toBe(200);
+        expect(reply.body.conclave.messageId).toEqual(expect.any(String));
+        for (const id of idsOf(a)) expect(JSON.stringify(reply.body)).not.toContain(id);
+      },
       sample: () => ({
         method: 'POST',
         url: '/v1/chat/completions',
@@ -825,6 +827,15 @@ describe('isolation: a user never reaches another user’s conversations, messag
         expect(reply.status).toBe(200);
         expect(reply.body.conclave.preset).toBe(a.presetName);
         expect(reply.body.choices[0].message.content).toEqual(expect.any(String));
+        // A's retry under its own key reattaches to A's deliberation.
+        const replay = await as<{ conclave: { messageId: string } }>(alice, {
+          method: 'POST',
+          url: '/v1/chat/completions',
+          body: V1_BODY,
+          headers: { 'idempotency-key': 'alice-v1' },
+        });
+        expect(replay.status).toBe(200);
+        expect(replay.body.conclave.messageId).toBe(a.v1Message);
       },
     },
     {
@@ -916,12 +927,26 @@ describe('isolation: a user never reaches another user’s conversations, messag
           (name) => (id: string) =>
             mcpReq(rpc('tools/call', { name, arguments: { messageId: id } }), bobSession),
         ),
+        // Waiting on A's running batch item waits for nothing: answered at once, as for an unknown id.
+        (id) =>
+          mcpReq(
+            rpc('tools/call', { name: 'get_deliberation', arguments: { messageId: id, waitSeconds: 2 } }),
+            bobSession,
+          ),
         (id) => mcpReq(rpc('resources/read', { uri: transcriptUri(id) }), bobSession),
         // A council follow-up to anything of A's, or a jury one (mode mismatch): an unknown conversation.
         ...(['start_deliberation', 'deliberate'] as const).map(
           (name) => (id: string) =>
             mcpReq(rpc('tools/call', { name, arguments: council('Let me in', id) }), bobSession),
         ),
+        (id) =>
+          mcpReq(
+            rpc('tools/call', {
+              name: 'deliberate',
+              arguments: { ...council('Let me in', id), waitSeconds: 1 },
+            }),
+            bobSession,
+          ),
         (id) =>
           mcpReq(
             rpc('tools/call', {
@@ -971,6 +996,16 @@ describe('isolation: a user never reaches another user’s conversations, messag
             content: [{ type: 'text', text: expect.stringMatching(/^conversation .* not found/) }],
           },
         });
+        // What takes no id names nothing of A's: B's transcript list, the modes, the models.
+        for (const message of [
+          rpc('resources/list', {}),
+          rpc('resources/templates/list', {}),
+          ...MCP_NO_ID_TOOLS.map((name) => rpc('tools/call', { name, arguments: {} })),
+        ]) {
+          const answer = await mcpAnswer(bob, message, bobSession);
+          expect(answer.result).toBeDefined();
+          for (const id of idsOf(a)) expect(JSON.stringify(answer)).not.toContain(id);
+        }
       },
       sample: () => ({ method: 'POST', url: '/mcp', body: INITIALIZE, headers: MCP_HEADERS }),
       own: async (a) => {
@@ -1006,6 +1041,17 @@ describe('isolation: a user never reaches another user’s conversations, messag
             ],
           },
         });
+        const listed = await mcpAnswer(alice, rpc('resources/list', {}), session);
+        expect(JSON.stringify(listed)).toContain(transcriptUri(a.councilMessage));
+        const waited = await mcpAnswer(
+          alice,
+          rpc('tools/call', {
+            name: 'get_deliberation',
+            arguments: { messageId: a.councilMessage, waitSeconds: 2 },
+          }),
+          session,
+        );
+        expect(waited).toMatchObject({ result: { structuredContent: { messageId: a.councilMessage } } });
         const started = await mcpAnswer(
           alice,
           rpc('tools/call', {
@@ -1087,6 +1133,7 @@ describe('isolation: a user never reaches another user’s conversations, messag
         (id) => ({ messageId: id }),
         (id) => ({ messageId: id, afterSeq: 0 }),
         (id) => ({ messageId: id, afterSeq: 3 }),
+        (id) => ({ messageId: id, deltas: true }),
         (id) => ({ batchId: id }),
       ],
       unknownAck: (ack) => expect(ack).toEqual({ error: { message: expect.stringMatching(/not found$/) } }),
@@ -1225,8 +1272,30 @@ describe('isolation: a user never reaches another user’s conversations, messag
       if (i >= 600) throw new Error(`batch ${fx.finishedBatchId} never finished`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    const v1 = await as<{ conclave: { messageId: string } }>(alice, {
+      method: 'POST',
+      url: '/v1/chat/completions',
+      body: V1_BODY,
+      headers: { 'idempotency-key': 'alice-v1' },
+    });
+    expect(v1.status).toBe(200);
+    fx.v1Message = v1.body.conclave.messageId;
+    const bobBatch = await as<{ batchId: string }>(bob, {
+      method: 'POST',
+      url: '/api/batches',
+      body: { ...FINISHED_BATCH, name: 'bob batch' },
+    });
+    expect(bobBatch.status).toBe(202);
+    bobBatchId = bobBatch.body.batchId;
+    for (let i = 0; ; i++) {
+      const view = await as<BatchView>(bob, { method: 'GET', url: `/api/batches/${bobBatchId}` });
+      if (view.body.finishedAt !== null) break;
+      if (i >= 600) throw new Error(`batch ${bobBatchId} never finished`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    root = await stack.createUser('root', 'admin');
     bobSession = await mcpInitialize(bob);
-  }, 40_000);
+  }, 60_000);
   afterAll(() => stack.stop());
 
   /** What A owns, as stored: compared before and after B's attempts. */
@@ -1257,6 +1326,20 @@ describe('isolation: a user never reaches another user’s conversations, messag
     expect(socketMessages(stack.app!).sort()).toEqual(
       SOCKET.map((e) => `/deliberations ${e.message}`).sort(),
     );
+    // Every MCP tool and resource template the server lists is probed (or takes no id and is checked).
+    const tools = await mcpAnswer(bob, rpc('tools/list', {}), bobSession);
+    expect((tools.result as { tools: { name: string }[] }).tools.map((t) => t.name).sort()).toEqual(
+      [...MCP_ID_TOOLS, ...MCP_NO_ID_TOOLS].sort(),
+    );
+    const mcpRow = HTTP.find((e) => e.method === 'POST' && e.path === '/mcp')!;
+    const probedTools = mcpRow.probes!.map(
+      (p) => (p(':id').body as { params: { name?: string } }).params.name,
+    );
+    expect([...new Set(probedTools.filter((n) => n !== undefined))].sort()).toEqual([...MCP_ID_TOOLS].sort());
+    const templates = await mcpAnswer(bob, rpc('resources/templates/list', {}), bobSession);
+    expect(
+      (templates.result as { resourceTemplates: { name: string }[] }).resourceTemplates.map((t) => t.name),
+    ).toEqual([...MCP_TEMPLATES]);
   });
 
   it('answers B over HTTP for any of A’s ids exactly as for an unknown id, and changes nothing of A’s', async () => {
@@ -1401,5 +1484,64 @@ describe('isolation: a user never reaches another user’s conversations, messag
     expect((await call(undefined, { method: 'GET', url: '/admin/queues' })).status).toBe(401);
     expect((await call(revoked, { method: 'GET', url: '/admin/queues' })).status).toBe(401);
     expect((await call(bob, { method: 'GET', url: '/admin/queues' })).status).toBe(403);
+  });
+
+  it('keeps the dashboard’s sign-in sessions to admins: no session for B, none from a key or a guess, none ended by B', async () => {
+    const form = (key: string) => new URLSearchParams({ key }).toString();
+    const admin = async (
+      path: string,
+      init: { method?: string; body?: string; cookie?: string; token?: string },
+    ) => {
+      const headers: Record<string, string> = { accept: 'application/json' };
+      if (init.body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+      if (init.cookie !== undefined) headers.cookie = init.cookie;
+      if (init.token !== undefined) headers.authorization = `Bearer ${init.token}`;
+      const response = await fetch(`${stack.baseUrl}${path}`, {
+        method: init.method ?? 'GET',
+        headers,
+        body: init.body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(10_000),
+      });
+      await response.text();
+      return { status: response.status, cookie: response.headers.get('set-cookie') };
+    };
+    const sessions = async () =>
+      ((await stack.db.query('SELECT count(*)::int AS n FROM admin_sessions')) as { n: number }[])[0].n;
+    const before = await sessions();
+    // B (and A) are not admins: the sign-in form refuses their keys and opens no session.
+    for (const key of [bob, alice]) {
+      const refused = await admin('/admin/sign-in', { method: 'POST', body: form(key) });
+      expect(refused).toEqual({ status: 403, cookie: null });
+    }
+    expect(await sessions()).toBe(before);
+    // The admin's sign-in: a session token of its own, never the key.
+    const signedIn = await admin('/admin/sign-in', { method: 'POST', body: form(root) });
+    expect(signedIn.status).toBe(303);
+    const token = /conclave_admin_session=(cas_[^;]+)/.exec(signedIn.cookie ?? '')?.[1];
+    expect(token).toEqual(expect.any(String));
+    expect(token).not.toContain(root);
+    expect(await sessions()).toBe(before + 1);
+    const cookie = `conclave_admin_session=${token}`;
+    expect((await admin('/admin/queues', { cookie })).status).toBe(200);
+    // Neither B's key, nor the admin's key, nor a guess is a session: 401 on the dashboard.
+    for (const guess of [bob, root, `cas_${randomUUID().replace(/-/g, '')}`, `${token}x`, 'cas_']) {
+      expect({
+        guess,
+        status: (await admin('/admin/queues', { cookie: `conclave_admin_session=${guess}` })).status,
+      }).toEqual({
+        guess,
+        status: 401,
+      });
+    }
+    // B's key with the admin's session cookie is B: 403 (the key decides, the cookie adds nothing).
+    expect((await admin('/admin/queues', { cookie, token: bob })).status).toBe(403);
+    // B's sign-out (no session, or a guessed one) ends nobody's session.
+    await admin('/admin/sign-out', { method: 'POST' });
+    await admin('/admin/sign-out', { method: 'POST', cookie: `conclave_admin_session=cas_${randomUUID()}` });
+    expect((await admin('/admin/queues', { cookie })).status).toBe(200);
+    expect(await sessions()).toBe(before + 1);
+    // Every path mounted outside Nest's router was probed above.
+    expect([...MOUNTED_PATHS]).toEqual(['/admin/sign-in', '/admin/sign-out', '/admin/queues']);
   });
 });
