@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import type { Socket } from 'socket.io-client';
 import { TestStack } from './support/harness';
+import { expressRoutes, MOUNTED_PATHS, socketMessages } from './support/routes';
 
 /**
  * Any JSON in (00-shared.md §1: "wrong types, oversize bodies: 400, never 500"): random and
@@ -957,5 +958,799 @@ describe('any JSON in: never a 5xx, nothing stored for a rejected request, the g
       });
       await expectAlive();
     });
+  });
+});
+
+// ---------- every route, message and tool, in API-key mode: a table the gateway's own routes are checked against ----------
+
+/** A path parameter's hostile values (each sent percent-encoded as written here). */
+const BAD_IDS = [
+  '%00',
+  '%E2%80%AE%07',
+  'x'.repeat(3000),
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  '..%2F..%2Fetc%2Fpasswd',
+  '%F0%9F%98',
+  '%ED%A0%80',
+  '%25',
+  '1e308',
+  '-1',
+  '00000000-0000-0000-0000-000000000000',
+  'AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE',
+  '%F0%9F%98%80',
+  "'%20OR%201=1--",
+];
+
+type Kind = 'string' | 'number' | 'boolean' | 'array' | 'object';
+
+/** Values of the wrong type for a field of each kind (arrays for scalars, scalars for arrays, ...). */
+const WRONG: Record<Kind, unknown[]> = {
+  string: [123, true, ['a'], { a: 1 }],
+  number: ['1', true, [1], { n: 1 }],
+  boolean: ['true', 1, [true], {}],
+  array: ['sim/a', 1, { 0: 'sim/a' }, true],
+  object: ['x', 1, ['x'], true],
+};
+/** In-type values that are still hostile: huge, negative, control characters, lone surrogates; null (an optional field's "none"). */
+const ODD: Record<Kind, unknown[]> = {
+  string: [null, '', '\u0000\u202e\u0007', 'x'.repeat(300_000), '\ud800', '__proto__'],
+  number: [null, 1e308, -1, 1.5, -0, Number.MAX_SAFE_INTEGER + 2],
+  boolean: [],
+  array: [[], Array.from({ length: 5000 }, () => 'sim/a'), [[['deep']]], ['\u0000']],
+  object: [{}, { __proto__: { polluted: true } }, { constructor: { prototype: { polluted: true } } }],
+};
+
+interface RouteFuzz {
+  /** The route's URL with a valid value for its path parameter, or with `id` in its place. */
+  url: (id?: string) => string;
+  /** Whose key: an ordinary user's, the admin's (admin routes), or none (public). */
+  as: 'user' | 'admin' | 'none';
+  /** The query parameters the route takes. */
+  query?: string[];
+  /** A valid body, and the kind of each field (each is replaced by wrong and odd values). */
+  body?: () => Record<string, unknown>;
+  fields?: Record<string, Kind>;
+  /** Routes whose errors are not the API's shape. */
+  shape?: 'openai' | 'jsonrpc';
+  /** Swagger's own document routes read no query: parameters are ignored there (documented). */
+  ignoresQuery?: true;
+}
+
+describe('every route, Socket.IO message and MCP tool in API-key mode: hostile input is a 4xx naming the problem, never a 5xx', () => {
+  const stack = new TestStack({
+    AUTH_MODE: 'apikey',
+    RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
+    RATE_LIMIT_DELIBERATIONS_PER_MINUTE: '0',
+    AUTH_FAILURES_PER_MINUTE: '0',
+    MAX_ACTIVE_BATCHES_PER_USER: '100000',
+  });
+  let user = '';
+  let admin = '';
+  /** Finished rows of the user's, for routes that need a real id (none of them is changed by a probe). */
+  const fx = { messageId: '', conversationId: '', batchId: '', preset: 'fuzz-preset' };
+  /** Hostile inputs sent, by transport. */
+  const sent = { http: 0, sse: 0, v1: 0, mcp: 0, socket: 0, admin: 0 };
+  const problems: string[] = [];
+
+  const tokenFor = (as: RouteFuzz['as']) => (as === 'user' ? user : as === 'admin' ? admin : undefined);
+
+  async function send(
+    method: string,
+    url: string,
+    init: { token?: string; body?: string; headers?: Record<string, string> } = {},
+  ): Promise<Answer> {
+    const headers: Record<string, string> = { ...(init.headers ?? {}) };
+    if (init.token) headers.authorization = `Bearer ${init.token}`;
+    if (init.body !== undefined) headers['content-type'] ??= 'application/json';
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), 20_000);
+    try {
+      const response = await fetch(`${stack.baseUrl}${url}`, {
+        method,
+        headers,
+        body: init.body,
+        signal: abort.signal,
+        redirect: 'manual',
+      });
+      const contentType = response.headers.get('content-type') ?? '';
+      const text = contentType.includes('text/event-stream') ? '' : await response.text();
+      return { status: response.status, text, contentType };
+    } finally {
+      clearTimeout(timer);
+      abort.abort();
+    }
+  }
+
+  const transport = (url: string) =>
+    url.startsWith('/v1/')
+      ? 'v1'
+      : url.startsWith('/mcp')
+        ? 'mcp'
+        : url.startsWith('/admin')
+          ? 'admin'
+          : /\/events(\?|$)/.test(url)
+            ? 'sse'
+            : 'http';
+
+  /**
+   * The invariants of an answer to hostile input: never a 5xx; an error in its surface's shape
+   * (the API's, OpenAI's, JSON-RPC's); `names`: the error names that parameter or field.
+   */
+  function judge(
+    label: string,
+    answer: Answer,
+    options: { shape?: RouteFuzz['shape']; names?: string; refused?: boolean } = {},
+  ): void {
+    sent[transport(label.split(' ')[1] ?? '')] += 1;
+    const head = `${label} -> ${answer.status}: ${answer.text.slice(0, 300)}`;
+    if (answer.status >= 500) return void problems.push(`5xx ${head}`);
+    if (options.refused && answer.status < 400) return void problems.push(`accepted ${head}`);
+    if (answer.status < 400) return;
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(answer.text) as Record<string, unknown>;
+    } catch {
+      if (answer.status === 431 || answer.status === 414) return;
+      return void problems.push(`not JSON ${head}`);
+    }
+    const shaped =
+      options.shape === 'openai'
+        ? typeof (body.error as { message?: unknown } | undefined)?.message === 'string'
+        : options.shape === 'jsonrpc'
+          ? typeof (body.error as { message?: unknown } | undefined)?.message === 'string' ||
+            (body.statusCode === answer.status && typeof body.message === 'string')
+          : body.statusCode === answer.status && typeof body.message === 'string';
+    if (!shaped) return void problems.push(`shape ${head}`);
+    if (/went wrong on our side/i.test(answer.text)) return void problems.push(`internal ${head}`);
+    if (options.names !== undefined && !answer.text.includes(options.names))
+      problems.push(`does not name ${options.names}: ${head}`);
+  }
+
+  const ROUTES: Record<string, RouteFuzz> = {
+    'GET /api/models': { url: () => '/api/models', as: 'user' },
+    'GET /api/modes': { url: () => '/api/modes', as: 'none' },
+    'GET /api/health': { url: () => '/api/health', as: 'none' },
+    'GET /health/live': { url: () => '/health/live', as: 'none' },
+    'GET /health/ready': { url: () => '/health/ready', as: 'none' },
+    'GET /metrics': { url: () => '/metrics', as: 'none' },
+    'GET /api/docs-json': { url: () => '/api/docs-json', as: 'none', ignoresQuery: true },
+    'GET /api/docs-yaml': { url: () => '/api/docs-yaml', as: 'none', ignoresQuery: true },
+    'GET /api/conversations': { url: () => '/api/conversations', as: 'user' },
+    'GET /api/conversations/:id': {
+      url: (id = fx.conversationId) => `/api/conversations/${id}`,
+      as: 'user',
+    },
+    'DELETE /api/conversations/:id': {
+      url: (id = fx.conversationId) => `/api/conversations/${id}`,
+      as: 'user',
+    },
+    'POST /api/deliberations': {
+      url: () => '/api/deliberations',
+      as: 'user',
+      query: ['dryRun'],
+      body: () => ({ question: 'Fuzzed?', councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c' }),
+      fields: { question: 'string', councilModels: 'array', chairmanModel: 'string' },
+    },
+    'GET /api/deliberations/:messageId': {
+      url: (id = fx.messageId) => `/api/deliberations/${id}`,
+      as: 'user',
+    },
+    'POST /api/deliberations/:messageId/cancel': {
+      url: (id = fx.messageId) => `/api/deliberations/${id}/cancel`,
+      as: 'user',
+    },
+    'POST /api/deliberations/:messageId/events/ticket': {
+      url: (id = fx.messageId) => `/api/deliberations/${id}/events/ticket`,
+      as: 'user',
+    },
+    'GET /api/deliberations/:messageId/events': {
+      url: (id = fx.messageId) => `/api/deliberations/${id}/events`,
+      as: 'user',
+      query: ['ticket', 'lastEventId', 'deltas'],
+    },
+    'GET /api/batches': { url: () => '/api/batches', as: 'user' },
+    'POST /api/batches': {
+      url: () => '/api/batches',
+      as: 'user',
+      query: ['dryRun'],
+      body: () => ({
+        name: 'fuzzed',
+        defaults: { councilModels: ['sim/a', 'sim/b'] },
+        items: [{ question: 'Fuzzed item?' }],
+        concurrency: 1,
+        generateTitles: false,
+      }),
+      fields: {
+        name: 'string',
+        defaults: 'object',
+        items: 'array',
+        concurrency: 'number',
+        generateTitles: 'boolean',
+      },
+    },
+    'GET /api/batches/compare': {
+      url: () => `/api/batches/compare?a=${fx.batchId}&b=${fx.batchId}`,
+      as: 'user',
+      query: ['a', 'b', 'format'],
+    },
+    'GET /api/batches/:id': { url: (id = fx.batchId) => `/api/batches/${id}`, as: 'user' },
+    'DELETE /api/batches/:id': { url: (id = fx.batchId) => `/api/batches/${id}`, as: 'user' },
+    'POST /api/batches/:id/cancel': { url: (id = fx.batchId) => `/api/batches/${id}/cancel`, as: 'user' },
+    'POST /api/batches/:id/retry-failed': {
+      url: (id = fx.batchId) => `/api/batches/${id}/retry-failed`,
+      as: 'user',
+    },
+    'GET /api/batches/:id/report': {
+      url: (id = fx.batchId) => `/api/batches/${id}/report`,
+      as: 'user',
+      query: ['format'],
+    },
+    'GET /api/batches/:id/results': {
+      url: (id = fx.batchId) => `/api/batches/${id}/results`,
+      as: 'user',
+      query: ['format'],
+    },
+    'GET /api/budget': { url: () => '/api/budget', as: 'user' },
+    'GET /api/admin/users/:name/budget': {
+      url: (name = 'fuzzer') => `/api/admin/users/${name}/budget`,
+      as: 'admin',
+    },
+    'PUT /api/admin/users/:name/budget': {
+      url: (name = 'fuzzer') => `/api/admin/users/${name}/budget`,
+      as: 'admin',
+      body: () => ({ monthlyBudgetUsd: 100 }),
+      fields: { monthlyBudgetUsd: 'number' },
+    },
+    // The admin's own name: a probe that got through would cancel nothing of the fixtures'.
+    'POST /api/admin/users/:name/cancel-work': {
+      url: (name = 'root') => `/api/admin/users/${name}/cancel-work`,
+      as: 'admin',
+    },
+    'GET /api/presets': { url: () => '/api/presets', as: 'user' },
+    'POST /api/presets': {
+      url: () => '/api/presets',
+      as: 'user',
+      body: () => ({ name: fx.preset, mode: 'council', councilModels: ['sim/a', 'sim/b'] }),
+      fields: { name: 'string', mode: 'string', councilModels: 'array' },
+    },
+    'GET /api/presets/:name': { url: (name = fx.preset) => `/api/presets/${name}`, as: 'user' },
+    'DELETE /api/presets/:name': { url: (name = fx.preset) => `/api/presets/${name}`, as: 'user' },
+    'GET /v1/models': { url: () => '/v1/models', as: 'user', shape: 'openai' },
+    'POST /v1/chat/completions': {
+      url: () => '/v1/chat/completions',
+      as: 'user',
+      shape: 'openai',
+      body: () => ({ model: 'conclave/council', messages: [{ role: 'user', content: 'Fuzzed?' }] }),
+      fields: { model: 'string', messages: 'array' },
+    },
+    'POST /mcp': { url: () => '/mcp', as: 'user', shape: 'jsonrpc' },
+    'GET /mcp': { url: () => '/mcp', as: 'user', shape: 'jsonrpc' },
+    'DELETE /mcp': { url: () => '/mcp', as: 'user', shape: 'jsonrpc' },
+  };
+  /** The Swagger UI's own files: documentation assets, with no input to take. */
+  const DOCS_ASSETS = /^GET \/api\/docs(\/|$)/;
+
+  const MCP_HEADERS = {
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+    'mcp-protocol-version': '2025-06-18',
+  };
+  /** The JSON-RPC answer to one message POSTed to /mcp (JSON, or the data line of an SSE reply). */
+  async function mcp(body: string): Promise<{ answer: Answer; message: Record<string, unknown> | null }> {
+    const response = await fetch(`${stack.baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: `Bearer ${user}` },
+      body,
+      signal: AbortSignal.timeout(20_000),
+    });
+    const answer: Answer = {
+      status: response.status,
+      text: await response.text(),
+      contentType: response.headers.get('content-type') ?? '',
+    };
+    const data = answer.contentType.includes('text/event-stream')
+      ? answer.text
+          .split('\n')
+          .filter((line) => line.startsWith('data: '))
+          .map((line) => line.slice(6))
+          .at(-1)
+      : answer.text;
+    try {
+      return { answer, message: data ? (JSON.parse(data) as Record<string, unknown>) : null };
+    } catch {
+      return { answer, message: null };
+    }
+  }
+
+  beforeAll(async () => {
+    await stack.start();
+    [user, admin] = await Promise.all([stack.createUser('fuzzer'), stack.createUser('root', 'admin')]);
+    const run = await stack.deliberate(
+      { question: 'A finished one', councilModels: ['sim/a', 'sim/b'] },
+      user,
+    );
+    fx.messageId = run.messageId;
+    fx.conversationId = run.conversationId;
+    const socket = await stack.connect(user);
+    const events = await stack.follow(run.messageId, { socket, timeoutMs: 30_000 });
+    expect(events.at(-1)?.type).toBe('complete');
+    const batch = await stack.api<{ batchId: string }>('POST', '/api/batches', {
+      token: user,
+      body: { items: [{ question: 'A batch item', councilModels: ['sim/a', 'sim/b'] }] },
+    });
+    expect(batch.status).toBe(202);
+    fx.batchId = batch.body.batchId;
+    for (let i = 0; ; i++) {
+      const view = await stack.api<{ finishedAt: string | null }>('GET', `/api/batches/${fx.batchId}`, {
+        token: user,
+      });
+      if (view.body.finishedAt !== null) break;
+      if (i >= 600) throw new Error('the batch never finished');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const preset = await stack.api('POST', '/api/presets', {
+      token: user,
+      body: { name: fx.preset, councilModels: ['sim/a', 'sim/b'] },
+    });
+    expect(preset.status).toBe(201);
+  }, 90_000);
+  afterAll(() => stack.stop());
+  beforeEach(() => {
+    problems.length = 0;
+  });
+
+  it('has a row for every route the gateway serves', () => {
+    const served = expressRoutes(stack.app!)
+      .filter((r) => !DOCS_ASSETS.test(r))
+      .sort();
+    expect(served).toEqual(Object.keys(ROUTES).sort());
+  });
+
+  it('query strings: unknown parameters, lists and objects for scalars, prototype keys, huge and control characters', async () => {
+    for (const [route, fuzz] of Object.entries(ROUTES)) {
+      const [method] = route.split(' ');
+      const token = tokenFor(fuzz.as);
+      const base = fuzz.url();
+      const join = base.includes('?') ? '&' : '?';
+      const named: [string, string][] = [
+        ['evil=1', 'evil'],
+        ['__proto__[polluted]=1', '__proto__'],
+        ['constructor[prototype][polluted]=1', 'constructor'],
+        ['x[]=1&x[]=2', 'x'],
+        [`${'k'.repeat(1000)}=1`, 'k'.repeat(100)],
+        ['%E2%80%AE%00=1', '\u202e'],
+        ...(fuzz.query ?? []).flatMap((p): [string, string][] => [
+          [`${p}[]=1`, p],
+          [`${p}[x]=1`, p],
+          [`${p}=1&${p}=2`, p],
+        ]),
+      ];
+      for (const [query, names] of named) {
+        const url = `${base}${join}${query}`;
+        const answer = await send(method, url, {
+          token,
+          headers: fuzz.shape === 'jsonrpc' ? MCP_HEADERS : {},
+          body: method === 'POST' || method === 'PUT' ? JSON.stringify(fuzz.body?.() ?? {}) : undefined,
+        });
+        if (fuzz.ignoresQuery) judge(`${method} ${url}`, answer);
+        else judge(`${method} ${url}`, answer, { shape: fuzz.shape, names, refused: true });
+      }
+      // Values of the parameters a route takes: huge, control characters, numbers out of range.
+      for (const p of fuzz.query ?? []) {
+        for (const value of ['x'.repeat(5000), '%00%E2%80%AE', '1e308', '-1', '%F0%9F%98', '__proto__']) {
+          const url = `${base}${join}${p}=${value}`;
+          if (method === 'POST') continue; // dryRun values: below, with bodies
+          judge(`${method} ${url}`, await send(method, url, { token }), { shape: fuzz.shape });
+        }
+      }
+    }
+    for (const value of ['maybe', 'x'.repeat(5000), '%00']) {
+      for (const route of ['POST /api/deliberations', 'POST /api/batches']) {
+        const url = `${ROUTES[route].url()}?dryRun=${value}`;
+        judge(
+          `POST ${url}`,
+          await send('POST', url, { token: user, body: JSON.stringify(ROUTES[route].body!()) }),
+          {
+            names: 'dryRun',
+            refused: true,
+          },
+        );
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('path parameters: bad ids, prototype names, traversal, invalid UTF-8, huge', async () => {
+    for (const [route, fuzz] of Object.entries(ROUTES)) {
+      if (!route.includes(':')) continue;
+      const [method] = route.split(' ');
+      for (const id of BAD_IDS) {
+        const url = fuzz.url(id);
+        const answer = await send(method, url, {
+          token: tokenFor(fuzz.as),
+          body: fuzz.body ? JSON.stringify(fuzz.body()) : undefined,
+        });
+        // Nothing exists under such an id: a 4xx, whoever asks.
+        judge(`${method} ${url}`, answer, { shape: fuzz.shape, refused: true });
+      }
+    }
+    // Compare takes its ids in the query.
+    for (const id of BAD_IDS) {
+      for (const url of [
+        `/api/batches/compare?a=${id}&b=${fx.batchId}`,
+        `/api/batches/compare?a=${fx.batchId}&b=${id}`,
+      ])
+        judge(`GET ${url}`, await send('GET', url, { token: user }), { refused: true });
+    }
+    // A stream ticket that is no ticket: 401, as a wrong key.
+    for (const ticket of ['', 'cst_', 'cst_%00', `cst_${'x'.repeat(5000)}`, '%E2%80%AE', user]) {
+      const url = `/api/deliberations/${fx.messageId}/events?ticket=${ticket}`;
+      judge(`GET ${url}`, await send('GET', url), { refused: true });
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('bodies: wrong types, arrays for scalars, huge values, unknown fields, control characters, __proto__ and constructor keys', async () => {
+    const before = Object.getOwnPropertyNames(Object.prototype).sort();
+    for (const [route, fuzz] of Object.entries(ROUTES)) {
+      const [method] = route.split(' ');
+      if (method !== 'POST' && method !== 'PUT') continue;
+      const token = tokenFor(fuzz.as);
+      const url = fuzz.url();
+      const post = (body: string, names?: string, refused = true) =>
+        send(method, url, {
+          token,
+          body,
+          headers: fuzz.shape === 'jsonrpc' ? MCP_HEADERS : {},
+        }).then((answer) =>
+          judge(`${method} ${url} ${body.slice(0, 300)}`, answer, { shape: fuzz.shape, names, refused }),
+        );
+      if (!fuzz.body) {
+        // Routes that take no body: whatever is sent, no 5xx (and nothing polluted).
+        if (fuzz.shape === 'jsonrpc') continue; // /mcp: its own test below
+        for (const body of [
+          '[]',
+          '"x"',
+          '{"__proto__":{"polluted":true},"evil":[1]}',
+          '{"constructor":{"prototype":{"polluted":true}}}',
+        ])
+          await post(body, undefined, false);
+        continue;
+      }
+      const valid = fuzz.body();
+      // Whole bodies of the wrong type.
+      for (const body of ['[]', '"x"', '123', 'null', 'true', `[${JSON.stringify(valid)}]`]) await post(body);
+      // Unknown fields, prototype keys (as JSON text, so that the key itself is sent).
+      const text = JSON.stringify(valid).slice(1, -1);
+      await post(`{${text},"evil":1}`, 'evil');
+      await post(`{${text},"__proto__":{"polluted":true}}`, '__proto__');
+      await post(`{${text},"constructor":{"prototype":{"polluted":true}}}`, 'constructor');
+      await post(`{${text},"\\u0000\\u202e":1}`);
+      // Each field: the wrong type (a 400 naming it), then hostile values of its own type.
+      for (const [field, kind] of Object.entries(fuzz.fields ?? {})) {
+        for (const value of WRONG[kind]) await post(JSON.stringify({ ...valid, [field]: value }), field);
+        for (const value of ODD[kind])
+          await post(JSON.stringify({ ...valid, [field]: value }), undefined, false);
+      }
+    }
+    // Idempotency-Key: too long, not printable ASCII, empty (node:http sends what fetch will not).
+    for (const route of ['POST /api/deliberations', 'POST /api/batches', 'POST /v1/chat/completions']) {
+      const fuzz = ROUTES[route];
+      for (const key of ['k'.repeat(300), 'caf\u00e9', ' ']) {
+        const answer = await new Promise<Answer>((resolve, reject) => {
+          const body = JSON.stringify(fuzz.body!());
+          const req = httpRequest(
+            `${stack.baseUrl}${fuzz.url()}`,
+            {
+              method: 'POST',
+              agent: false,
+              headers: {
+                authorization: `Bearer ${user}`,
+                'content-type': 'application/json',
+                'content-length': Buffer.byteLength(body),
+                'idempotency-key': key,
+              },
+            },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (chunk: Buffer) => chunks.push(chunk));
+              res.on('end', () =>
+                resolve({
+                  status: res.statusCode ?? 0,
+                  text: Buffer.concat(chunks).toString('utf8'),
+                  contentType: String(res.headers['content-type'] ?? ''),
+                }),
+              );
+            },
+          );
+          req.on('error', reject);
+          req.end(body);
+        });
+        judge(`POST ${fuzz.url()}`, answer, { shape: fuzz.shape, names: 'Idempotency-Key', refused: true });
+      }
+    }
+    expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(before);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it('MCP: every tool with wrong argument types, unknown and prototype keys; bad params of every method; malformed JSON-RPC', async () => {
+    const init = await mcp(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'fuzz', version: '1' },
+        },
+      }),
+    );
+    expect(init.answer.status).toBe(200);
+    const listed = await mcp(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }));
+    const tools = (
+      listed.message?.result as {
+        tools: { name: string; inputSchema: { properties?: Record<string, { type?: string }> } }[];
+      }
+    ).tools;
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'cancel_deliberation',
+      'deliberate',
+      'get_deliberation',
+      'list_models',
+      'list_modes',
+      'start_deliberation',
+    ]);
+    /** An MCP answer to hostile input: a JSON-RPC error that is not "internal", or a tool error naming the field. */
+    const judgeMcp = async (label: string, body: string, names?: string, mustRefuse = true) => {
+      const { answer, message } = await mcp(body);
+      sent.mcp += 1;
+      const head = `${label} -> ${answer.status}: ${answer.text.slice(0, 300)}`;
+      if (answer.status >= 500) return void problems.push(`5xx ${head}`);
+      if (!message) return void problems.push(`no JSON-RPC answer ${head}`);
+      const error = message.error as { code: number; message: string } | undefined;
+      const result = message.result as { isError?: boolean; content?: { text: string }[] } | undefined;
+      if (error) {
+        if (error.code === -32603) return void problems.push(`internal error ${head}`);
+        if (names !== undefined && !JSON.stringify(error).includes(names))
+          problems.push(`does not name ${names}: ${head}`);
+        return;
+      }
+      if (!result?.isError) {
+        if (mustRefuse) problems.push(`accepted ${head}`);
+        return;
+      }
+      if (names !== undefined && !JSON.stringify(result.content).includes(names))
+        problems.push(`does not name ${names}: ${head}`);
+    };
+    /** Valid arguments of each tool, so that a mutated field is the only thing wrong. */
+    const BASE_ARGS: Record<string, Record<string, unknown>> = {
+      deliberate: { question: 'Fuzzed?', councilModels: ['sim/a', 'sim/b'], waitSeconds: 5 },
+      start_deliberation: { question: 'Fuzzed?', councilModels: ['sim/a', 'sim/b'] },
+      get_deliberation: { messageId: fx.messageId },
+      cancel_deliberation: { messageId: fx.messageId },
+      list_modes: {},
+      list_models: {},
+    };
+    const call = (name: unknown, args: string) =>
+      `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${args}}}`;
+    for (const tool of tools) {
+      const properties = tool.inputSchema.properties ?? {};
+      for (const args of ['[]', '"x"', '123'])
+        await judgeMcp(`${tool.name} ${args}`, call(tool.name, args), 'arguments');
+      await judgeMcp(`${tool.name} evil`, call(tool.name, '{"evil":1}'), 'evil');
+      // Prototype keys beside valid arguments: refused, or dropped by the protocol layer's copy of the
+      // arguments without effect (mcp.e2e-spec.ts); never an internal error, never a polluted prototype.
+      const base = JSON.stringify(BASE_ARGS[tool.name] ?? {}).slice(1, -1);
+      const withKey = (key: string) =>
+        `{${base}${base ? ',' : ''}"${key}":{"polluted":true,"prototype":{"polluted":true}}}`;
+      for (const key of ['__proto__', 'constructor', 'prototype'])
+        await judgeMcp(`${tool.name} ${key}`, call(tool.name, withKey(key)), undefined, false);
+      for (const [field, schema] of Object.entries(properties)) {
+        const kind: Kind =
+          schema.type === 'integer' || schema.type === 'number'
+            ? 'number'
+            : schema.type === 'array'
+              ? 'array'
+              : schema.type === 'object'
+                ? 'object'
+                : schema.type === 'boolean'
+                  ? 'boolean'
+                  : 'string';
+        for (const value of WRONG[kind])
+          await judgeMcp(
+            `${tool.name} ${field}=${JSON.stringify(value)}`,
+            call(tool.name, JSON.stringify({ ...BASE_ARGS[tool.name], [field]: value })),
+            field,
+          );
+      }
+    }
+    // waitSeconds out of range, on the tools that take it.
+    for (const wait of [-1, 1e308, 1.5, 86_400]) {
+      await judgeMcp(
+        `get_deliberation waitSeconds=${wait}`,
+        call('get_deliberation', JSON.stringify({ messageId: fx.messageId, waitSeconds: wait })),
+        'waitSeconds',
+      );
+    }
+    for (const id of ['', '\u0000', 'x'.repeat(5000), '__proto__', '\ud800']) {
+      for (const name of ['get_deliberation', 'cancel_deliberation'])
+        await judgeMcp(`${name} messageId=${id.slice(0, 10)}`, call(name, JSON.stringify({ messageId: id })));
+    }
+    // Every method with params of the wrong shape; unknown methods and tools; malformed messages.
+    const message = (method: string, params: string) =>
+      `{"jsonrpc":"2.0","id":9,"method":"${method}","params":${params}}`;
+    await judgeMcp('unknown tool', call('no_such_tool', '{}'), 'no_such_tool');
+    await judgeMcp('tool name a number', call(123, '{}'));
+    await judgeMcp('tool name __proto__', call('__proto__', '{}'));
+    await judgeMcp('tool name constructor', call('constructor', '{}'));
+    for (const uri of [
+      '123',
+      '[]',
+      '{}',
+      '"conclave://deliberations/__proto__"',
+      `"${'x'.repeat(5000)}"`,
+      '"conclave://deliberations/%00"',
+    ])
+      await judgeMcp(`resources/read uri=${uri.slice(0, 20)}`, message('resources/read', `{"uri":${uri}}`));
+    await judgeMcp('resources/read no uri', message('resources/read', '{}'), 'uri');
+    await judgeMcp(
+      'initialize bad version',
+      message('initialize', '{"protocolVersion":123,"capabilities":{},"clientInfo":{}}'),
+      'protocolVersion',
+    );
+    for (const method of [
+      'tools/list',
+      'resources/list',
+      'resources/templates/list',
+      'tools/call',
+      'resources/read',
+      'initialize',
+    ])
+      for (const params of ['[]', '"x"', '123'])
+        await judgeMcp(`${method} params=${params}`, message(method, params));
+    await judgeMcp('unknown method', message('no/such/method', '{}'));
+    await judgeMcp('__proto__ method', message('__proto__', '{}'));
+    for (const body of [
+      '{"jsonrpc":"1.0","id":1,"method":"tools/list"}',
+      '{"id":1,"method":"tools/list"}',
+      '"x"',
+      '123',
+      'null',
+      '{',
+      '[]',
+      '[1,2]',
+      '{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}',
+    ])
+      await judgeMcp(`malformed ${body.slice(0, 20)}`, body);
+    expect(Object.prototype).not.toHaveProperty('polluted');
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it('Socket.IO: every message the gateway handles with hostile payloads', async () => {
+    const socket = await stack.connect(user);
+    const PAYLOADS: [unknown, string | undefined][] = [
+      [null, undefined],
+      // Not an object: refused as such ("payload: must be an object", or deliberate's "body ... a JSON object").
+      [1, 'object'],
+      ['subscribe', 'object'],
+      [[], 'object'],
+      [[{ messageId: fx.messageId }], 'object'],
+      [{ evil: 1 }, 'evil'],
+      [JSON.parse('{"__proto__":{"polluted":true}}'), '__proto__'],
+      [{ constructor: { prototype: { polluted: true } } }, 'constructor'],
+      [{ messageId: 123 }, 'messageId'],
+      [{ messageId: [fx.messageId] }, 'messageId'],
+      [{ messageId: { id: fx.messageId } }, 'messageId'],
+      [{ messageId: '\u0000\u202e' }, undefined],
+      [{ messageId: 'x'.repeat(10_000) }, undefined],
+      [{ messageId: '__proto__' }, undefined],
+      [{ batchId: 123 }, 'batchId'],
+      [{ batchId: 'constructor' }, undefined],
+    ];
+    const BY_MESSAGE: Record<string, [unknown, string | undefined][]> = {
+      subscribe: [
+        [{ messageId: fx.messageId, afterSeq: 1e308 }, 'afterSeq'],
+        [{ messageId: fx.messageId, afterSeq: -1 }, 'afterSeq'],
+        [{ messageId: fx.messageId, afterSeq: '1' }, 'afterSeq'],
+        [{ messageId: fx.messageId, afterSeq: 1.5 }, 'afterSeq'],
+        [{ messageId: fx.messageId, deltas: 'yes' }, 'deltas'],
+        [{ messageId: fx.messageId, batchId: fx.batchId }, undefined],
+      ],
+      deliberate: [
+        [{ question: ['a'], councilModels: ['sim/a', 'sim/b'] }, 'question'],
+        [{ question: 'q', councilModels: 'sim/a' }, 'councilModels'],
+        [{ question: 'q', councilModels: ['sim/a', 'sim/b'], chairmanModel: 1 }, 'chairmanModel'],
+        [{ question: 'x'.repeat(300_000) }, 'question'],
+        [{ question: 'q', conversationId: 123 }, 'conversationId'],
+        [{ question: 'q', mode: { __proto__: 1 } }, 'mode'],
+      ],
+      cancel: [[{ messageId: fx.messageId }, undefined]],
+      unsubscribe: [[{ messageId: fx.messageId, batchId: fx.batchId }, undefined]],
+    };
+    const handled = socketMessages(stack.app!).sort();
+    expect(handled).toEqual(
+      Object.keys(BY_MESSAGE)
+        .map((m) => `/deliberations ${m}`)
+        .sort(),
+    );
+    for (const event of Object.keys(BY_MESSAGE)) {
+      for (const [payload, names] of [...PAYLOADS, ...BY_MESSAGE[event]]) {
+        const ack = (await socket.timeout(10_000).emitWithAck(event, payload)) as Record<string, unknown>;
+        sent.socket += 1;
+        const head = `${event} ${JSON.stringify(payload)?.slice(0, 80)} -> ${JSON.stringify(ack).slice(0, 300)}`;
+        const error = ack?.error as { message?: unknown; statusCode?: number } | undefined;
+        if (!ack || typeof ack !== 'object') problems.push(`no ack ${head}`);
+        else if (error) {
+          if (typeof error.message !== 'string') problems.push(`shape ${head}`);
+          else if ((error.statusCode ?? 0) >= 500 || /went wrong on our side/i.test(error.message))
+            problems.push(`internal ${head}`);
+          else if (names !== undefined && !JSON.stringify(error).includes(names))
+            problems.push(`does not name ${names}: ${head}`);
+        } else if (names !== undefined) problems.push(`accepted ${head}`);
+      }
+    }
+    expect(socket.connected).toBe(true);
+    expect(Object.prototype).not.toHaveProperty('polluted');
+    expect(problems).toEqual([]);
+  });
+
+  it('the admin dashboard’s sign-in, sign-out and queues (mounted outside the router) with hostile forms and cookies', async () => {
+    expect([...MOUNTED_PATHS]).toEqual(['/admin/sign-in', '/admin/sign-out', '/admin/queues']);
+    const form = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+    for (const body of [
+      'key[]=a&key[]=b',
+      'key[x]=1',
+      '__proto__[polluted]=1',
+      'constructor[prototype][polluted]=1',
+      'key=%00',
+      `key=${'x'.repeat(5000)}`,
+      'key=%E0%A4%A',
+      'evil=1',
+    ])
+      judge(
+        `POST /admin/sign-in ${body.slice(0, 30)}`,
+        await send('POST', '/admin/sign-in', { body, headers: form }),
+        { refused: true },
+      );
+    for (const body of ['{"key":123}', '{"key":["a"]}', '{"__proto__":{"polluted":true}}', '[]'])
+      judge(
+        `POST /admin/sign-in ${body}`,
+        await send('POST', '/admin/sign-in', { body, headers: { accept: 'application/json' } }),
+        { refused: true },
+      );
+    for (const cookie of [
+      'conclave_admin_session=%E0%A4%A',
+      `conclave_admin_session=${'x'.repeat(3000)}`,
+      'conclave_admin_session=__proto__',
+      'conclave_admin_session=cas_%00',
+      'conclave_admin_session',
+    ])
+      for (const path of MOUNTED_PATHS) {
+        const method = path === '/admin/queues' ? 'GET' : 'POST';
+        const answer = await send(method, path, { headers: { cookie, accept: 'application/json' } });
+        judge(`${method} ${path} cookie ${cookie.slice(0, 30)}`, answer);
+        if (path === '/admin/queues' && answer.status !== 401)
+          problems.push(`not 401: ${path} ${cookie.slice(0, 40)} -> ${answer.status}`);
+      }
+    for (const query of ['evil=1', '__proto__[polluted]=1', 'status[]=x', `q=${'x'.repeat(5000)}`])
+      judge(
+        `GET /admin/queues?${query.slice(0, 30)}`,
+        await send('GET', `/admin/queues/api/queues?${query}`, { token: admin }),
+      );
+    expect(Object.prototype).not.toHaveProperty('polluted');
+    expect(problems).toEqual([]);
+  });
+
+  it('keeps answering afterwards, and counts what it sent', async () => {
+    expect((await send('GET', '/health/live')).status).toBe(200);
+    expect((await send('GET', '/api/conversations', { token: user })).status).toBe(200);
+    // The counts SECURITY.md quotes: a run sends the same inputs every time.
+    process.stdout.write(`hostile inputs sent: ${JSON.stringify(sent)}\n`);
+    expect(Object.values(sent).reduce((a, b) => a + b, 0)).toBeGreaterThan(500);
   });
 });

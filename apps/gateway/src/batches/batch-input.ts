@@ -99,8 +99,15 @@ export function parseBatch(body: unknown, uploaded?: Record<string, unknown>[]):
   const input: Record<string, unknown> = isObject(body) ? body : {};
   if (!uploaded && !isObject(body))
     return { ok: false, fields: { body: 'the request body must be a JSON object' } };
+  // Defined, not assigned: an assignment to `__proto__` would drop its error and let the field through.
   for (const key of Object.keys(input))
-    if (!ENVELOPE_KEYS.has(key)) fields[key] = `property ${key} should not exist`;
+    if (!ENVELOPE_KEYS.has(key))
+      Object.defineProperty(fields, key, {
+        value: `property ${key} should not exist`,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
   const name = input.name ?? null;
   if (name !== null && (typeof name !== 'string' || name.length > 200))
     fields.name = 'name must be a string of at most 200 characters';

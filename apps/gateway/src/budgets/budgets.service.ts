@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { UserBudgetStatus, UserBudgetView } from '@conclave/contracts';
 import { ApiKeysRepository, BudgetsRepository } from '@conclave/persistence';
+import { USER_NAME } from '../common/user-name';
 import { ApiError } from '../common/api-error';
 
 /** Dollars as people read them: cents, or four decimals below a cent. */
@@ -47,8 +48,8 @@ export class BudgetsService {
   }
 
   async view(name: string): Promise<UserBudgetView> {
-    const user = await this.budgets.byName(name);
-    if (!user) throw ApiError.notFound(`user ${name}`);
+    const user = USER_NAME.test(name) ? await this.budgets.byName(name) : null;
+    if (!user) throw ApiError.notFound(`user ${name.slice(0, 100)}`);
     return {
       user: user.name,
       monthlyBudgetUsd: user.monthlyBudgetUsd,
@@ -60,16 +61,21 @@ export class BudgetsService {
   async set(name: string, body: unknown): Promise<UserBudgetView> {
     const input = typeof body === 'object' && body !== null && !Array.isArray(body) ? body : null;
     if (!input) throw ApiError.invalid({ body: 'the request body must be a JSON object' });
-    const fields: Record<string, string> = {};
-    for (const key of Object.keys(input))
-      if (key !== 'monthlyBudgetUsd') fields[key] = `property ${key} should not exist`;
+    // Entries, not assignments: a field named `__proto__` is refused like any other unknown one.
+    const fields: [string, string][] = Object.keys(input)
+      .filter((key) => key !== 'monthlyBudgetUsd')
+      .map((key) => [key.slice(0, 100), `property ${key.slice(0, 100)} should not exist`]);
     const value = (input as Record<string, unknown>).monthlyBudgetUsd;
     if (value !== null && !isBudget(value))
-      fields.monthlyBudgetUsd =
-        'monthlyBudgetUsd must be a number of US dollars from 0 to 1000000000, or null for no budget';
-    if (Object.keys(fields).length > 0) throw ApiError.invalid(fields);
-    const user = await this.budgets.setMonthlyBudget(name, value as number | null);
-    if (!user) throw ApiError.notFound(`user ${name}`);
+      fields.push([
+        'monthlyBudgetUsd',
+        'monthlyBudgetUsd must be a number of US dollars from 0 to 1000000000, or null for no budget',
+      ]);
+    if (fields.length > 0) throw ApiError.invalid(Object.fromEntries(fields));
+    const user = USER_NAME.test(name)
+      ? await this.budgets.setMonthlyBudget(name, value as number | null)
+      : null;
+    if (!user) throw ApiError.notFound(`user ${name.slice(0, 100)}`);
     return this.view(name);
   }
 }

@@ -16,13 +16,12 @@ import {
 } from '@conclave/persistence';
 import { ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
 import { ApiError } from '../common/api-error';
+import { USER_NAME } from '../common/user-name';
 
 /** What POST /api/admin/users/:name/cancel-work answers. */
 export interface UserWorkCancelled extends CancelledWork {
   user: string;
 }
-
-const USER_NAME = /^[\w.@-]{1,100}$/;
 
 /** Admin routes over a user's work (admin keys only; others get 403). */
 @ApiTags('admin')
