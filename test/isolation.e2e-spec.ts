@@ -157,6 +157,8 @@ describe('isolation: a user never reaches another user’s conversations, messag
   const bobReceived: string[] = [];
   let firstAccepted: unknown;
   let batchAccepted: unknown;
+  /** B's requests, by transport (each compared with A's view or an unknown id's answer). */
+  const probesSent = { http: 0, sse: 0, v1: 0, mcp: 0, socket: 0, admin: 0 };
   /** B's Mcp-Session-Id, from its initialize: sent back on every later request, as clients do. */
   let bobSession = '';
   /** A finished batch of B's own: compared with A's batches, it must not open them. */
@@ -176,6 +178,16 @@ describe('isolation: a user never reaches another user’s conversations, messag
   async function call(token: string | undefined, req: Req): Promise<Reply> {
     const headers: Record<string, string> = { ...(req.headers ?? {}) };
     let url = req.url;
+    if (token === bob) {
+      const transport = url.startsWith('/mcp')
+        ? 'mcp'
+        : url.startsWith('/v1/')
+          ? 'v1'
+          : /\/events(\/ticket)?(\?|$)/.test(url)
+            ? 'sse'
+            : 'http';
+      probesSent[transport] += 1;
+    }
     if (req.via === 'ticket' || req.via === 'ownTicket') {
       const streamOf = req.via === 'ticket' ? /^\/api\/deliberations\/([^/?]+)\/events/.exec(url)?.[1] : null;
       const issued = await call(token, {
@@ -1296,7 +1308,11 @@ describe('isolation: a user never reaches another user’s conversations, messag
     root = await stack.createUser('root', 'admin');
     bobSession = await mcpInitialize(bob);
   }, 60_000);
-  afterAll(() => stack.stop());
+  afterAll(async () => {
+    // The counts SECURITY.md quotes: B's requests with A's ids (or an unknown one), by transport.
+    process.stdout.write(`isolation probes sent by B: ${JSON.stringify(probesSent)}\n`);
+    await stack.stop();
+  });
 
   /** What A owns, as stored: compared before and after B's attempts. */
   const snapshot = async () =>
@@ -1366,6 +1382,7 @@ describe('isolation: a user never reaches another user’s conversations, messag
         entry.unknownAck(unknown);
         for (const id of idsOf(fx)) {
           const ack: unknown = await socket.emitWithAck(entry.message, probe(id));
+          probesSent.socket += 1;
           expect({ message: entry.message, id, ack: normalize(ack, id) }).toEqual({
             message: entry.message,
             id,
@@ -1504,6 +1521,7 @@ describe('isolation: a user never reaches another user’s conversations, messag
         signal: AbortSignal.timeout(10_000),
       });
       await response.text();
+      probesSent.admin += 1;
       return { status: response.status, cookie: response.headers.get('set-cookie') };
     };
     const sessions = async () =>
