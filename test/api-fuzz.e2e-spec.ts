@@ -906,7 +906,7 @@ describe('any JSON in: never a 5xx, nothing stored for a rejected request, the g
       expect(ack).toEqual(expect.any(Object));
       const a = ack as Record<string, unknown>;
       if ('error' in a) {
-        expect(a.error).toMatchObject({ message: expect.any(String) });
+        expect(a.error).toMatchObject({ message: expect.any(String), statusCode: expect.any(Number) });
         expect((a.error as { message: string }).message).not.toMatch(/went wrong on our side/);
       } else if ('messageId' in a) {
         expect(a).toEqual({ conversationId: expect.any(String), messageId: expect.any(String) });

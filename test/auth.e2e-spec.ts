@@ -194,7 +194,7 @@ describe('users and API keys: everyone sees only their own', () => {
   it("refuses a Socket.IO subscription to another user's message", async () => {
     const socket = await stack.connect(bob);
     const ack = await socket.emitWithAck('subscribe', { messageId: aliceRun.messageId });
-    expect(ack).toEqual({ error: { message: expect.stringContaining('not found') } });
+    expect(ack).toEqual({ error: { message: expect.stringContaining('not found'), statusCode: 404 } });
     const own = await stack.connect(alice);
     const events = await stack.follow(aliceRun.messageId, { socket: own });
     expect(events.at(-1)?.type).toBe('complete');

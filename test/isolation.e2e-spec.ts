@@ -1148,7 +1148,8 @@ describe('isolation: a user never reaches another user’s conversations, messag
         (id) => ({ messageId: id, deltas: true }),
         (id) => ({ batchId: id }),
       ],
-      unknownAck: (ack) => expect(ack).toEqual({ error: { message: expect.stringMatching(/not found$/) } }),
+      unknownAck: (ack) =>
+        expect(ack).toEqual({ error: { message: expect.stringMatching(/not found$/), statusCode: 404 } }),
       own: async (a) => {
         const events = await completeOver(aliceSocket, a.juryMessage);
         expect(events.every((e) => e.messageId === a.juryMessage)).toBe(true);
@@ -1162,7 +1163,9 @@ describe('isolation: a user never reaches another user’s conversations, messag
         (id) => ({ question: 'Socket intrusion', mode: 'jury', modeConfig: JURY, conversationId: id }),
       ],
       unknownAck: (ack) =>
-        expect(ack).toEqual({ error: { message: expect.stringMatching(/^conversation .* not found$/) } }),
+        expect(ack).toEqual({
+          error: { message: expect.stringMatching(/^conversation .* not found$/), statusCode: 404 },
+        }),
       own: async (a) => {
         const ack = (await aliceSocket.emitWithAck(
           'deliberate',
@@ -1485,11 +1488,11 @@ describe('isolation: a user never reaches another user’s conversations, messag
     const open = await stack.connect(erin);
     const closed = new Promise((resolve) => open.once('disconnect', resolve));
     expect(await open.emitWithAck('subscribe', { messageId: randomUUID() })).toEqual({
-      error: { message: expect.stringMatching(/not found$/) },
+      error: { message: expect.stringMatching(/not found$/), statusCode: 404 },
     });
     await stack.db.query('UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1', [hashApiKey(erin)]);
     expect(await open.emitWithAck('deliberate', council('Revoked already'))).toEqual({
-      error: { message: expect.stringMatching(/^unauthorized/) },
+      error: { message: expect.stringMatching(/^unauthorized/), statusCode: 401 },
     });
     await closed;
     expect((await call(erin, { method: 'GET', url: '/api/conversations' })).status).toBe(401);

@@ -168,6 +168,7 @@ describe('bad input: 400 or 404 naming each offending field, nothing stored or e
     const ack = await socket.emitWithAck('deliberate', { question: 'q', councilModels: ['x'] });
     expect(ack).toEqual({
       error: {
+        statusCode: 400,
         message: expect.stringContaining('councilModels'),
         fields: { councilModels: expect.any(String) },
       },

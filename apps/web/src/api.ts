@@ -20,9 +20,74 @@ export class ApiFailure extends Error {
   constructor(
     readonly status: number,
     readonly body: ApiErrorBody,
+    /** When to try again (HTTP's Retry-After, a socket ack's `retryAfterSeconds`): every 429 and 503 says. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(body.message);
   }
+}
+
+/** How long to wait before trying again when the server gave no usable time. */
+const DEFAULT_RETRY_SECONDS = 5;
+
+/**
+ * Seconds to wait before trying again when the server is only away for a moment (503: storage or
+ * the job queue unavailable, nothing was done), else null: the failure is an answer to show.
+ */
+export function retryDelayOf(error: unknown): number | null {
+  if (!(error instanceof ApiFailure) || error.status !== 503) return null;
+  const seconds = error.retryAfterSeconds;
+  return seconds !== undefined && Number.isFinite(seconds) && seconds > 0
+    ? Math.min(seconds, 60)
+    : DEFAULT_RETRY_SECONDS;
+}
+
+/** What the web client says while it waits to try again. */
+export const retryingNote = (seconds: number): string =>
+  `The server is temporarily unavailable; retrying in ${seconds} s…`;
+
+/**
+ * Runs `attempt` until it succeeds or fails for good; while the server is temporarily unavailable
+ * (503) it tells `onWait` how long until the next try, waits that long and tries again, at most
+ * `tries` times in all. `stopped()` ends the waiting (the view went away): the last failure is thrown.
+ */
+export async function retryWhileUnavailable<T>(
+  attempt: () => Promise<T>,
+  onWait: (seconds: number) => void,
+  options: { tries?: number; stopped?: () => boolean } = {},
+): Promise<T> {
+  const tries = options.tries ?? 12;
+  for (let i = 1; ; i++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const delay = retryDelayOf(error);
+      if (delay === null || i >= tries || options.stopped?.()) throw error;
+      onWait(delay);
+      await new Promise((resolve) => setTimeout(resolve, delay * 1000));
+      if (options.stopped?.()) throw error;
+    }
+  }
+}
+
+/** A Socket.IO ack's refusal: the status, message, fields and retry hint HTTP gives for the same. */
+export interface AckError {
+  statusCode?: number;
+  message: string;
+  fields?: Record<string, string>;
+  retryAfterSeconds?: number;
+}
+
+/** An ack's refusal as the failure HTTP would have thrown. */
+export function ackFailure(error: AckError): ApiFailure {
+  const status = error.statusCode ?? 400;
+  const body: ApiErrorBody = {
+    statusCode: status,
+    error: status === 503 ? 'Service Unavailable' : 'Error',
+    message: error.message,
+  };
+  if (error.fields) body.fields = error.fields;
+  return new ApiFailure(status, body, error.retryAfterSeconds);
 }
 
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -38,7 +103,14 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   if (response.status === 204) return undefined as T;
   const text = await response.text();
   const parsed: unknown = text ? JSON.parse(text) : null;
-  if (!response.ok) throw new ApiFailure(response.status, parsed as ApiErrorBody);
+  if (!response.ok) {
+    const retryAfter = Number(response.headers?.get('retry-after') ?? NaN);
+    throw new ApiFailure(
+      response.status,
+      parsed as ApiErrorBody,
+      Number.isFinite(retryAfter) ? retryAfter : undefined,
+    );
+  }
   return parsed as T;
 }
 
@@ -58,8 +130,8 @@ export function connection(): Socket {
 
 export async function startDeliberation(request: unknown): Promise<DeliberationAccepted> {
   const ack = (await connection().emitWithAck('deliberate', request)) as
-    DeliberationAccepted | { error: { message: string; fields?: Record<string, string> } };
-  if ('error' in ack) throw new ApiFailure(400, { statusCode: 400, error: 'Bad Request', ...ack.error });
+    DeliberationAccepted | { error: AckError };
+  if ('error' in ack) throw ackFailure(ack.error);
   return ack;
 }
 
@@ -71,6 +143,8 @@ export interface FollowHandlers {
   onEvent: (event: DeliveredEvent) => void;
   /** Live pieces of the answers being written (`model_delta`, `model_partial`); never stored. */
   onLive: (event: LiveEvent) => void;
+  /** Seconds until the subscription is asked for again while the server is briefly away; null once it is taken. */
+  onUnavailable?: (retryInSeconds: number | null) => void;
 }
 
 const isLive = (name: string): boolean => name === 'model_delta' || name === 'model_partial';
@@ -92,11 +166,25 @@ export function follow(messageId: string, handlers: FollowHandlers): () => void 
     last = stored.seq;
     handlers.onEvent(stored);
   };
-  const subscribe = () => void s.emitWithAck('subscribe', { messageId, afterSeq: last, deltas: true });
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  let ended = false;
+  // Refused while the server is briefly away (503): asked again once its retry hint has passed.
+  const subscribe = () => {
+    clearTimeout(retry);
+    void s
+      .emitWithAck('subscribe', { messageId, afterSeq: last, deltas: true })
+      .then((ack: { ok?: true; error?: AckError }) => {
+        const delay = ack?.error ? retryDelayOf(ackFailure(ack.error)) : null;
+        handlers.onUnavailable?.(delay);
+        if (delay !== null && !ended) retry = setTimeout(subscribe, delay * 1000);
+      });
+  };
   s.onAny(handler);
   s.on('connect', subscribe);
   if (s.connected) subscribe();
   return () => {
+    ended = true;
+    clearTimeout(retry);
     s.offAny(handler);
     s.off('connect', subscribe);
     void s.emitWithAck('unsubscribe', { messageId });

@@ -1,6 +1,6 @@
 import type { DeliberationView } from '@conclave/contracts';
-import { memo, useEffect, useState } from 'react';
-import { ApiFailure, cancelDeliberation } from './api';
+import { memo, useEffect, useRef, useState } from 'react';
+import { ApiFailure, cancelDeliberation, retryingNote, retryWhileUnavailable } from './api';
 import { Markdown } from './markdown';
 import type { Participant, TimelineState } from './timeline';
 
@@ -131,10 +131,24 @@ export function RunBar({
 }) {
   const [stopping, setStopping] = useState(false);
   const [outcome, setOutcome] = useState<string | null>(null);
+  // Retries stop when the bar goes away (another deliberation shown).
+  const gone = useRef(false);
+  useEffect(() => {
+    gone.current = false;
+    return () => {
+      gone.current = true;
+    };
+  }, []);
   const stop = async () => {
     setStopping(true);
+    setOutcome(null);
     try {
-      const stopped = await cancelDeliberation(view.messageId);
+      // While the server is briefly away (503) the stop is asked for again, and says so.
+      const stopped = await retryWhileUnavailable(
+        () => cancelDeliberation(view.messageId),
+        (seconds) => setOutcome(retryingNote(seconds)),
+        { stopped: () => gone.current },
+      );
       setOutcome(`Stopped: ${stopped.error ?? 'cancelled'}`);
       onStopped(stopped);
     } catch (error) {

@@ -1,6 +1,6 @@
 import type { DeliberationAccepted, ModeDescription, ModeName, Preset } from '@conclave/contracts';
 import { useEffect, useId, useRef, useState } from 'react';
-import { ApiFailure, getModes, startDeliberation } from './api';
+import { ApiFailure, getModes, retryingNote, retryWhileUnavailable, startDeliberation } from './api';
 import { noteStarted, optionsFromConfig, rosterFromConfig, SEPARATE_OPTIONS } from './conversations';
 import { isSendKey, radioGroupEnds } from './keys';
 import { useModelCatalogue } from './model-picker';
@@ -304,7 +304,12 @@ export function NewDeliberation({
     const request = buildRequest();
     setBusy(true);
     try {
-      const accepted = await startDeliberation(request);
+      // Nothing is started by a 503 (storage or the job queue briefly away): asked again, saying so.
+      const accepted = await retryWhileUnavailable(
+        () => startDeliberation(request),
+        (seconds) => setErrors({ form: retryingNote(seconds) }),
+      );
+      setErrors({});
       noteStarted(accepted);
       onStarted?.(accepted);
       if (followUp) setQuestion('');

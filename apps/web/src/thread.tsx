@@ -8,7 +8,7 @@ import {
   type ModeName,
 } from '@conclave/contracts';
 import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import { ApiFailure, follow, getDeliberation, getModes } from './api';
+import { ApiFailure, follow, getDeliberation, getModes, retryingNote } from './api';
 import {
   claimFocus,
   conversationOfStarted,
@@ -147,6 +147,8 @@ function TurnView({
   const messageId = turn.messageId;
   const [timeline, setTimeline] = useState<TimelineState>(emptyTimeline);
   const [own, setOwn] = useState<DeliberationView | null>(null);
+  // Seconds until the event subscription is asked for again while the server is briefly away.
+  const [unavailable, setUnavailable] = useState<number | null>(null);
   const view = own ?? turn.view;
   const callbacks = useLatest({ onSettled, onTitle });
   const ref = useRef<HTMLLIElement>(null);
@@ -187,6 +189,7 @@ function TurnView({
         if (TERMINAL_EVENT_TYPES.includes(event.type)) callbacks.current.onSettled();
       },
       onLive: (event) => setTimeline((t) => applyLive(t, event)),
+      onUnavailable: setUnavailable,
     });
   }, [messageId, reload, callbacks, imported]);
 
@@ -252,6 +255,11 @@ function TurnView({
       {/* Who is missing, above everything else the turn shows. */}
       {view?.degraded && <DegradedNotice degraded={view.degraded} />}
       {view && <RunBar view={view} active={active} endedAt={timeline.endedAt} onStopped={setOwn} />}
+      {unavailable !== null && (
+        <p className="muted unavailable" role="status">
+          {retryingNote(unavailable)}
+        </p>
+      )}
       {/* Until complete, and when it stopped short, the calls show each answer (a stopped call's text as
           far as it got too); once complete the result does. */}
       {!complete && <Timeline timeline={timeline} showAnswers />}

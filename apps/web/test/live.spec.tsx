@@ -1,6 +1,6 @@
 /** @jest-environment jsdom */
 import type { DeliberationView, DeliveredEvent, LiveEvent } from '@conclave/contracts';
-import { act, fireEvent, render, screen } from '@testing-library/react';
+import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { Elapsed, formatElapsed, RunBar, Timeline } from '../src/live';
 import { applyEvent, applyLive, emptyTimeline, type TimelineState } from '../src/timeline';
 
@@ -153,6 +153,42 @@ describe('the Stop button', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Stop' }));
     await act(async () => respond());
     expect(screen.getByRole('status').textContent).toBe(message);
+  });
+
+  it('while the server is briefly away (503), says it is retrying and asks again until the stop goes through', async () => {
+    const stopped = { ...view, status: 'cancelled', error: 'Cancelled by the user.' };
+    const answers = [
+      {
+        status: 503,
+        retryAfter: '1',
+        body: {
+          statusCode: 503,
+          error: 'Service Unavailable',
+          message: 'Storage is unavailable right now; try again in 5 seconds',
+        },
+      },
+      { status: 200, retryAfter: null, body: stopped },
+    ];
+    const fetchMock = jest.fn(async () => {
+      const answer = answers.shift()!;
+      return {
+        ok: answer.status < 400,
+        status: answer.status,
+        headers: { get: (name: string) => (name.toLowerCase() === 'retry-after' ? answer.retryAfter : null) },
+        text: async () => JSON.stringify(answer.body),
+      };
+    });
+    global.fetch = fetchMock as unknown as typeof fetch;
+    const onStopped = jest.fn();
+    render(<RunBar view={view} active endedAt={null} onStopped={onStopped} />);
+    fireEvent.click(screen.getByRole('button', { name: 'Stop' }));
+    expect((await screen.findByRole('status')).textContent).toBe(
+      'The server is temporarily unavailable; retrying in 1 s…',
+    );
+    expect((screen.getByRole('button', { name: 'Stopping…' }) as HTMLButtonElement).disabled).toBe(true);
+    await waitFor(() => expect(onStopped).toHaveBeenCalledWith(stopped), { timeout: 5000 });
+    expect(fetchMock).toHaveBeenCalledTimes(2);
+    expect(screen.getByRole('status').textContent).toBe('Stopped: Cancelled by the user.');
   });
 
   it('is not there once the run has ended', () => {

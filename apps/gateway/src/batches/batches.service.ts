@@ -23,7 +23,7 @@ import {
   WorkStops,
   type Batch,
 } from '@conclave/persistence';
-import { ApiError } from '../common/api-error';
+import { ApiError, queueUnavailable } from '../common/api-error';
 import { IdempotencyRace, idempotencyContext, previousResponse } from '../common/idempotency';
 import { RateLimiter } from '../common/rate-limiter';
 import { RequestValidator, type ValidatedRequest } from '../deliberations/request-validator';
@@ -174,10 +174,15 @@ export class BatchesService {
       }
       throw error;
     }
-    // Stored first; if the queue is down now, the workers' reconciler starts the batch later.
-    await this.dispatcher
-      .dispatch(batchId)
-      .catch((error: unknown) => this.logger.warn(`batch ${batchId}: ${String(error)}`));
+    // Stored first, then its first items enqueued. A queue that cannot take them refuses the batch
+    // as it refuses a single deliberation (503, Retry-After): the batch is taken back, nothing runs.
+    try {
+      await this.dispatcher.dispatch(batchId);
+    } catch (error) {
+      this.logger.error(`could not enqueue batch ${batchId}: ${String(error)}`);
+      await this.batches.discard(batchId);
+      throw queueUnavailable();
+    }
     return { batchId, total: requests.length, status: 'queued' };
   }
 

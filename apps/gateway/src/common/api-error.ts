@@ -54,6 +54,13 @@ export class ApiError extends HttpException {
   }
 }
 
+/**
+ * The refusal of new work while the job queue (Redis) cannot take it: a single deliberation and a
+ * batch alike, nothing of it kept (503, with Retry-After).
+ */
+export const queueUnavailable = (): ApiError =>
+  new ApiError(503, 'The job queue is unavailable right now; nothing was started. Please retry.');
+
 /** Whether a status tells the client to come back later: every such answer carries Retry-After. */
 export const asksToRetry = (status: number): boolean => status === 429 || status === 503;
 

@@ -2,6 +2,7 @@ import { Logger, type ArgumentsHost } from '@nestjs/common';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ApiError, RETRY_AFTER_SECONDS, retryAfterOf } from './api-error';
+import { errorAnswerOf } from './error-answer';
 import { ErrorFilter } from './error.filter';
 import { RateLimited } from './rate-limiter';
 import { OpenAiError } from '../openai/errors';
@@ -35,14 +36,11 @@ const WRITERS: Record<string, { count: number; how: 'sets the header' | 'through
   'ops/probes.controller.ts': { count: 1, how: 'sets the header' },
   // The "web client not built" page.
   'common/web-client.ts': { count: 1, how: 'sets the header' },
-  // The 503 for storage outages: ErrorFilter's own body (retryAfterOf gives it RETRY_AFTER_SECONDS).
-  'common/error.filter.ts': { count: 1, how: 'through a filter' },
-  // The same for /v1: passed to fromApiErrorBody with RETRY_AFTER_SECONDS.
-  'openai/openai-error.filter.ts': { count: 1, how: 'through a filter' },
+  // The 503 for storage outages, in the one mapping every transport renders (errorAnswerOf gives it
+  // RETRY_AFTER_SECONDS: ErrorFilter, OpenAiErrorFilter and the Socket.IO acks send it).
+  'common/error-answer.ts': { count: 1, how: 'through a filter' },
   // LOST: sent by sendOpenAiError, which defaults Retry-After for 429 and 503.
   'openai/chat-run.ts': { count: 1, how: 'through a filter' },
-  // A Socket.IO handshake refusal, not an HTTP answer: its data carries retryAfterSeconds when known.
-  'events/deliberations.gateway.ts': { count: 1, how: 'socket' },
 };
 
 describe('every 429 and 503 of the gateway carries Retry-After', () => {
@@ -115,6 +113,14 @@ describe('every 429 and 503 of the gateway carries Retry-After', () => {
       new ErrorFilter('1mb').catch(error, host);
       expect([pathname, sent.status, headers['retry-after']]).toEqual([pathname, status, retryAfter]);
     }
+  });
+
+  it.each(cases)('errorAnswerOf, which Socket.IO acks render too: %s', (_what, error, status, retryAfter) => {
+    const answer = errorAnswerOf(error);
+    expect([answer.body.statusCode, answer.retryAfterSeconds]).toEqual([
+      status,
+      retryAfter === undefined ? undefined : Number(retryAfter),
+    ]);
   });
 
   it.each(cases)('OpenAiErrorFilter: %s', (_what, error, status, retryAfter) => {

@@ -14,7 +14,7 @@ import {
   type StoredMessage,
 } from '@conclave/persistence';
 import { publishControl, RedisEventPublisher, StageQueue, type RedisClient } from '@conclave/redis';
-import { ApiError } from '../common/api-error';
+import { ApiError, queueUnavailable } from '../common/api-error';
 import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '@conclave/platform';
 import { RateLimiter } from '../common/rate-limiter';
 import { BudgetsService } from '../budgets/budgets.service';
@@ -198,7 +198,7 @@ export class DeliberationsService {
     } catch (error) {
       this.logger.error(`could not enqueue ${created.messageId}: ${String(error)}`);
       await this.deliberations.discardTurn(created);
-      throw new ApiError(503, 'The job queue is unavailable right now; nothing was started. Please retry.');
+      throw queueUnavailable();
     }
     return { conversationId: created.conversationId, messageId: created.messageId };
   }

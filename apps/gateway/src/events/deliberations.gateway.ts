@@ -12,7 +12,8 @@ import {
 } from '@nestjs/websockets';
 import type { ExtendedError, Namespace, Socket } from 'socket.io';
 import { ApiError } from '../common/api-error';
-import { RateLimited, RateLimiter } from '../common/rate-limiter';
+import { errorAnswerOf } from '../common/error-answer';
+import { RateLimiter } from '../common/rate-limiter';
 import { AuthService, type Identity } from '../auth/auth.service';
 import { DeliberationsService } from '../deliberations/deliberations.service';
 import { CancelService } from '../deliberations/cancel.service';
@@ -34,14 +35,14 @@ interface SocketState {
   batches: Map<string, () => void>;
 }
 
+/**
+ * A refusal, as HTTP gives it for the same condition (errorAnswerOf, one rule for every transport):
+ * its status, message and fields, and `retryAfterSeconds` (HTTP's Retry-After) on every 429 and 503.
+ */
 interface AckError {
+  statusCode: number;
   message: string;
   fields?: Record<string, string>;
-  /**
-   * 429 on a refusal for a limit (rate, subscriptions), with `retryAfterSeconds` when waiting helps;
-   * every refusal of a `cancel` carries its HTTP status (400, 404, 409, 500).
-   */
-  statusCode?: number;
   retryAfterSeconds?: number;
 }
 
@@ -49,20 +50,30 @@ type Ack = { ok: true } | { error: AckError };
 
 const stateOf = (socket: Socket): SocketState => socket.data as SocketState;
 
-/** An error as an ack; `withStatus` gives every ApiError's status, not only a 429's. */
-function errorAck(error: unknown, withStatus = false): { error: AckError } {
-  if (error instanceof ApiError) {
-    const body = error.getResponse() as { message: string; fields?: Record<string, string> };
-    const ack: AckError = body.fields
-      ? { message: body.message, fields: body.fields }
-      : { message: body.message };
-    if (withStatus || error.getStatus() === 429) ack.statusCode = error.getStatus();
-    if (error instanceof RateLimited) ack.retryAfterSeconds = error.retryAfterSeconds;
-    return { error: ack };
+const ackLogger = new Logger('socket');
+
+/** An error as an ack: the status, message and retry hint HTTP answers it with. */
+function errorAck(error: unknown, event = 'message'): { error: AckError } {
+  const { body, retryAfterSeconds, kind } = errorAnswerOf(error);
+  if (kind === 'storage') {
+    ackLogger.warn(`${event}: storage unavailable (${String((error as Error)?.message)})`);
+  } else if (kind === 'unexpected') {
+    // The stack only at debug: error-level lines stay free of internals.
+    ackLogger.error(`${event}: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof Error && error.stack) ackLogger.debug(error.stack);
   }
-  const message = 'Something went wrong on our side';
-  return { error: withStatus ? { message, statusCode: 500 } : { message } };
+  const ack: AckError = { statusCode: body.statusCode, message: body.message };
+  if (body.fields) ack.fields = body.fields;
+  if (retryAfterSeconds !== undefined) ack.retryAfterSeconds = retryAfterSeconds;
+  return { error: ack };
 }
+
+/** A refusal of the gateway's own, with its status. */
+const refusal = (status: number, message: string, fields?: Record<string, string>): { error: AckError } =>
+  errorAck(new ApiError(status, message, fields));
+
+/** A subscription the gateway closed (shutting down) or a socket already gone: come back (503). */
+const gone = (message: string) => refusal(503, message);
 
 /** A refused handshake: the client's `connect_error` carries the message, and `data` the status. */
 function handshakeError(message: string, data?: { statusCode: number; retryAfterSeconds?: number }) {
@@ -71,9 +82,16 @@ function handshakeError(message: string, data?: { statusCode: number; retryAfter
   return error;
 }
 
+/** A handshake refused for an error: its message, and in `data` its status and retry hint, as an ack has them. */
+function handshakeRefusal(cause: unknown) {
+  const { message, ...data } = errorAck(cause, 'handshake').error;
+  delete data.fields;
+  return handshakeError(message, data);
+}
+
 /** A refused payload, as HTTP's 400 names its fields. */
-function invalidAck(fields: Record<string, string>, withStatus = false): { error: AckError } {
-  return errorAck(ApiError.invalid(fields), withStatus);
+function invalidAck(fields: Record<string, string>): { error: AckError } {
+  return errorAck(ApiError.invalid(fields));
 }
 
 /**
@@ -84,11 +102,10 @@ function invalidAck(fields: Record<string, string>, withStatus = false): { error
 function payloadOf<K extends string>(
   body: unknown,
   known: readonly K[],
-  withStatus = false,
 ): { fields: Partial<Record<K, unknown>> } | { error: AckError } {
   if (body === undefined || body === null) return { fields: {} };
   if (typeof body !== 'object' || Array.isArray(body)) {
-    return invalidAck({ payload: `must be an object with ${known.join(', ')}` }, withStatus);
+    return invalidAck({ payload: `must be an object with ${known.join(', ')}` });
   }
   const unknown = Object.keys(body).filter((name) => !(known as readonly string[]).includes(name));
   if (unknown.length > 0) {
@@ -96,7 +113,6 @@ function payloadOf<K extends string>(
       Object.fromEntries(
         unknown.map((name) => [name.slice(0, 100), `property ${name.slice(0, 100)} should not exist`]),
       ),
-      withStatus,
     );
   }
   return { fields: body as Partial<Record<K, unknown>> };
@@ -105,7 +121,7 @@ function payloadOf<K extends string>(
 /** Bytes written to a socket that its client has not taken yet: engine.io's queue and the WebSocket's. */
 /** One of the user's subscription places (MAX_SUBSCRIPTIONS_PER_USER), or the ack refusing it. */
 function takePlace(state: SocketState): { giveBack: () => void } | { error: AckError } {
-  if (state.stream.isReleased) return { error: { message: 'the socket is closed' } };
+  if (state.stream.isReleased) return gone('the socket is closed');
   try {
     return { giveBack: state.stream.subscribe() };
   } catch (error) {
@@ -190,17 +206,14 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     try {
       await this.limiter.assertAuthAllowed(address);
     } catch (error) {
-      throw handshakeError(
-        errorAck(error).error.message,
-        error instanceof ApiError ? { statusCode: error.getStatus(), ...retryAfter(error) } : undefined,
-      );
+      throw handshakeRefusal(error);
     }
     let identity: Identity | null;
     try {
       identity = await this.auth.identify(token);
     } catch (error) {
-      this.logger.error(`auth failed: ${String(error)}`);
-      throw handshakeError('authentication is unavailable right now');
+      // As HTTP answers it: 503 with a retry hint while storage is away.
+      throw handshakeRefusal(error);
     }
     if (!identity) {
       // No key counts as a failure as a wrong one does: anonymous attempts are capped per address.
@@ -211,11 +224,7 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     try {
       await this.limiter.take(userId, 'requests');
     } catch (error) {
-      const { error: refusal } = errorAck(error);
-      throw handshakeError(
-        refusal.message,
-        error instanceof ApiError ? { statusCode: error.getStatus(), ...retryAfter(error) } : undefined,
-      );
+      throw handshakeRefusal(error);
     }
     if (socket.conn.readyState !== 'open') throw handshakeError('the client went away');
     let stream: LiveStream;
@@ -224,7 +233,7 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
         this.closeSocket(socket, reason, detail),
       );
     } catch (error) {
-      throw handshakeError(errorAck(error).error.message, { statusCode: 429 });
+      throw handshakeRefusal(error);
     }
     const limits = outflowLimits(this.config.streams);
     const outflow = new Outflow(
@@ -276,11 +285,11 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
       try {
         current = await this.auth.identify(token);
       } catch (error) {
-        this.logger.error(`auth failed: ${String(error)}`);
-        return refuse({ error: { message: 'authentication is unavailable right now' } });
+        // As HTTP answers it: 503 with a retry hint while storage is away.
+        return refuse(errorAck(error, 'auth'));
       }
       if (current?.userId === state.userId && current.keyId === state.keyId) return proceed();
-      refuse({ error: { message: 'unauthorized: the API key is no longer valid' } });
+      refuse(refusal(401, 'unauthorized: the API key is no longer valid'));
       socket.disconnect(true);
     };
     void check();
@@ -312,7 +321,7 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
       const { userId, keyId } = stateOf(socket);
       return await this.deliberations.start(userId, body, undefined, { apiKeyId: keyId });
     } catch (error) {
-      return errorAck(error);
+      return errorAck(error, 'deliberate');
     }
   }
 
@@ -335,19 +344,16 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
       return this.subscribeBatch(socket, request.batchId);
     }
     if (typeof request.messageId !== 'string') {
-      return { error: { message: 'messageId is required', fields: { messageId: 'must be a string' } } };
+      return refusal(400, 'messageId is required', { messageId: 'must be a string' });
     }
     const afterSeq = request.afterSeq === undefined ? 0 : request.afterSeq;
     if (typeof afterSeq !== 'number' || !Number.isSafeInteger(afterSeq) || afterSeq < 0) {
-      return {
-        error: {
-          message: `afterSeq must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`,
-          fields: { afterSeq: 'must be a safe integer >= 0' },
-        },
-      };
+      return refusal(400, `afterSeq must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`, {
+        afterSeq: 'must be a safe integer >= 0',
+      });
     }
     if (request.deltas !== undefined && typeof request.deltas !== 'boolean') {
-      return { error: { message: 'deltas must be true or false', fields: { deltas: 'must be a boolean' } } };
+      return refusal(400, 'deltas must be true or false', { deltas: 'must be a boolean' });
     }
     const state = stateOf(socket);
     const messageId = request.messageId;
@@ -365,7 +371,7 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
       if ('error' in place) return place;
       giveBack = place.giveBack;
     } else if (state.stream.isReleased) {
-      return { error: { message: 'the socket is closed' } };
+      return gone('the socket is closed');
     }
     let open: () => void = () => undefined;
     const opened = new Promise<void>((resolve) => (open = resolve));
@@ -394,11 +400,10 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
       if ((await delivery.firstReplay) === null)
         return refuse(errorAck(ApiError.notFound(`deliberation ${messageId}`)));
     } catch (error) {
-      return refuse(errorAck(error));
+      return refuse(errorAck(error, 'subscribe'));
     }
     // Closed meanwhile (the gateway shutting down).
-    if (delivery.isEnded)
-      return refuse({ error: { message: 'the subscription was closed; subscribe again' } });
+    if (delivery.isEnded) return refuse(gone('the subscription was closed; subscribe again'));
     // Subscribing again replaces the subscription (and gives its place back first), also one made
     // by another subscribe to the same message that answered while this one was asking.
     state.subscriptions.get(messageId)?.close();
@@ -425,13 +430,13 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
 
   private async subscribeBatch(socket: Socket, batchId: unknown): Promise<Ack> {
     if (typeof batchId !== 'string') {
-      return { error: { message: 'batchId must be a string', fields: { batchId: 'must be a string' } } };
+      return refusal(400, 'batchId must be a string', { batchId: 'must be a string' });
     }
     const state = stateOf(socket);
     try {
       await this.batches.assertOwned(state.userId, batchId);
     } catch (error) {
-      return errorAck(error);
+      return errorAck(error, 'subscribe');
     }
     state.batches.get(batchId)?.();
     state.batches.delete(batchId);
@@ -462,16 +467,16 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     @ConnectedSocket() socket: Socket,
     @MessageBody() body: unknown,
   ): Promise<{ ok: true; status: 'cancelled' } | { error: AckError }> {
-    const payload = payloadOf(body, ['messageId'], true);
+    const payload = payloadOf(body, ['messageId']);
     if ('error' in payload) return payload;
     const request = payload.fields;
     if (typeof request.messageId !== 'string') {
-      return invalidAck({ messageId: 'must be a string' }, true);
+      return invalidAck({ messageId: 'must be a string' });
     }
     try {
       await this.cancels.cancel(stateOf(socket).userId, request.messageId);
     } catch (error) {
-      return errorAck(error, true);
+      return errorAck(error, 'cancel');
     }
     return { ok: true, status: 'cancelled' };
   }
@@ -498,8 +503,4 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     state.subscriptions.get(messageId)?.close();
     return { ok: true };
   }
-}
-
-function retryAfter(error: unknown): { retryAfterSeconds?: number } {
-  return error instanceof RateLimited ? { retryAfterSeconds: error.retryAfterSeconds } : {};
 }

@@ -1,9 +1,7 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
-import type { ApiErrorBody } from '@conclave/contracts';
-import { isStoreUnavailable } from '@conclave/persistence';
 import type { Response } from 'express';
-import { reasonPhrase, RETRY_AFTER_SECONDS, retryAfterOf } from '../common/api-error';
-import { bodyParserError } from '../common/error.filter';
+import { retryAfterOf } from '../common/api-error';
+import { errorAnswerOf } from '../common/error-answer';
 import { errorObject, fromApiErrorBody, OpenAiError, worthRetrying, type OpenAiErrorSpec } from './errors';
 
 /** Any error of a /v1 route as an OpenAI error: its status, `type`, `code` and `param`. */
@@ -12,30 +10,15 @@ export function openAiErrorOf(
   fieldParam?: (field: string) => string | null,
 ): OpenAiErrorSpec | null {
   if (exception instanceof OpenAiError) return exception.spec;
-  if (exception instanceof HttpException) {
-    const status = exception.getStatus();
-    const raw = exception.getResponse();
-    const body: ApiErrorBody =
-      typeof raw === 'object' && raw !== null && 'statusCode' in raw && 'error' in raw
-        ? (raw as ApiErrorBody)
-        : { statusCode: status, error: reasonPhrase(status), message: exception.message };
-    const message = Array.isArray(body.message) ? body.message.join('; ') : String(body.message);
-    return fromApiErrorBody({ ...body, message }, fieldParam, retryAfterOf(exception, status));
-  }
-  const parsed = bodyParserError(exception, '');
-  if (parsed) return fromApiErrorBody(parsed);
-  if (isStoreUnavailable(exception)) {
-    return fromApiErrorBody(
-      {
-        statusCode: 503,
-        error: reasonPhrase(503),
-        message: 'The database is unavailable right now. Please retry in a few seconds.',
-      },
-      undefined,
-      RETRY_AFTER_SECONDS,
-    );
-  }
-  return null;
+  // The product's one mapping (errorAnswerOf): the same status, message and retry hint as
+  // /api and Socket.IO give, in OpenAI's shape.
+  const { body, retryAfterSeconds, kind } = errorAnswerOf(exception);
+  if (kind === 'unexpected') return null;
+  return fromApiErrorBody(
+    body,
+    exception instanceof HttpException ? fieldParam : undefined,
+    retryAfterSeconds,
+  );
 }
 
 /** The routes of the OpenAI-compatible surface (their errors are OpenAI's shape even before Nest sees them). */

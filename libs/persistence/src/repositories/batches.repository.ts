@@ -230,6 +230,22 @@ export class BatchesRepository {
     return batchId;
   }
 
+  /**
+   * Takes back a batch whose first items could not be enqueued (the queue was away, so the
+   * submission is refused): its idempotency key, its items' conversations (their messages with
+   * them) and the batch row, in one transaction. Nothing of it ran: nothing reached the queue.
+   */
+  async discard(batchId: string): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query(`DELETE FROM idempotency_keys WHERE response->>'batchId' = $1`, [batchId]);
+      await manager.query(
+        'DELETE FROM conversations WHERE id IN (SELECT conversation_id FROM messages WHERE batch_id = $1)',
+        [batchId],
+      );
+      await manager.query('DELETE FROM batches WHERE id = $1', [batchId]);
+    });
+  }
+
   /** The batch, if it is the user's. */
   async owned(userId: string, batchId: string): Promise<Batch | null> {
     const [row]: BatchRecord[] = await this.dataSource.query(
