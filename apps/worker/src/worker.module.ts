@@ -2,9 +2,9 @@ import { BullModule } from '@nestjs/bullmq';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { STAGE_QUEUE_DEFINITION, type StageQueueJobs } from '@conclave/contracts';
-import { LiveCalls, StageRunner, modeDefinition } from '@conclave/deliberation';
+import { HeldOutcomes, LiveCalls, StageRunner, modeDefinition } from '@conclave/deliberation';
 import { ObservedProvider, type Logger, type Metrics } from '@conclave/observability';
-import { BatchDispatcher, TypeOrmDeliberationStore } from '@conclave/persistence';
+import { BatchDispatcher, TypeOrmDeliberationStore, isStoreUnavailable } from '@conclave/persistence';
 import {
   ConfigModule,
   LOGGER,
@@ -109,6 +109,12 @@ export class WorkerModule {
                 onFinished: (_messageId, batchId) =>
                   batchId ? batches.itemFinished(batchId) : Promise.resolve(),
                 live,
+                // PostgreSQL away: answers wait in memory (bounded) and their writes are tried again.
+                storeRetry: {
+                  isUnavailable: isStoreUnavailable,
+                  maxWaitMs: config.worker.storeHoldMs,
+                  held: new HeldOutcomes(config.worker.storeHoldBytes),
+                },
               },
             );
           },

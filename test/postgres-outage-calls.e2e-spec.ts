@@ -1,0 +1,151 @@
+import type { CouncilResult, DeliberationView } from '@conclave/contracts';
+import { RANKING_PROMPT_MARKER, SYNTHESIS_PROMPT_MARKER } from '@conclave/deliberation';
+import { OpenAiCompatibleProvider, RetryingProvider } from '@conclave/llm';
+import { migrate } from '@conclave/persistence';
+import {
+  startChatCompletionsServer,
+  type ChatBehaviour,
+  type ChatCompletionsServer,
+  type ScriptContext,
+} from '../libs/llm/src/testing/chat-completions-server';
+import { PrivatePostgres } from './support/private-postgres';
+import { TestStack } from './support/harness';
+
+/** Every answer takes this long: the outage starts while the first stage's calls are in flight. */
+const ANSWER_MS = 4000;
+const OUTAGE_MS = 6000;
+const PROMPT_TOKENS = 100;
+const COMPLETION_TOKENS = 20;
+const COST_USD = 0.0015;
+
+function lastUserContent(messages: unknown[]): string {
+  const user = [...(messages as { role: string; content: string }[])]
+    .reverse()
+    .find((m) => m.role === 'user');
+  return user?.content ?? '';
+}
+
+function script({ request }: ScriptContext): ChatBehaviour {
+  const prompt = lastUserContent(request.messages);
+  const content = prompt.includes(RANKING_PROMPT_MARKER)
+    ? 'Thoughts.\n\nFINAL RANKING:\n1. Response B\n2. Response A\n3. Response C'
+    : prompt.includes(SYNTHESIS_PROMPT_MARKER)
+      ? 'The synthesis.'
+      : prompt.startsWith('Generate a brief title')
+        ? '"Outage Title"'
+        : `answer of ${request.model ?? ''}`;
+  return {
+    kind: 'success',
+    content,
+    delayMs: ANSWER_MS,
+    promptTokens: PROMPT_TOKENS,
+    completionTokens: COMPLETION_TOKENS,
+    cost: COST_USD,
+  };
+}
+
+const until = async (what: string, check: () => boolean | Promise<boolean>, timeoutMs: number) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+
+/**
+ * Answers that arrive while PostgreSQL is away are kept and stored once it is back: the provider
+ * is asked once per call, and every call it answered is stored and counted in usage and cost.
+ * The provider is a local chat-completions server that counts the requests it gets.
+ */
+describe('PostgreSQL goes away while model answers are on their way', () => {
+  let pg: PrivatePostgres | undefined;
+  let stack: TestStack;
+  let server: ChatCompletionsServer;
+
+  beforeAll(async () => {
+    pg = await PrivatePostgres.create();
+    const cluster = pg;
+    server = await startChatCompletionsServer(script);
+    stack = new TestStack((id) => ({
+      DATABASE_URL: cluster.url(`conclave_t_${id}`),
+      // The worker's provider is the local server (injected below); the gateway accepts its models.
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      RECONCILE_INTERVAL_MS: '1000',
+      RECONCILE_IDLE_MS: '3000',
+    }));
+    await migrate(stack.config.databaseUrl);
+    await stack.start({
+      realProvider: new RetryingProvider(
+        new OpenAiCompatibleProvider({ baseURL: server.baseURL, apiKey: 'k' }),
+        {
+          policy: { maxAttempts: 3, baseDelayMs: 50, maxDelayMs: 1000 },
+        },
+      ),
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    try {
+      await stack?.stop().catch(() => undefined);
+      await server?.close();
+    } finally {
+      await pg?.destroy();
+    }
+  }, 60_000);
+
+  it('asks the provider once per call and counts every call it made', async () => {
+    const socket = await stack.connect();
+    const bodies = ['first', 'second'].map((name) => ({
+      question: `Outage calls, ${name}: what makes a good API?`,
+      councilModels: ['local/a', 'local/b', 'local/c'],
+      chairmanModel: 'local/c',
+    }));
+    const accepted = await Promise.all(bodies.map((body) => stack.deliberate(body)));
+    const following = accepted.map(({ messageId }) => stack.follow(messageId, { socket, timeoutMs: 90_000 }));
+
+    // Both first stages in flight (three answers and a title each): then PostgreSQL goes away,
+    // and comes back once those answers have arrived.
+    await until('the first stages to call', () => server.requests.length >= 8, 30_000);
+    const cluster = pg as PrivatePostgres;
+    await cluster.stop();
+    const stopped = Date.now();
+    expect(server.requests.filter((r) => r.outcome !== undefined)).toEqual([]);
+    await until('the answers to arrive', () => server.requests.every((r) => r.outcome !== undefined), 30_000);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, OUTAGE_MS - (Date.now() - stopped))));
+    await cluster.start();
+
+    const received = await Promise.all(following);
+    received.forEach((events) => expect(events.at(-1)?.type).toBe('complete'));
+    // Every request the provider got has been answered (none was aborted half way).
+    await until(
+      'every request to settle',
+      () => server.requests.every((r) => r.outcome !== undefined),
+      30_000,
+    );
+    expect(server.requests.map((r) => r.outcome)).toEqual(server.requests.map(() => 'answered'));
+
+    const ids = accepted.map((a) => a.messageId);
+    const [stored]: { n: number }[] = await stack.db.query(
+      'SELECT count(*)::int AS n FROM model_calls WHERE message_id = ANY($1)',
+      [ids],
+    );
+    // Per council: 3 answers, a title, 3 rankings and a synthesis; each asked for once.
+    expect({ provider: server.requests.length, stored: stored.n }).toEqual({ provider: 16, stored: 16 });
+
+    let promptTokens = 0;
+    let completionTokens = 0;
+    let costUsd = 0;
+    for (const id of ids) {
+      const view = await stack.api<DeliberationView<CouncilResult>>('GET', `/api/deliberations/${id}`);
+      promptTokens += view.body.usage.promptTokens;
+      completionTokens += view.body.usage.completionTokens;
+      costUsd += view.body.usage.costUsd;
+    }
+    const calls = server.requests.length;
+    expect({ promptTokens, completionTokens }).toEqual({
+      promptTokens: calls * PROMPT_TOKENS,
+      completionTokens: calls * COMPLETION_TOKENS,
+    });
+    expect(costUsd).toBeCloseTo(calls * COST_USD, 6);
+  }, 150_000);
+});
