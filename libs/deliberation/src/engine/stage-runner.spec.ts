@@ -6,7 +6,7 @@ import { endingWrite } from './ending';
 import { HeldOutcomes, type StoreRetry } from './held-outcomes';
 import { MemoryStore } from '../testing/memory-store';
 import type { FirstStageStart } from '@conclave/contracts';
-import type { LoadedDeliberation, ModeDefaults } from './types';
+import type { CallOutcome, LoadedDeliberation, ModeDefaults } from './types';
 
 const DEFAULTS: ModeDefaults = {
   timeoutMs: 10_000,
@@ -734,14 +734,30 @@ describe('StageRunner, storage away while calls settle', () => {
         complete: (request) =>
           request.model === 'sim/a' ? quick.complete(request) : provider.complete(request),
       },
-      { storeRetry: retry },
+      {
+        storeRetry: retry,
+        onUnstored: (messageId, calls) => unstored.push(...calls.map((c) => ({ messageId, ...c }))),
+      },
     );
+    const unstored: { messageId: string; stage: string; outcome: CallOutcome }[] = [];
     outage(store, (w) => w.markRunning !== true);
     await expect(runner.runStage('m1', 'stage1')).rejects.toBeInstanceOf(Unavailable);
     await until(() => aborted.length === 2);
     expect(aborted.sort()).toEqual(['sim/b', 'sim/c']);
     expect(store.outcomes.stage1 ?? []).toEqual([]);
     expect(retry.held.bytes).toBe(0);
+    // Every call made is handed on to be counted: the answer that could not be stored, and the
+    // aborted ones (the provider may bill them).
+    await until(() => unstored.length === 3);
+    expect(
+      unstored
+        .map((u) => [u.messageId, u.stage, u.outcome.model, u.outcome.ok])
+        .sort((a, b) => String(a[2]).localeCompare(String(b[2]))),
+    ).toEqual([
+      ['m1', 'stage1', 'sim/a', true],
+      ['m1', 'stage1', 'sim/b', false],
+      ['m1', 'stage1', 'sim/c', false],
+    ]);
   });
 
   it('without StoreRetry, a write that meets the outage fails the stage at once', async () => {

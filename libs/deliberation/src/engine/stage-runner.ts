@@ -51,6 +51,12 @@ export interface StageRunnerOptions {
    * Without it such a write fails the stage at once (its job runs again and calls again).
    */
   storeRetry?: StoreRetry;
+  /**
+   * Told of calls that were made but whose outcomes could not be stored (the stage gave up on
+   * storage, or a write was refused), with the stage each was made for: their usage is to be
+   * counted all the same (the provider bills them). Must not throw.
+   */
+  onUnstored?: (messageId: string, calls: { stage: string; outcome: CallOutcome }[]) => void;
 }
 
 /** A failed model call or attempt, as the operator's log gets it. */
@@ -431,8 +437,16 @@ export class StageRunner {
     // Set when a write of settled calls failed for good: the stage's job fails, the calls still in
     // flight are aborted (their answers could not be kept) and nothing more of this run is stored.
     let gaveUp: { error: unknown } | null = null;
+    const unstored = (group: Settled[]) =>
+      this.unstored(
+        messageId,
+        group.map((g) => ({ stage: g.title ? 'title' : stage, outcome: g.outcome })),
+      );
     const settle = new Coalescer(async (group: Settled[]): Promise<CallOutcome[]> => {
-      if (gaveUp) throw gaveUp.error;
+      if (gaveUp) {
+        unstored(group);
+        throw gaveUp.error;
+      }
       // The answers wait here until stored: counted against the process's bound (StoreRetry).
       const release = this.options.storeRetry?.held.hold(group.map((g) => g.outcome));
       try {
@@ -440,6 +454,7 @@ export class StageRunner {
       } catch (error) {
         gaveUp ??= { error };
         abandon.abort(error);
+        unstored(group);
         throw error;
       } finally {
         release?.();
@@ -460,6 +475,7 @@ export class StageRunner {
           this.store.writeStage(messageId, { stage, events: [], ...title }),
         ).catch((error: unknown) => {
           this.options.log?.(`could not store the title of ${messageId}: ${String(error)}`);
+          if (titleItem) unstored([titleItem]);
         });
         saved = [];
       } else if (unsettled > 0) {
@@ -856,6 +872,16 @@ export class StageRunner {
         );
       },
     });
+  }
+
+  /** Hands calls whose outcomes could not be stored to onUnstored, so their usage still counts. */
+  private unstored(messageId: string, calls: { stage: string; outcome: CallOutcome }[]): void {
+    if (calls.length === 0 || !this.options.onUnstored) return;
+    try {
+      this.options.onUnstored(messageId, calls);
+    } catch (error) {
+      this.options.log?.(`could not keep the usage of ${calls.length} unstored call(s): ${String(error)}`);
+    }
   }
 
   /** Makes one call; never rejects. The caller stores the outcome. */
