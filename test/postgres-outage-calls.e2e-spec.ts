@@ -12,8 +12,8 @@ import { PrivatePostgres } from './support/private-postgres';
 import { TestStack } from './support/harness';
 
 /** Every answer takes this long: the outage starts while the first stage's calls are in flight. */
-const ANSWER_MS = 4000;
-const OUTAGE_MS = 6000;
+const ANSWER_MS = 6000;
+const OUTAGE_MS = 8000;
 const PROMPT_TOKENS = 100;
 const COMPLETION_TOKENS = 20;
 const COST_USD = 0.0015;
