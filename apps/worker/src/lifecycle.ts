@@ -7,6 +7,7 @@ import {
 import type { ConclaveConfig } from '@conclave/config';
 import type { Logger, Metrics } from '@conclave/observability';
 import { CONFIG, LOGGER, METRICS, REDIS_PRODUCER } from '@conclave/platform';
+import { UnstoredCalls } from '@conclave/persistence';
 import type { RedisClient } from '@conclave/redis';
 import { DataSource } from 'typeorm';
 import { startWorkerHttp, type WorkerHttp } from './http';
@@ -30,6 +31,7 @@ export class WorkerLifecycle implements OnApplicationBootstrap, BeforeApplicatio
     @Inject(METRICS) private readonly metrics: Metrics,
     @Inject(CONFIG) private readonly config: ConclaveConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly unstoredCalls: UnstoredCalls,
   ) {}
 
   /** Port of the worker's own HTTP server (health and metrics), once started. */
@@ -59,6 +61,8 @@ export class WorkerLifecycle implements OnApplicationBootstrap, BeforeApplicatio
   async beforeApplicationShutdown(): Promise<void> {
     this.reconciler.stop();
     await this.processor.drain(this.config.worker.shutdownTimeoutMs);
+    // The usage of calls the drained stages could not store, before the pool closes.
+    await this.unstoredCalls.close();
     await this.http?.close();
   }
 }

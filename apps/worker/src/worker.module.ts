@@ -2,9 +2,15 @@ import { BullModule } from '@nestjs/bullmq';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { STAGE_QUEUE_DEFINITION, type StageQueueJobs } from '@conclave/contracts';
-import { LiveCalls, StageRunner, modeDefinition } from '@conclave/deliberation';
+import { HeldOutcomes, LiveCalls, StageRunner, modeDefinition } from '@conclave/deliberation';
 import { ObservedProvider, type Logger, type Metrics } from '@conclave/observability';
-import { BatchDispatcher, TypeOrmDeliberationStore } from '@conclave/persistence';
+import {
+  BatchDispatcher,
+  TypeOrmDeliberationStore,
+  UnstoredCalls,
+  isStoreUnavailable,
+} from '@conclave/persistence';
+import { DataSource } from 'typeorm';
 import {
   ConfigModule,
   LOGGER,
@@ -70,6 +76,13 @@ export class WorkerModule {
             new LiveCalls(new RedisLiveChannel(redis, config.redisPrefix), (message) => log.warn(message)),
         },
         {
+          // The usage of calls whose answers could not be stored, written once PostgreSQL takes it.
+          provide: UnstoredCalls,
+          inject: [DataSource, LOGGER],
+          useFactory: (dataSource: DataSource, log: Logger) =>
+            new UnstoredCalls(dataSource, { log: (message) => log.warn(message) }),
+        },
+        {
           provide: StageRunner,
           inject: [
             TypeOrmDeliberationStore,
@@ -79,6 +92,7 @@ export class WorkerModule {
             METRICS,
             LOGGER,
             LiveCalls,
+            UnstoredCalls,
           ],
           useFactory: (
             store: TypeOrmDeliberationStore,
@@ -88,6 +102,7 @@ export class WorkerModule {
             metrics: Metrics,
             log: Logger,
             live: LiveCalls,
+            unstoredCalls: UnstoredCalls,
           ) => {
             const provider = buildProvider(config, options, redis);
             return new StageRunner(
@@ -109,6 +124,31 @@ export class WorkerModule {
                 onFinished: (_messageId, batchId) =>
                   batchId ? batches.itemFinished(batchId) : Promise.resolve(),
                 live,
+                // PostgreSQL away: answers wait in memory (bounded) and their writes are tried again.
+                storeRetry: {
+                  isUnavailable: isStoreUnavailable,
+                  maxWaitMs: config.worker.storeHoldMs,
+                  held: new HeldOutcomes(config.worker.storeHoldBytes),
+                },
+                // Calls made whose answers could not be stored still count in usage and budgets.
+                onUnstored: (messageId, calls) => {
+                  const at = new Date();
+                  unstoredCalls.add(
+                    calls.map(({ stage, outcome }) => ({
+                      messageId,
+                      stage,
+                      key: outcome.key,
+                      model: outcome.model,
+                      ok: outcome.ok,
+                      responseTimeMs: outcome.responseTimeMs,
+                      promptTokens: outcome.ok ? outcome.promptTokens : null,
+                      completionTokens: outcome.ok ? outcome.completionTokens : null,
+                      costUsd: outcome.ok ? outcome.costUsd : null,
+                      simulated: outcome.ok ? outcome.simulated : false,
+                      at,
+                    })),
+                  );
+                },
               },
             );
           },

@@ -55,6 +55,13 @@ export interface ConclaveConfig {
     httpPort: number;
     /** On SIGTERM, how long active stages may run on before the worker stops and hands them back. */
     shutdownTimeoutMs: number;
+    /**
+     * While PostgreSQL is away: how long a stage keeps trying to store the model answers it has
+     * (instead of failing and asking for them again), and how many bytes of answers one worker
+     * holds in memory meanwhile (over it, stages fail as without waiting).
+     */
+    storeHoldMs: number;
+    storeHoldBytes: number;
   };
   /** True when a real provider is configured (OpenRouter key or an OpenAI-compatible base URL). */
   realProviderConfigured: boolean;
@@ -360,6 +367,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
       reconcileIdleMs: int(env, 'RECONCILE_IDLE_MS', 30_000, 0),
       httpPort: int(env, 'WORKER_HTTP_PORT', 3001),
       shutdownTimeoutMs: int(env, 'WORKER_SHUTDOWN_TIMEOUT_MS', 150_000, 0),
+      storeHoldMs: int(env, 'STORE_HOLD_MS', 60_000, 0),
+      storeHoldBytes: int(env, 'STORE_HOLD_BYTES', 64 * 1024 * 1024, 0),
     },
     realProviderConfigured,
     modelCatalogue: {

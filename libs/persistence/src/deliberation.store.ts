@@ -277,7 +277,7 @@ SELECT m.id, m.conversation_id, m.mode, m.status, m.stage, m.needs_title, m.crea
       'completion_tokens', c.completion_tokens, 'cost_usd', c.cost_usd, 'simulated', c.simulated,
       'finish_reason', c.finish_reason)
       ORDER BY c.created_at, c.id), '[]')
-   FROM model_calls c WHERE c.message_id = m.id) AS model_calls,
+   FROM model_calls c WHERE c.message_id = m.id AND c.stage <> 'unstored') AS model_calls,
   (SELECT min(e.created_at) FROM deliberation_events e
    WHERE e.message_id = m.id AND e.message_created_at = m.created_at AND e.type = 'model_progress'
      AND left(e.event_key, length('model_progress:' || m.stage || ':')) = 'model_progress:' || m.stage || ':'

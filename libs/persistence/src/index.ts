@@ -11,3 +11,4 @@ export * from './work-stops';
 export * from './repositories';
 export * from './lifecycle';
 export * from './unavailable';
+export * from './unstored-calls';

@@ -3,9 +3,10 @@ import { SIMULATED_FALLBACK, SIMULATED_RESPONDERS, modeDefinition } from '../mod
 import { StageRunner, callDeadline, type CallFailureDetail, type StageRunnerOptions } from './stage-runner';
 import { LiveCalls } from './live-calls';
 import { endingWrite } from './ending';
+import { HeldOutcomes, type StoreRetry } from './held-outcomes';
 import { MemoryStore } from '../testing/memory-store';
 import type { FirstStageStart } from '@conclave/contracts';
-import type { LoadedDeliberation, ModeDefaults } from './types';
+import type { CallOutcome, LoadedDeliberation, ModeDefaults } from './types';
 
 const DEFAULTS: ModeDefaults = {
   timeoutMs: 10_000,
@@ -648,3 +649,130 @@ describe('StageRunner, live calls and stops', () => {
       expect(outcome).toMatchObject({ ok: false, error: 'stopped: the deliberation ended' });
   });
 });
+
+describe('StageRunner, storage away while calls settle', () => {
+  class Unavailable extends Error {
+    readonly code = 'ECONNREFUSED';
+  }
+  const storeRetry = (maxBytes: number): StoreRetry => ({
+    isUnavailable: (error) => error instanceof Unavailable,
+    maxWaitMs: 60_000,
+    held: new HeldOutcomes(maxBytes),
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, Math.min(ms, 5))),
+  });
+  /** Counts the calls the provider was asked for, per model. */
+  const counting = (inner: ModelProvider) => {
+    const calls: string[] = [];
+    const provider: ModelProvider = {
+      name: 'counting',
+      key: 'counting',
+      complete: (request) => {
+        calls.push(request.model);
+        return inner.complete(request);
+      },
+    };
+    return { provider, calls };
+  };
+  /** Makes the store refuse writes (as if PostgreSQL were away) until `back()`; `when` picks which. */
+  const outage = (store: MemoryStore, when: (write: { markRunning?: boolean }) => boolean) => {
+    const write = store.writeStage.bind(store);
+    let down = true;
+    let refused = 0;
+    store.writeStage = async (messageId, stageWrite) => {
+      if (down && when(stageWrite)) {
+        refused += 1;
+        throw new Unavailable('connect ECONNREFUSED');
+      }
+      return write(messageId, stageWrite);
+    };
+    return {
+      back: () => {
+        down = false;
+      },
+      refused: () => refused,
+    };
+  };
+
+  it('keeps the answers that arrived and stores them once storage is back, asking for none again', async () => {
+    const { provider, calls } = counting(simulatedProvider());
+    const retry = storeRetry(1024 * 1024);
+    const { store, runner, enqueued } = setUp(provider, { storeRetry: retry });
+    const fault = outage(store, (w) => w.markRunning !== true);
+    const run = runner.runStage('m1', 'stage1');
+    await until(() => fault.refused() >= 3);
+    expect(retry.held.outcomes).toBeGreaterThan(0);
+    fault.back();
+    await run;
+    expect(calls.sort()).toEqual(['sim/a', 'sim/b', 'sim/c']);
+    expect((store.outcomes.stage1 ?? []).map((o) => o.model).sort()).toEqual(['sim/a', 'sim/b', 'sim/c']);
+    expect(enqueued).toEqual(['stage2']);
+    expect(retry.held.bytes).toBe(0);
+  });
+
+  it('lets the calls run on while the opening waits for storage', async () => {
+    const { provider, calls } = counting(simulatedProvider());
+    const { store, runner, enqueued } = setUp(provider, { storeRetry: storeRetry(1024 * 1024) });
+    const fault = outage(store, () => true);
+    const run = runner.runStage('m1', 'stage1');
+    await until(() => fault.refused() >= 3);
+    fault.back();
+    await run;
+    expect(calls.sort()).toEqual(['sim/a', 'sim/b', 'sim/c']);
+    expect((store.outcomes.stage1 ?? []).every((o) => o.ok)).toBe(true);
+    expect(enqueued).toEqual(['stage2']);
+  });
+
+  it('fails the stage, aborts the calls in flight and stores nothing of them once the answers are over the bound', async () => {
+    const { provider, aborted } = hangingProvider();
+    const quick = simulatedProvider();
+    const retry = storeRetry(0);
+    const { store, runner } = setUp(
+      {
+        name: 'one-quick',
+        key: 'one-quick',
+        // sim/a answers at once; the others hang until aborted.
+        complete: (request) =>
+          request.model === 'sim/a' ? quick.complete(request) : provider.complete(request),
+      },
+      {
+        storeRetry: retry,
+        onUnstored: (messageId, calls) => unstored.push(...calls.map((c) => ({ messageId, ...c }))),
+      },
+    );
+    const unstored: { messageId: string; stage: string; outcome: CallOutcome }[] = [];
+    outage(store, (w) => w.markRunning !== true);
+    await expect(runner.runStage('m1', 'stage1')).rejects.toBeInstanceOf(Unavailable);
+    await until(() => aborted.length === 2);
+    expect(aborted.sort()).toEqual(['sim/b', 'sim/c']);
+    expect(store.outcomes.stage1 ?? []).toEqual([]);
+    expect(retry.held.bytes).toBe(0);
+    // Every call made is handed on to be counted: the answer that could not be stored, and the
+    // aborted ones (the provider may bill them).
+    await until(() => unstored.length === 3);
+    expect(
+      unstored
+        .map((u) => [u.messageId, u.stage, u.outcome.model, u.outcome.ok])
+        .sort((a, b) => String(a[2]).localeCompare(String(b[2]))),
+    ).toEqual([
+      ['m1', 'stage1', 'sim/a', true],
+      ['m1', 'stage1', 'sim/b', false],
+      ['m1', 'stage1', 'sim/c', false],
+    ]);
+  });
+
+  it('without StoreRetry, a write that meets the outage fails the stage at once', async () => {
+    const { store, runner } = setUp();
+    const fault = outage(store, (w) => w.markRunning !== true);
+    await expect(runner.runStage('m1', 'stage1')).rejects.toBeInstanceOf(Unavailable);
+    expect(fault.refused()).toBeGreaterThan(0);
+    expect(store.outcomes.stage1 ?? []).toEqual([]);
+  });
+});
+
+async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}

@@ -1,6 +1,7 @@
 import { isTerminalStatus, type DeliveredEvent, type FirstStageStart } from '@conclave/contracts';
 import { ModelCallError, userFacingCallError, type ModelProvider } from '@conclave/llm';
 import { Coalescer } from './coalescer';
+import { writeThroughOutage, type StoreRetry } from './held-outcomes';
 import { endingWrite, STOPPED_CALL_ERROR, type DeliberationEnd } from './ending';
 import { DeliberationStopped, LiveCalls } from './live-calls';
 import { chainOf, chainState, cutDecision, cutOutcome, isCut } from './quorum';
@@ -44,6 +45,18 @@ export interface StageRunnerOptions {
   onFinished?: (messageId: string, batchId: string | null) => Promise<void>;
   /** The calls in flight here: their answers so far (deltas) and the switch that stops them. */
   live?: LiveCalls;
+  /**
+   * Keeps answers through a storage outage: writes of settled calls (and a stage's opening) that
+   * fail because the store is away are tried again, within bounds, instead of failing the stage.
+   * Without it such a write fails the stage at once (its job runs again and calls again).
+   */
+  storeRetry?: StoreRetry;
+  /**
+   * Told of calls that were made but whose outcomes could not be stored (the stage gave up on
+   * storage, or a write was refused), with the stage each was made for: their usage is to be
+   * counted all the same (the provider bills them). Must not throw.
+   */
+  onUnstored?: (messageId: string, calls: { stage: string; outcome: CallOutcome }[]) => void;
 }
 
 /** A failed model call or attempt, as the operator's log gets it. */
@@ -389,20 +402,23 @@ export class StageRunner {
     }
     // The calls start while the opening is written: its round trip and commit are off the
     // stage's critical path. Everything else this run writes waits for it, so 'started' still
-    // precedes every retry notice and settle event. If it fails, the calls are abandoned and the
-    // job fails (to be retried) rather than paying for answers that could not be stored. A
-    // carried stage has no opening to write: its calls start at once.
+    // precedes every retry notice and settle event. While storage is away it is tried again and
+    // the calls run on (their answers wait in memory, within StoreRetry's bounds); if it fails for
+    // good, the calls are abandoned and the job fails (to be retried) rather than paying for
+    // answers that could not be stored. A carried stage has no opening to write: its calls start
+    // at once.
     const abandon = new AbortController();
+    const openingWrite: StageWrite = { stage, guard: true, markRunning: true, events: opening };
     const opened = carried
       ? Promise.resolve()
-      : this.store
-          .writeStage(messageId, { stage, guard: true, markRunning: true, events: opening })
-          .then((written) => {
+      : this.durably(messageId, () => this.store.writeStage(messageId, openingWrite)).then(
+          ({ value: written }) => {
             if (written.kind === 'written') this.publish(written.events);
             // Ended (stopped) or moved on since it was loaded: a stop that came before these calls
             // were registered could not abort them, so they are abandoned here.
             else abandon.abort(new DeliberationStopped(STOPPED_CALL_ERROR.failed));
-          });
+          },
+        );
     opened.catch((error: unknown) => abandon.abort(error));
 
     // A new conversation's title: its call runs beside the first stage that calls models, and its
@@ -418,7 +434,33 @@ export class StageRunner {
     // Set when a write of settled calls finds the message ended (stopped, capped) or moved on:
     // no seat asks its next fallback after that.
     let ended = false;
+    // Set when a write of settled calls failed for good: the stage's job fails, the calls still in
+    // flight are aborted (their answers could not be kept) and nothing more of this run is stored.
+    let gaveUp: { error: unknown } | null = null;
+    const unstored = (group: Settled[]) =>
+      this.unstored(
+        messageId,
+        group.map((g) => ({ stage: g.title ? 'title' : stage, outcome: g.outcome })),
+      );
     const settle = new Coalescer(async (group: Settled[]): Promise<CallOutcome[]> => {
+      if (gaveUp) {
+        unstored(group);
+        throw gaveUp.error;
+      }
+      // The answers wait here until stored: counted against the process's bound (StoreRetry).
+      const release = this.options.storeRetry?.held.hold(group.map((g) => g.outcome));
+      try {
+        return await flush(group);
+      } catch (error) {
+        gaveUp ??= { error };
+        abandon.abort(error);
+        unstored(group);
+        throw error;
+      } finally {
+        release?.();
+      }
+    });
+    const flush = async (group: Settled[]): Promise<CallOutcome[]> => {
       await opened;
       const titleItem = group.find((g) => g.title);
       const own = group.filter((g) => !g.title);
@@ -429,8 +471,11 @@ export class StageRunner {
       if (own.length === 0) {
         // The title alone: the stage's calls are still running, or the stage has been committed.
         // Its failure is the title's, not the stage's: the end falls back to the question's words.
-        await this.store.writeStage(messageId, { stage, events: [], ...title }).catch((error: unknown) => {
+        await this.durably(messageId, () =>
+          this.store.writeStage(messageId, { stage, events: [], ...title }),
+        ).catch((error: unknown) => {
           this.options.log?.(`could not store the title of ${messageId}: ${String(error)}`);
+          if (titleItem) unstored([titleItem]);
         });
         saved = [];
       } else if (unsettled > 0) {
@@ -452,7 +497,7 @@ export class StageRunner {
       if (titleItem) titleStored = titleItem.outcome;
       let next = 0;
       return group.map((g) => (g.title ? g.outcome : saved[next++]));
-    });
+    };
     const timeoutMs = mode.timeoutMs(ctx.config);
     // The cap stops the deliberation the way a user's stop does: calls in flight are aborted at
     // once, their outcomes stored, and the stage's commit finds the message ended.
@@ -787,12 +832,56 @@ export class StageRunner {
     messageId: string,
     outcomes: CallOutcome[],
     build: (outcomes: CallOutcome[]) => StageWrite,
-  ): Promise<{ written: Exclude<StageWriteResult, { kind: 'replaced' }>; saved: CallOutcome[] }> {
-    const first = await this.store.writeStage(messageId, { ...build(outcomes), outcomes });
-    if (first.kind !== 'replaced') return { written: first, saved: outcomes };
-    const again = await this.store.writeStage(messageId, build(first.outcomes));
-    if (again.kind === 'replaced') throw new Error('a stage write without outcomes answered replaced');
-    return { written: again, saved: first.outcomes };
+  ): Promise<{
+    written: Exclude<StageWriteResult, { kind: 'replaced' }>;
+    saved: CallOutcome[];
+    /** The storage error a write met before it went through (it may have been applied then). */
+    failed: unknown;
+  }> {
+    const write = { ...build(outcomes), outcomes };
+    const first = await this.durably(messageId, () => this.store.writeStage(messageId, write));
+    if (first.value.kind !== 'replaced')
+      return { written: first.value, saved: outcomes, failed: first.failed };
+    const stored = first.value.outcomes;
+    const rewrite = build(stored);
+    const again = await this.durably(messageId, () => this.store.writeStage(messageId, rewrite));
+    if (again.value.kind === 'replaced') throw new Error('a stage write without outcomes answered replaced');
+    return { written: again.value, saved: stored, failed: first.failed ?? again.failed };
+  }
+
+  /**
+   * A write, tried again while the store is unavailable (StoreRetry): the answers it carries are
+   * kept instead of asked for again. Without StoreRetry, or once waiting is over, its error stands.
+   */
+  private async durably<T>(
+    messageId: string,
+    write: () => Promise<T>,
+  ): Promise<{ value: T; failed: unknown }> {
+    const retry = this.options.storeRetry;
+    if (!retry) return { value: await write(), failed: null };
+    return writeThroughOutage(write, {
+      isUnavailable: retry.isUnavailable,
+      maxWaitMs: retry.maxWaitMs,
+      canWait: () => !retry.held.full,
+      now: this.now,
+      ...(retry.sleep ? { sleep: retry.sleep } : {}),
+      onWait: (error, attempt) => {
+        if (attempt !== 1) return;
+        this.options.log?.(
+          `storage unavailable, stage waits up to ${retry.maxWaitMs} ms to store what ${messageId} has: ${String(error)}`,
+        );
+      },
+    });
+  }
+
+  /** Hands calls whose outcomes could not be stored to onUnstored, so their usage still counts. */
+  private unstored(messageId: string, calls: { stage: string; outcome: CallOutcome }[]): void {
+    if (calls.length === 0 || !this.options.onUnstored) return;
+    try {
+      this.options.onUnstored(messageId, calls);
+    } catch (error) {
+      this.options.log?.(`could not keep the usage of ${calls.length} unstored call(s): ${String(error)}`);
+    }
   }
 
   /** Makes one call; never rejects. The caller stores the outcome. */
@@ -910,7 +999,7 @@ export class StageRunner {
     const mine = last.map((s) => s.outcome);
     let committed = reduction;
     let next: Carried | null = null;
-    const { written, saved } = await this.writeSettled(messageId, mine, (outcomes) => {
+    const { written, saved, failed } = await this.writeSettled(messageId, mine, (outcomes) => {
       // Built again from the stored outcomes when an earlier run's stand in for these.
       if (outcomes !== mine && closing.reduceWith) committed = closing.reduceWith(outcomes);
       const { rows, events, transition } = committed;
@@ -938,7 +1027,12 @@ export class StageRunner {
         ...closing.title,
       };
     });
-    if (written.kind !== 'written') return saved;
+    if (written.kind !== 'written') {
+      // A commit that met the outage may have been applied before its connection went: its job
+      // runs again, finds the stage committed, and enqueues and publishes what follows.
+      if (failed !== null) throw failed;
+      return saved;
+    }
     const delivered = written.events;
     if (delivered.length > 0) this.publish(delivered);
     const { transition } = committed;

@@ -379,7 +379,7 @@ export class DeliberationsRepository {
   async calls(messageId: string): Promise<CallSummary[]> {
     const rows: Omit<CallRecord, 'message_id' | 'call_key' | 'content'>[] = await this.dataSource.query(
       `SELECT stage, model, ok, error, finish_reason, response_time_ms, prompt_tokens, completion_tokens, cost_usd
-       FROM model_calls WHERE message_id = $1 AND stage <> 'title' ORDER BY created_at, stage, call_key`,
+       FROM model_calls WHERE message_id = $1 AND stage NOT IN ('title', 'unstored') ORDER BY created_at, stage, call_key`,
       [messageId],
     );
     return rows.map(toCallSummary);
@@ -411,7 +411,7 @@ export class DeliberationsRepository {
       `SELECT message_id, stage, call_key, model, ok,
          CASE WHEN message_id = ANY($2::uuid[]) THEN content END AS content, error, finish_reason,
          response_time_ms, prompt_tokens, completion_tokens, cost_usd
-       FROM model_calls WHERE message_id = ANY($1::uuid[]) AND stage <> 'title'
+       FROM model_calls WHERE message_id = ANY($1::uuid[]) AND stage NOT IN ('title', 'unstored')
        ORDER BY message_id, created_at, stage, call_key`,
       [messageIds, withContent],
     );

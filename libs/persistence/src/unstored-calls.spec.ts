@@ -1,0 +1,121 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { createDataSource, migrate } from './data-source';
+import { TypeOrmDeliberationStore } from './deliberation.store';
+import { ApiKeysRepository } from './repositories/api-keys.repository';
+import { BudgetsRepository } from './repositories/budgets.repository';
+import { DeliberationsRepository } from './repositories/deliberations.repository';
+import { UsageRepository } from './repositories/usage.repository';
+import { UnstoredCalls, type UnstoredCall } from './unstored-calls';
+
+/** A database of this file's own on the shared server, dropped at the end. */
+const DATABASE_URL = `postgres://postgres@127.0.0.1:5432/conclave_u_${randomBytes(5).toString('hex')}`;
+
+let db: DataSource;
+
+beforeAll(async () => {
+  await migrate(DATABASE_URL);
+  db = createDataSource(DATABASE_URL, 2);
+  await db.initialize();
+});
+
+afterAll(async () => {
+  await db?.destroy();
+  const admin = createDataSource('postgres://postgres@127.0.0.1:5432/postgres', 1);
+  await admin.initialize();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${new URL(DATABASE_URL).pathname.slice(1)}" WITH (FORCE)`);
+  } finally {
+    await admin.destroy();
+  }
+});
+
+async function newMessage(): Promise<{ userId: string; messageId: string }> {
+  const { userId } = await new ApiKeysRepository(db).createUserWithKey(`u-${randomUUID()}`);
+  const started = await new DeliberationsRepository(db).startTurn(
+    {
+      userId,
+      mode: 'council',
+      userContent: 'Which is better?',
+      config: { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c' },
+      firstStage: 'stage1',
+    },
+    null,
+    () => undefined,
+  );
+  if (!started) throw new Error('no turn');
+  return { userId, messageId: started.messageId };
+}
+
+const call = (messageId: string, key: string, overrides: Partial<UnstoredCall> = {}): UnstoredCall => ({
+  messageId,
+  stage: 'stage1',
+  key,
+  model: 'local/a',
+  ok: true,
+  responseTimeMs: 1200,
+  promptTokens: 100,
+  completionTokens: 20,
+  costUsd: 0.0015,
+  simulated: false,
+  at: new Date(),
+  ...overrides,
+});
+
+const stored = (messageId: string, key: string) =>
+  db.query(
+    `INSERT INTO model_calls (message_id, stage, call_key, model, ok, content, response_time_ms, prompt_tokens,
+       completion_tokens, cost_usd) VALUES ($1, 'stage1', $2, 'local/a', true, 'x', 10, 100, 20, 0.0015)`,
+    [messageId, key],
+  );
+
+describe('UnstoredCalls', () => {
+  it('counts the usage of calls it records in usage and the monthly spend, never as a stage outcome', async () => {
+    const { userId, messageId } = await newMessage();
+    await stored(messageId, 'a');
+    const ledger = new UnstoredCalls(db);
+    ledger.add([call(messageId, 'b'), call(messageId, 'b'), call(messageId, 'title', { stage: 'title' })]);
+    await ledger.flush();
+    expect(ledger.size).toBe(0);
+
+    expect(await new UsageRepository(db).ofMessage(messageId)).toEqual({
+      promptTokens: 400,
+      completionTokens: 80,
+      costUsd: expect.closeTo(0.006, 6) as number,
+    });
+    expect(await new BudgetsRepository(db).spentThisMonth(userId)).toBeCloseTo(0.006, 6);
+    const loaded = await new TypeOrmDeliberationStore(db).load(messageId, 0);
+    expect(loaded?.outcomes).toEqual({ stage1: [expect.objectContaining({ key: 'a' })] });
+    expect((await new DeliberationsRepository(db).calls(messageId)).map((c) => c.stage)).toEqual(['stage1']);
+  });
+
+  it('does not count twice a call whose outcome was stored before it was given up', async () => {
+    const { messageId } = await newMessage();
+    await stored(messageId, 'a');
+    const ledger = new UnstoredCalls(db);
+    // 'a' was stored by the write that seemed to fail; 'b' is stored later, by a rerun's own call.
+    ledger.add([call(messageId, 'a', { at: new Date(Date.now() + 60_000) }), call(messageId, 'b')]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await stored(messageId, 'b');
+    await ledger.flush();
+    const [{ n }]: { n: number }[] = await db.query(
+      `SELECT count(*)::int AS n FROM model_calls WHERE message_id = $1 AND stage = 'unstored'`,
+      [messageId],
+    );
+    expect(n).toBe(1);
+  });
+
+  it('drops the calls of a deliberation that is gone, and keeps at most its limit', async () => {
+    const { messageId } = await newMessage();
+    const ledger = new UnstoredCalls(db, { limit: 2 });
+    ledger.add([call(randomUUID(), 'a'), call(messageId, 'b'), call(messageId, 'c')]);
+    expect(ledger.size).toBe(2);
+    await ledger.flush();
+    expect(ledger.size).toBe(0);
+    const rows: { call_key: string }[] = await db.query(
+      `SELECT call_key FROM model_calls WHERE message_id = $1 AND stage = 'unstored' ORDER BY call_key`,
+      [messageId],
+    );
+    expect(rows.map((r) => r.call_key.split(':').slice(0, 2).join(':'))).toEqual(['stage1:b', 'stage1:c']);
+  });
+});

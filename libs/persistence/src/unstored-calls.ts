@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { isStoreUnavailable } from './unavailable';
+
+/**
+ * The model_calls stage of calls whose answers could not be stored (see UnstoredCalls): never a
+ * mode's stage, and left out wherever model_calls stand for a stage's outcomes. Sums of tokens and
+ * cost (usage, monthly and batch budgets, reports) count them like any call.
+ */
+export const UNSTORED_CALLS_STAGE = 'unstored';
+
+/** A model call that was made, and paid for, but whose outcome could not be stored with its stage. */
+export interface UnstoredCall {
+  messageId: string;
+  /** The stage it was made for, and its key there. */
+  stage: string;
+  key: string;
+  model: string;
+  ok: boolean;
+  responseTimeMs: number;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  costUsd: number | null;
+  simulated: boolean;
+  /** When its stage gave it up: a write of it applied before then (its reply lost) stands instead. */
+  at: Date;
+}
+
+/**
+ * Keeps the usage of model calls whose outcomes could not be stored (PostgreSQL away for longer
+ * than a stage waits, or a write refused), and writes it to model_calls as usage-only rows (stage
+ * UNSTORED_CALLS_STAGE, no answer) once PostgreSQL takes it: so usage, cost and budgets count
+ * every call made, as the provider's bill does. A call whose own outcome did reach model_calls
+ * before it was given up (a write applied whose reply was lost) is not counted twice; one whose
+ * deliberation is gone meanwhile is dropped. Holds at most `limit` calls (a few hundred bytes each);
+ * past that the oldest are dropped and said so in the log.
+ */
+export class UnstoredCalls {
+  private pending: UnstoredCall[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private writing: Promise<void> | null = null;
+  private dropped = 0;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly options: { limit?: number; intervalMs?: number; log?: (message: string) => void } = {},
+  ) {}
+
+  /** Calls waiting to be written. */
+  get size(): number {
+    return this.pending.length;
+  }
+
+  add(calls: UnstoredCall[]): void {
+    if (calls.length === 0) return;
+    this.pending.push(...calls);
+    const over = this.pending.length - (this.options.limit ?? 100_000);
+    if (over > 0) {
+      this.pending.splice(0, over);
+      this.dropped += over;
+      this.options.log?.(`dropped the usage of ${over} unstored model call(s): too many waiting`);
+    }
+    this.schedule(0);
+  }
+
+  /** Writes what waits now (once more if more came meanwhile); resolves when done or given up for now. */
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
+    if (this.pending.length === 0) return;
+    const batch = this.pending.splice(0, 500);
+    this.writing = this.write(batch).finally(() => {
+      this.writing = null;
+    });
+    await this.writing;
+  }
+
+  /** Stops the timer after a last attempt to write what waits. */
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.flush().catch(() => undefined);
+    if (this.pending.length > 0) {
+      this.options.log?.(`the usage of ${this.pending.length} unstored model call(s) was not written`);
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.flush().finally(() => {
+        if (this.pending.length > 0) this.schedule(this.options.intervalMs ?? 1000);
+      });
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async write(batch: UnstoredCall[]): Promise<void> {
+    const rows = batch.map((call) => ({
+      message_id: call.messageId,
+      call_key: `${call.stage}:${call.key}:${randomUUID()}`,
+      stage: call.stage,
+      key: call.key,
+      model: call.model,
+      ok: call.ok,
+      response_time_ms: Math.max(0, Math.round(call.responseTimeMs)),
+      prompt_tokens: call.promptTokens,
+      completion_tokens: call.completionTokens,
+      cost_usd: call.costUsd,
+      simulated: call.simulated,
+      at: call.at.toISOString(),
+    }));
+    try {
+      await this.dataSource.query(
+        `INSERT INTO model_calls (message_id, stage, call_key, model, ok, error, response_time_ms,
+           prompt_tokens, completion_tokens, cost_usd, simulated)
+         SELECT r.message_id, $2, r.call_key, r.model, r.ok, 'not stored: storage was unavailable',
+           r.response_time_ms, r.prompt_tokens, r.completion_tokens, r.cost_usd, r.simulated
+         FROM jsonb_to_recordset($1::jsonb) AS r(message_id uuid, call_key text, stage text, key text,
+           model text, ok boolean, response_time_ms int, prompt_tokens int, completion_tokens int,
+           cost_usd numeric, simulated boolean, at timestamptz)
+         WHERE EXISTS (SELECT 1 FROM messages m WHERE m.id = r.message_id)
+           AND NOT EXISTS (SELECT 1 FROM model_calls c WHERE c.message_id = r.message_id
+             AND c.stage = r.stage AND c.call_key = r.key AND c.created_at <= r.at)
+         ON CONFLICT DO NOTHING`,
+        [JSON.stringify(rows), UNSTORED_CALLS_STAGE],
+      );
+    } catch (error) {
+      if (isStoreUnavailable(error)) {
+        // Still away: these wait for the next attempt, ahead of any that came meanwhile.
+        this.pending.unshift(...batch);
+        return;
+      }
+      this.options.log?.(
+        `could not record the usage of ${batch.length} unstored model call(s): ${String(error)}`,
+      );
+    }
+  }
+}
