@@ -41,7 +41,7 @@ const WRITERS: Record<string, { count: number; how: 'sets the header' | 'through
   'openai/openai-error.filter.ts': { count: 1, how: 'through a filter' },
   // LOST: sent by sendOpenAiError, which defaults Retry-After for 429 and 503.
   'openai/chat-run.ts': { count: 1, how: 'through a filter' },
-  // A Socket.IO handshake refusal, not an HTTP answer: its data carries retryAfterSeconds when known.
+  // A Socket.IO handshake refusal, not an HTTP answer: its data carries retryAfterSeconds (RETRY_AFTER_SECONDS).
   'events/deliberations.gateway.ts': { count: 1, how: 'socket' },
 };
 

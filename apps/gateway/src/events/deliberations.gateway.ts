@@ -11,8 +11,8 @@ import {
   type OnGatewayInit,
 } from '@nestjs/websockets';
 import type { ExtendedError, Namespace, Socket } from 'socket.io';
-import { ApiError } from '../common/api-error';
-import { RateLimited, RateLimiter } from '../common/rate-limiter';
+import { ApiError, RETRY_AFTER_SECONDS, asksToRetry, retryAfterOf } from '../common/api-error';
+import { RateLimiter } from '../common/rate-limiter';
 import { AuthService, type Identity } from '../auth/auth.service';
 import { DeliberationsService } from '../deliberations/deliberations.service';
 import { CancelService } from '../deliberations/cancel.service';
@@ -38,8 +38,9 @@ interface AckError {
   message: string;
   fields?: Record<string, string>;
   /**
-   * 429 on a refusal for a limit (rate, subscriptions), with `retryAfterSeconds` when waiting helps;
-   * every refusal of a `cancel` carries its HTTP status (400, 404, 409, 500).
+   * 429 on a refusal for a limit (rate, sockets, subscriptions) and 503 when a store is away, each
+   * with `retryAfterSeconds` (the HTTP answer's Retry-After); every refusal of a `cancel` carries
+   * its HTTP status (400, 404, 409, 500).
    */
   statusCode?: number;
   retryAfterSeconds?: number;
@@ -56,8 +57,11 @@ function errorAck(error: unknown, withStatus = false): { error: AckError } {
     const ack: AckError = body.fields
       ? { message: body.message, fields: body.fields }
       : { message: body.message };
-    if (withStatus || error.getStatus() === 429) ack.statusCode = error.getStatus();
-    if (error instanceof RateLimited) ack.retryAfterSeconds = error.retryAfterSeconds;
+    const status = error.getStatus();
+    if (withStatus || asksToRetry(status)) ack.statusCode = status;
+    // Every 429 and 503 says when to come back, as its HTTP answer's Retry-After does.
+    const retryAfterSeconds = retryAfterOf(error, status);
+    if (retryAfterSeconds !== undefined) ack.retryAfterSeconds = retryAfterSeconds;
     return { error: ack };
   }
   const message = 'Something went wrong on our side';
@@ -224,7 +228,11 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
         this.closeSocket(socket, reason, detail),
       );
     } catch (error) {
-      throw handshakeError(errorAck(error).error.message, { statusCode: 429 });
+      // MAX_SOCKETS_PER_USER: a place frees when one of the user's sockets closes.
+      throw handshakeError(errorAck(error).error.message, {
+        statusCode: 429,
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
+      });
     }
     const limits = outflowLimits(this.config.streams);
     const outflow = new Outflow(
@@ -501,5 +509,6 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
 }
 
 function retryAfter(error: unknown): { retryAfterSeconds?: number } {
-  return error instanceof RateLimited ? { retryAfterSeconds: error.retryAfterSeconds } : {};
+  const seconds = error instanceof ApiError ? retryAfterOf(error, error.getStatus()) : undefined;
+  return seconds === undefined ? {} : { retryAfterSeconds: seconds };
 }
