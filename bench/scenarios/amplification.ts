@@ -9,6 +9,8 @@ import { cloneBatch } from './report';
 
 /** The product's default request limit: the flood runs against it, as a deployment's would. */
 const REQUESTS_PER_MINUTE = 600;
+/** The paced attacker's report and comparison asks a second: within REQUESTS_PER_MINUTE. */
+const PACED_PER_SECOND = 8;
 /** JSON-RPC messages per MCP batch: the most /mcp takes in one (MAX_BATCH_MESSAGES). */
 const MCP_BATCH = 10;
 
@@ -194,6 +196,8 @@ async function flood(
   batchIds: string[],
   lanes: { mcp: number; reports: number },
   until: number,
+  /** Requests a second over all lanes (null: as fast as answers come). */
+  perSecond: number | null = null,
 ): Promise<Flood> {
   const agent = new Agent({ keepAlive: true, maxSockets: lanes.mcp + lanes.reports, timeout: 2_000 });
   const result: Flood = { mcp: { ...tally(), callsAnswered: 0, callsSent: 0 }, reports: tally() };
@@ -208,8 +212,18 @@ async function flood(
     for (const b of batchIds.slice(i + 1)) asks.push(`/api/batches/compare?a=${a}&b=${b}`);
   }
   let next = 0;
+  // Paced: the lanes take turns from one schedule, at most `perSecond` requests in any second.
+  let nextAt = Date.now();
+  const turn = async (): Promise<boolean> => {
+    if (perSecond !== null) {
+      const at = Math.max(nextAt, Date.now());
+      nextAt = at + 1000 / perSecond;
+      await sleep(at - Date.now());
+    }
+    return Date.now() < until;
+  };
   const mcpLane = async () => {
-    while (Date.now() < until) {
+    while (await turn()) {
       const answer = await send(agent, baseUrl, 'POST', '/mcp', token, rpc, {
         accept: 'application/json, text/event-stream',
       });
@@ -221,7 +235,7 @@ async function flood(
     }
   };
   const reportLane = async () => {
-    while (Date.now() < until) {
+    while (await turn()) {
       const path = asks[next++ % asks.length];
       count(result.reports, await send(agent, baseUrl, 'GET', path, token));
     }
@@ -279,6 +293,7 @@ export const amplification: Scenario = {
     const templates = ctx.quick ? 30 : 100;
     const baselineS = ctx.quick ? 3 : 15;
     const floodS = ctx.quick ? 5 : 30;
+    const settleS = ctx.quick ? 1 : 5;
     const lanes = { mcp: ctx.quick ? 4 : 8, reports: ctx.quick ? 10 : 30 };
     const stack = await new BenchStack(ctx, {
       AUTH_MODE: 'apikey',
@@ -289,61 +304,114 @@ export const amplification: Scenario = {
     const cpu: Record<string, CpuReport> = {};
     const peakRss: Record<string, Record<string, number>> = {};
     try {
-      const gateway = await stack.spawnGateway();
+      // Gateway 1 as deployed; gateway 2 keeps no reports (REPORT_CACHE_MB=0), so every ask computes.
+      const gateways = [await stack.spawnGateway(), await stack.spawnGateway({ REPORT_CACHE_MB: '0' })];
       const worker = await stack.spawnWorker();
-      const pid = gateway.child.pid ?? 0;
       const attacker = await stack.test.createUser('bench-attacker');
+      const paced = await stack.test.createUser('bench-paced');
       const victim = await stack.test.createUser('bench-victim');
 
-      // The attacker's large finished batches (a real jury batch, copied with SQL) and the victim's small one.
-      const [template, small] = await Promise.all([
+      // The attackers' large finished batches (a real jury batch each, copied with SQL) and the victim's small one.
+      const [templateA, templateC, small] = await Promise.all([
         submitJury(stack.baseUrl, attacker, templates, 'amplification template'),
+        submitJury(stack.baseUrl, paced, templates, 'amplification paced template'),
         submitJury(stack.baseUrl, victim, 3, 'amplification small'),
       ]);
       await Promise.all([
-        waitFinished(stack.baseUrl, attacker, template, 300_000),
+        waitFinished(stack.baseUrl, attacker, templateA, 300_000),
+        waitFinished(stack.baseUrl, paced, templateC, 300_000),
         waitFinished(stack.baseUrl, victim, small, 300_000),
       ]);
       await stack.stopWorker(worker);
-      const large: string[] = [];
+      const large: Record<'attacker' | 'paced', string[]> = { attacker: [], paced: [] };
       for (let i = 0; i < batches; i++) {
-        large.push((await cloneBatch(stack.db, template, items, `amplification ${items} #${i}`)).batchId);
+        for (const [who, template] of [
+          ['attacker', templateA],
+          ['paced', templateC],
+        ] as const) {
+          large[who].push((await cloneBatch(stack.db, template, items, `${who} ${items} #${i}`)).batchId);
+        }
       }
       await stack.db.query('ANALYZE');
       ctx.log(
-        `  amplification: ${batches} × ${items}-item batches of the attacker, a 3-item batch of the victim`,
+        `  amplification: ${batches} × ${items}-item batches for each of two users, a 3-item batch of the victim`,
       );
 
-      const phases: Record<string, { probes: Probes; rss: { before: number; peak: number; after: number } }> =
-        {};
-      let attack: Flood | null = null;
-      for (const phase of ['baseline', 'flood'] as const) {
-        const seconds = phase === 'baseline' ? baselineS : floodS;
+      interface Phase {
+        key: string;
+        label: string;
+        gateway: 0 | 1;
+        seconds: number;
+        attack?: {
+          token: string;
+          batchIds: string[];
+          lanes: { mcp: number; reports: number };
+          perSecond: number | null;
+        };
+      }
+      const plan: Phase[] = [
+        { key: 'baseline', label: 'baseline', gateway: 0, seconds: baselineS },
+        {
+          key: 'flood',
+          label: 'during the flood',
+          gateway: 0,
+          seconds: floodS,
+          attack: { token: attacker, batchIds: large.attacker, lanes, perSecond: null },
+        },
+        { key: 'baselineNoCache', label: 'baseline', gateway: 1, seconds: baselineS },
+        {
+          key: 'pacedNoCache',
+          label: 'during the paced reports',
+          gateway: 1,
+          seconds: floodS,
+          attack: {
+            token: paced,
+            batchIds: large.paced,
+            lanes: { mcp: 0, reports: lanes.reports },
+            perSecond: PACED_PER_SECOND,
+          },
+        },
+      ];
+      type Rss = { before: number; peak: number; after: number; settled: number };
+      const phases: Record<string, { probes: Probes; rss: Rss; attack: Flood | null }> = {};
+      for (const phase of plan) {
+        const { baseUrl, child } = gateways[phase.gateway];
+        const pid = child.pid ?? 0;
         const before = round(rssMb(pid) ?? Number.NaN, 0);
         const stopWatch = rssWatch(pid);
         const from = ctx.sampler.cpu();
         ctx.sampler.resetPeaks();
-        const until = Date.now() + seconds * 1000;
+        const until = Date.now() + phase.seconds * 1000;
+        const { attack } = phase;
         const [probes, flooded] = await Promise.all([
-          probe(stack.baseUrl, victim, small, until),
-          phase === 'flood' ? flood(stack.baseUrl, attacker, large, lanes, until) : Promise.resolve(null),
+          probe(baseUrl, victim, small, until),
+          attack
+            ? flood(baseUrl, attack.token, attack.batchIds, attack.lanes, until, attack.perSecond)
+            : Promise.resolve(null),
         ]);
-        if (flooded) attack = flooded;
-        cpu[phase] = ProcSampler.report(from, ctx.sampler.cpu(), cpus().length);
-        peakRss[phase] = ctx.sampler.peakRss();
-        const peak = round(stopWatch(), 0);
-        phases[phase] = { probes, rss: { before, peak, after: round(rssMb(pid) ?? Number.NaN, 0) } };
+        cpu[phase.key] = ProcSampler.report(from, ctx.sampler.cpu(), cpus().length);
+        peakRss[phase.key] = ctx.sampler.peakRss();
+        const after = round(rssMb(pid) ?? Number.NaN, 0);
+        await sleep(settleS * 1000);
+        const rss = {
+          before,
+          peak: round(stopWatch(), 0),
+          after,
+          settled: round(rssMb(pid) ?? Number.NaN, 0),
+        };
+        phases[phase.key] = { probes, rss, attack: flooded };
+        if (probes.failed > 0 && !attack) {
+          throw new HarnessError(
+            `the victim's requests failed ${probes.failed} times without a flood: ${probes.failures.slice(0, 3).join(' | ')}`,
+          );
+        }
         ctx.log(
-          `  ${phase}: victim conversations p50 ${round(summary(probes.conversations).p50)} ms, report p50 ${round(summary(probes.report).p50)} ms; gateway RSS ${before} → ${peak} MB`,
+          `  ${phase.key}: victim conversations p50 ${summary(probes.conversations).p50} ms, report p50 ${summary(probes.report).p50} ms; gateway RSS ${before} → ${rss.peak} MB`,
         );
       }
-      if (!attack) throw new HarnessError('no flood ran');
-      const { baseline, flood: flooded } = phases;
-      if (baseline.probes.failed > 0) {
-        throw new HarnessError(
-          `the victim's requests failed ${baseline.probes.failed} times without a flood: ${baseline.probes.failures.slice(0, 3).join(' | ')}`,
-        );
-      }
+      const flood1 = phases.flood.attack;
+      const paced1 = phases.pacedNoCache.attack;
+      if (!flood1 || !paced1) throw new HarnessError('no flood ran');
       const p90 = (values: number[]) => {
         const sorted = [...values].sort((a, b) => a - b);
         return round(
@@ -354,99 +422,119 @@ export const amplification: Scenario = {
         const s = summary(values);
         return { n: s.n, p50: s.p50, p90: p90(values), max: s.max };
       };
-      const latency = {
-        conversations: {
-          baseline: stat(baseline.probes.conversations),
-          flood: stat(flooded.probes.conversations),
-        },
-        report: { baseline: stat(baseline.probes.report), flood: stat(flooded.probes.report) },
-      };
+      const latency = Object.fromEntries(
+        plan.map((p) => [
+          p.key,
+          {
+            conversations: stat(phases[p.key].probes.conversations),
+            report: stat(phases[p.key].probes.report),
+          },
+        ]),
+      );
       const refusedOf = (t: Tally) => Object.values(t.refused).reduce((a, b) => a + b, 0);
       const describe = (t: Tally) =>
         Object.entries(t.refused)
           .map(([k, v]) => `${v} × ${k}`)
           .join(', ') || 'none';
-      const rows = (label: string, key: 'conversations' | 'report') => [
-        [
-          label,
-          'baseline',
-          latency[key].baseline.n,
-          latency[key].baseline.p50,
-          latency[key].baseline.p90,
-          latency[key].baseline.max,
-        ],
-        [
-          '',
-          '**during the flood**',
-          latency[key].flood.n,
-          `**${latency[key].flood.p50}**`,
-          `**${latency[key].flood.p90}**`,
-          `**${latency[key].flood.max}**`,
-        ],
+      const attacks = [flood1, paced1];
+      const refused = attacks.reduce((n, a) => n + refusedOf(a.mcp) + refusedOf(a.reports), 0);
+      const withRetryAfter = attacks.reduce(
+        (n, a) => n + a.mcp.refusedWithRetryAfter + a.reports.refusedWithRetryAfter,
+        0,
+      );
+      const victimFailed = plan.reduce((n, p) => n + phases[p.key].probes.failed, 0);
+      const victimAnswered = plan.reduce(
+        (n, p) => n + phases[p.key].probes.conversations.length + phases[p.key].probes.report.length,
+        0,
+      );
+      const gatewayOf = (p: Phase) =>
+        p.gateway === 0 ? 'gateway 1 (cache on)' : 'gateway 2 (REPORT_CACHE_MB=0)';
+      const latencyRows = (key: 'conversations' | 'report') =>
+        plan.map((p) => {
+          const l = latency[p.key][key];
+          const bold = (v: number) => (p.attack ? `**${v}**` : v);
+          return [
+            p.key === 'baseline'
+              ? key === 'report'
+                ? 'GET its 3-item batch report'
+                : 'GET /api/conversations'
+              : '',
+            `${gatewayOf(p)}, ${p.label}`,
+            l.n,
+            bold(l.p50),
+            bold(l.p90),
+            bold(l.max),
+          ];
+        });
+      const attackRow = (label: string, t: Tally, seconds: number, answered: string) => [
+        label,
+        `${t.requests} (${round(t.requests / seconds, 1)}/s)`,
+        answered,
+        describe(t),
+        `${t.refusedWithRetryAfter} of ${refusedOf(t)}`,
+        Object.keys(t.other).length > 0 ? JSON.stringify(t.other) : 'none',
       ];
-      const perS = (n: number) => round(n / floodS, 1);
       return {
         name: 'amplification',
         title: this.title,
         target: this.target,
         parameters: {
-          users: 2,
+          users: 3,
           authMode: 'apikey',
           requestsPerMinute: REQUESTS_PER_MINUTE,
           reportSlots: stack.test.config.reports.slots,
           reportQueuePerUser: stack.test.config.reports.queuePerUser,
           reportQueueTotal: stack.test.config.reports.queueTotal,
-          reportCacheMb: stack.test.config.reports.cacheBytes / 1024 / 1024,
-          attackerBatches: `${batches} × ${items} jury items`,
+          reportCacheMb: `${stack.test.config.reports.cacheBytes / 1024 / 1024} (gateway 2: 0)`,
+          largeBatches: `${batches} × ${items} jury items per attacking user`,
           mcpBatch: `${MCP_BATCH} × resources/list per POST /mcp`,
           lanes,
+          pacedPerSecond: PACED_PER_SECOND,
           baselineS,
           floodS,
-          gateways: 1,
+          gateways: 2,
         },
         figures: {
           victimMs: latency,
-          attacker: attack,
-          mcpCallsSent: attack.mcp.callsSent,
-          mcpCallsAnswered: attack.mcp.callsAnswered,
-          attackerRequestsPerS: perS(attack.mcp.requests + attack.reports.requests),
-          refused: refusedOf(attack.mcp) + refusedOf(attack.reports),
-          refusedWithoutRetryAfter:
-            attack.mcp.refusedWithoutRetryAfter + attack.reports.refusedWithoutRetryAfter,
-          victimFailuresDuringFlood: flooded.probes.failures.slice(0, 10),
-          gatewayRssMb: { baseline: baseline.rss, flood: flooded.rss },
+          flood: flood1,
+          paced: paced1,
+          mcpCallsSent: flood1.mcp.callsSent,
+          mcpCallsAnswered: flood1.mcp.callsAnswered,
+          floodRequestsPerS: round((flood1.mcp.requests + flood1.reports.requests) / floodS, 1),
+          refused,
+          refusedWithRetryAfter: withRetryAfter,
+          victimFailures: plan.flatMap((p) => phases[p.key].probes.failures).slice(0, 10),
+          gatewayRssMb: Object.fromEntries(plan.map((p) => [p.key, phases[p.key].rss])),
         },
         // No timing target (issue 33 asks for the figures); these two are counts, not times.
         checks: [
           {
-            what: 'the attacker’s 429 and 503 answers with Retry-After',
+            what: 'the attackers’ 429 and 503 answers with Retry-After',
             target: 'all',
-            value: `${attack.mcp.refusedWithRetryAfter + attack.reports.refusedWithRetryAfter} of ${refusedOf(attack.mcp) + refusedOf(attack.reports)}`,
-            met: attack.mcp.refusedWithoutRetryAfter + attack.reports.refusedWithoutRetryAfter === 0,
+            value: `${withRetryAfter} of ${refused}`,
+            met: withRetryAfter === refused,
           },
           {
-            what: 'the victim’s requests during the flood answered 200',
+            what: 'the victim’s requests answered 200',
             target: 'all',
-            value: `${flooded.probes.conversations.length + flooded.probes.report.length} of ${flooded.probes.conversations.length + flooded.probes.report.length + flooded.probes.failed}; p90 ${latency.conversations.flood.p90} / ${latency.report.flood.p90} ms (baseline ${latency.conversations.baseline.p90} / ${latency.report.baseline.p90} ms)`,
-            met: flooded.probes.failed === 0,
+            value: `${victimAnswered} of ${victimAnswered + victimFailed}; during the flood p90 ${latency.flood.conversations.p90} / ${latency.flood.report.p90} ms (baseline ${latency.baseline.conversations.p90} / ${latency.baseline.report.p90} ms)`,
+            met: victimFailed === 0,
           },
         ],
         tables: [
           {
-            caption: 'The victim’s requests (ms), one after another with 400 ms pauses',
+            caption:
+              'The victim’s requests (ms), one after another with 400 ms pauses (the same gateway’s baseline first)',
             table: {
-              columns: ['request', 'phase', 'n', 'p50', 'p90', 'max'],
-              rows: [
-                ...rows('GET /api/conversations', 'conversations'),
-                ...rows('GET its 3-item batch report', 'report'),
-              ],
+              columns: ['request', 'gateway, phase', 'n', 'p50', 'p90', 'max'],
+              rows: [...latencyRows('conversations'), ...latencyRows('report')],
             },
           },
           {
-            caption: `The attacker’s requests over ${floodS} s`,
+            caption: 'The attackers’ requests',
             table: {
               columns: [
-                'kind',
+                'attack',
                 'requests',
                 'answered 200',
                 'refused (429 / 503)',
@@ -454,45 +542,54 @@ export const amplification: Scenario = {
                 'other',
               ],
               rows: [
-                [
-                  `POST /mcp, ${MCP_BATCH} calls each`,
-                  attack.mcp.requests,
-                  `${attack.mcp.ok} (${attack.mcp.callsAnswered} of ${attack.mcp.callsSent} calls)`,
-                  describe(attack.mcp),
-                  `${attack.mcp.refusedWithRetryAfter} of ${refusedOf(attack.mcp)}`,
-                  JSON.stringify(attack.mcp.other),
-                ],
-                [
-                  `reports and comparisons of ${batches} × ${items} items`,
-                  attack.reports.requests,
-                  attack.reports.ok,
-                  describe(attack.reports),
-                  `${attack.reports.refusedWithRetryAfter} of ${refusedOf(attack.reports)}`,
-                  JSON.stringify(attack.reports.other),
-                ],
+                attackRow(
+                  `flood on gateway 1: POST /mcp, ${MCP_BATCH} calls each`,
+                  flood1.mcp,
+                  floodS,
+                  `${flood1.mcp.ok} (${flood1.mcp.callsAnswered} of ${flood1.mcp.callsSent} calls)`,
+                ),
+                attackRow(
+                  `flood on gateway 1: reports and comparisons of ${batches} × ${items} items`,
+                  flood1.reports,
+                  floodS,
+                  String(flood1.reports.ok),
+                ),
+                attackRow(
+                  `paced on gateway 2 (no cache): reports and comparisons, ${PACED_PER_SECOND}/s`,
+                  paced1.reports,
+                  floodS,
+                  String(paced1.reports.ok),
+                ),
               ],
             },
           },
           {
-            caption: 'Gateway RSS (MB)',
+            caption: `Gateway RSS (MB): before the phase, highest sample, at its end and ${settleS} s later`,
             table: {
-              columns: ['phase', 'before', 'peak', 'after'],
-              rows: [
-                ['baseline', baseline.rss.before, baseline.rss.peak, baseline.rss.after],
-                ['flood', flooded.rss.before, `**${flooded.rss.peak}**`, flooded.rss.after],
-              ],
+              columns: ['gateway, phase', 'before', 'peak', 'at the end', `${settleS} s later`],
+              rows: plan.map((p) => {
+                const r = phases[p.key].rss;
+                return [
+                  `${gatewayOf(p)}, ${p.label}`,
+                  r.before,
+                  p.attack ? `**${r.peak}**` : r.peak,
+                  r.after,
+                  r.settled,
+                ];
+              }),
             },
           },
         ],
         method: [
-          `One gateway process in API-key mode with the default limits (RATE_LIMIT_REQUESTS_PER_MINUTE ${REQUESTS_PER_MINUTE}, REPORT_SLOTS, REPORT_QUEUE_PER_USER, REPORT_QUEUE_TOTAL, REPORT_CACHE_MB at their defaults) and two users. The attacker owns ${batches} finished jury batches of ${items} items (a real ${templates}-item batch run by a worker, copied with SQL as in \`report\`); the victim owns a finished 3-item jury batch. No worker runs while measuring.`,
-          `Baseline (${baselineS} s): the victim alone sends GET /api/conversations and GET /api/batches/<its batch>/report one after another, pausing 400 ms after each pair (about 4 requests a second, well within its own limit). Flood (${floodS} s): the same while the attacker runs ${lanes.mcp} loops POSTing JSON-RPC batches of ${MCP_BATCH} \`resources/list\` calls to /mcp and ${lanes.reports} loops asking every report and comparison of its batches in turn, none of them waiting for Retry-After.`,
-          'Latency = the client’s time from sending a request to having read the whole answer (node:http, keep-alive, the victim and the attacker on separate connection pools). Nothing is asserted: the figures are reported.',
+          `Two gateway processes on one database and Redis in API-key mode with the default limits (RATE_LIMIT_REQUESTS_PER_MINUTE ${REQUESTS_PER_MINUTE} per user across gateways; REPORT_SLOTS, REPORT_QUEUE_PER_USER, REPORT_QUEUE_TOTAL per gateway); gateway 1 keeps reports (REPORT_CACHE_MB default), gateway 2 keeps none (REPORT_CACHE_MB=0: every ask computes, the worst case). Three users: the attacker and a paced attacker each own ${batches} finished jury batches of ${items} items (a real ${templates}-item batch run by a worker, copied with SQL as in \`report\`); the victim owns a finished 3-item jury batch. No worker runs while measuring.`,
+          `The victim sends GET /api/conversations and GET /api/batches/<its batch>/report one after another, pausing 400 ms after each pair (about 4 requests a second, well within its own limit): alone (${baselineS} s), then during an attack (${floodS} s), on each gateway.`,
+          `Flood (gateway 1): the attacker runs ${lanes.mcp} loops POSTing JSON-RPC batches of ${MCP_BATCH} \`resources/list\` calls to /mcp and ${lanes.reports} loops asking every report and comparison of its batches in turn, none waiting for Retry-After. Paced reports (gateway 2): the second attacker's ${lanes.reports} loops ask the same kind of reports and comparisons of its own batches, ${PACED_PER_SECOND} a second in all (within the request limit, as in issue 33's report flood), each computed anew.`,
+          'Latency = the client’s time from sending a request to having read the whole answer (node:http, keep-alive, the victim and the attackers on separate connection pools). Nothing is timed against a target: the figures are reported.',
           'Gateway RSS is VmRSS of /proc/<pid>/status, sampled every 50 ms.',
         ],
         limits: [],
         notes: [
-          `The attacker sent ${perS(attack.mcp.requests + attack.reports.requests)} requests/s; ${refusedOf(attack.mcp) + refusedOf(attack.reports)} were refused with 429/503 (${attack.mcp.refusedWithoutRetryAfter + attack.reports.refusedWithoutRetryAfter} of them without Retry-After). Of ${attack.mcp.callsSent} JSON-RPC calls, ${attack.mcp.callsAnswered} were answered: each call counts against the request limit.`,
+          `The flood sent ${round((flood1.mcp.requests + flood1.reports.requests) / floodS, 1)} requests/s. Each JSON-RPC call counts against the attacker's request limit: of ${flood1.mcp.callsSent} calls ${flood1.mcp.callsAnswered} were answered, and once its ${REQUESTS_PER_MINUTE} requests of the minute were spent every further POST and report ask was refused with 429 before any work. What is left of the flood's cost is answering refusals (gateway 1's CPU in the table below).`,
         ],
         evidence: { cpu, peakRssMb: peakRss },
       };
