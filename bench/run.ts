@@ -8,6 +8,7 @@
  *   npm run bench -- --only pgbouncer     # the council direct vs through PgBouncer (needs `pgbouncer`)
  *   npm run bench -- --only cpu,http-provider  # CPU per deliberation; the models over HTTP
  *   npm run bench -- --only quorum --out <dir>  # council under heavy-tailed latencies, with and without a quorum
+ *   npm run bench -- --only amplification  # one user floods (MCP batches, reports): another user's latency
  *   npm run bench -- --out <dir>          # where BENCHMARKS.md and results.json go
  *   npm run bench -- --servers shared     # DATABASE_URL / REDIS_URL instead of private servers
  *   npm run bench -- --no-profile         # skip the worker CPU profile (full mode takes one)
@@ -31,6 +32,7 @@ import { BenchPostgres, BenchRedis, postgresBinDir, redisServerBinary } from './
 import { stopActiveStacks, type BenchContext, type Servers } from './lib/stack';
 import { HarnessError, type Scenario, type ScenarioResult } from './lib/types';
 import { accept } from './scenarios/accept';
+import { amplification } from './scenarios/amplification';
 import { concurrency } from './scenarios/concurrency';
 import { cpu } from './scenarios/cpu';
 import { httpProvider } from './scenarios/http-provider';
@@ -59,6 +61,7 @@ const SCENARIOS: Scenario[] = [
   liveDeltas,
   accept,
   report,
+  amplification,
   lifecycle,
   openaiCompatible,
   pgbouncer,

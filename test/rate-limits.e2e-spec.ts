@@ -512,4 +512,29 @@ describe('while Redis is down', () => {
     await until(async () => (await get(later)).status !== 429);
     expect((await stack.api('POST', '/api/deliberations', { body, token: later })).status).toBe(202);
   }, 60_000);
+
+  it("answers the worker's readiness probe 503 with Retry-After, as the gateway's", async () => {
+    // A worker process of its own, killed at the end (the stack's in-process workers wait for Redis to close).
+    const worker = await stack.spawnWorker();
+    const port = /"httpPort":(\d+)/.exec(stack.outputs.get(worker) ?? '')?.[1];
+    const ready = () => fetch(`http://127.0.0.1:${port}/health/ready`);
+    try {
+      expect((await ready()).status).toBe(200);
+      await redis.kill();
+      await until(async () => (await ready()).status === 503);
+      const answer = await ready();
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get('retry-after')).toBe('5');
+      expect(await answer.json()).toEqual({ status: 'error', postgres: 'up', redis: 'down' });
+      // The gateway's readiness says the same, with the same Retry-After.
+      const gateway = await fetch(`${stack.baseUrl}/health/ready`);
+      expect([gateway.status, gateway.headers.get('retry-after')]).toEqual([503, '5']);
+      await redis.start();
+      await until(async () => (await ready()).status === 200);
+      expect((await ready()).headers.get('retry-after')).toBeNull();
+    } finally {
+      await new Promise((resolve) => worker.once('exit', resolve).kill('SIGKILL'));
+      if (redis.child?.exitCode !== null || redis.child?.signalCode !== null) await redis.start();
+    }
+  }, 90_000);
 });

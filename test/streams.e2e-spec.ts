@@ -374,6 +374,39 @@ describe('caps, rate limits and slow consumers on live connections', () => {
     expect(await b.emitWithAck('subscribe', { messageId: ids[4] })).toEqual({ ok: true });
   });
 
+  it('says when to retry on every cap refusal of a socket, as the rate limit’s refusal does', async () => {
+    const key = await stack.createUser('capped-with-hint');
+    const [messageId, ...rest] = await deliberations(key, 5);
+    const batch = await fetch(`${stack.baseUrl}/api/batches`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ defaults: { councilModels: ['sim/a', 'sim/b'] }, items: [{ question: 'Q?' }] }),
+    });
+    expect(batch.status).toBe(202);
+    const { batchId } = (await batch.json()) as { batchId: string };
+    const sockets: Socket[] = [];
+    for (let i = 0; i < 3; i++) sockets.push(await connect(stack.baseUrl, key));
+    // The handshake over MAX_SOCKETS_PER_USER: the connect_error's data, as a rate-limited handshake's.
+    const refused = (await connect(stack.baseUrl, key).then(
+      () => null,
+      (error: unknown) => error,
+    )) as { message: string; data?: unknown } | null;
+    expect(refused?.message).toMatch(/MAX_SOCKETS_PER_USER/);
+    expect(refused?.data).toEqual({ statusCode: 429, retryAfterSeconds: 5 });
+    // A subscription over MAX_SUBSCRIPTIONS_PER_USER, to a deliberation and to a batch.
+    for (const id of [messageId, ...rest.slice(0, 3)]) {
+      expect(await sockets[0].emitWithAck('subscribe', { messageId: id })).toEqual({ ok: true });
+    }
+    for (const payload of [{ messageId: rest[3] }, { batchId }]) {
+      const ack = (await sockets[1].emitWithAck('subscribe', payload)) as { error?: unknown };
+      expect(ack.error).toEqual({
+        message: expect.stringMatching(/MAX_SUBSCRIPTIONS_PER_USER/),
+        statusCode: 429,
+        retryAfterSeconds: 5,
+      });
+    }
+  });
+
   it('rate-limits socket messages with the same per-key budget as HTTP requests', async () => {
     const limited = await replica({ RATE_LIMIT_REQUESTS_PER_MINUTE: '10' });
     const key = await stack.createUser('chatty');

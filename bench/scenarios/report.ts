@@ -60,7 +60,7 @@ async function copyRows(
  * template item i mod (template size) — its conversation, both messages, the stage rows, the model
  * calls and the stored events — with new ids, in a new batch. Returns the batch's id and the rows written.
  */
-async function cloneBatch(
+export async function cloneBatch(
   db: DataSource,
   templateBatchId: string,
   total: number,

@@ -1,6 +1,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { METRICS_CHALLENGE, checkReadiness, metricsAuthorized, type Metrics } from '@conclave/observability';
+import {
+  METRICS_CHALLENGE,
+  NOT_READY_RETRY_AFTER_SECONDS,
+  checkReadiness,
+  metricsAuthorized,
+  type Metrics,
+} from '@conclave/observability';
 import type { RedisClient } from '@conclave/redis';
 import type { DataSource } from 'typeorm';
 
@@ -11,7 +17,8 @@ export interface WorkerHttp {
 
 /**
  * The worker's only HTTP surface: liveness, readiness (PostgreSQL and Redis) and Prometheus metrics,
- * the latter only for `Authorization: Bearer <metricsToken>` when one is set (METRICS_TOKEN).
+ * the latter only for `Authorization: Bearer <metricsToken>` when one is set (METRICS_TOKEN). Not
+ * ready answers 503 with Retry-After.
  */
 export async function startWorkerHttp(
   port: number,
@@ -27,11 +34,13 @@ export async function startWorkerHttp(
     if (req.method !== 'GET') return reply(405, 'application/json', '{"message":"only GET is served here"}');
     if (path === '/health/live') return reply(200, 'application/json', '{"status":"ok"}');
     if (path === '/health/ready') {
+      // Not ready is a 503 with Retry-After, as every 503 of the gateway (its /health/ready included).
       void checkReadiness(dataSource, redis).then((r) =>
         reply(
           r.ready ? 200 : 503,
           'application/json',
           JSON.stringify({ status: r.ready ? 'ok' : 'error', ...r.checks }),
+          r.ready ? {} : { 'retry-after': String(NOT_READY_RETRY_AFTER_SECONDS) },
         ),
       );
       return;

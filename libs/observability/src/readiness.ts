@@ -6,6 +6,9 @@ export interface Readiness {
   checks: { postgres: 'up' | 'down'; redis: 'up' | 'down' };
 }
 
+/** Retry-After of a readiness probe's 503 (gateway and worker): a store outage has no known end. */
+export const NOT_READY_RETRY_AFTER_SECONDS = 5;
+
 const within = <T>(ms: number, work: Promise<T>): Promise<T> =>
   Promise.race([
     work,
