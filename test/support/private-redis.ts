@@ -24,6 +24,7 @@ export class PrivateRedis {
       { stdio: 'ignore' },
     );
     const probe = new IORedis(this.port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => 100 });
+    probe.on('error', () => undefined); // connect() rejects with it while the server starts
     try {
       for (let i = 0; ; i++) {
         try {

@@ -99,8 +99,9 @@ export class Recovery {
         : `Redis lost the stage queue (restarted empty or flushed): resuming its work in ${this.settleMs} ms`,
     );
     const started = Date.now();
-    void new Promise((resolve) => setTimeout(resolve, this.settleMs))
+    void new Promise((resolve) => setTimeout(resolve, this.settleMs).unref())
       .then(async () => {
+        if (this.stopped) return;
         const n = await this.resumer.resumeLost({
           idleMs: 0,
           reason: 'queue_lost',
