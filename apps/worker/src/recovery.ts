@@ -66,7 +66,11 @@ export class Recovery {
     this.stopped = true;
     clearInterval(this.timer);
     this.redis.off('ready', this.onReady);
-    await this.watch.leave().catch(() => undefined);
+    // Best effort and brief: with Redis away the lease simply ages out.
+    await Promise.race([
+      this.watch.leave().catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, 1000).unref()),
+    ]);
   }
 
   /** Whether a stage is being run by a live worker (this one included). */
