@@ -22,6 +22,12 @@ export class ActiveStages {
     return this.running.has(stageLeaseKey(messageId, stage));
   }
 
+  /** Whether any stage of the deliberation runs here. */
+  hasMessage(messageId: string): boolean {
+    for (const key of this.running.keys()) if (key.startsWith(`${messageId}:`)) return true;
+    return false;
+  }
+
   keys(): string[] {
     return [...this.running.keys()];
   }

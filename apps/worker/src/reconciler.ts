@@ -45,18 +45,15 @@ export class Reconciler {
   }
 
   private pass(): Promise<void> {
-    return this.recovery
-      .runningStages()
-      .then((running) =>
-        this.resumer.resumeLost({
-          idleMs: this.config.worker.reconcileIdleMs,
-          reason: 'stalled',
-          // One announcement per stage and minute, however many workers find it.
-          tag: String(Math.floor(Date.now() / 60_000)),
-          running,
-          failed: (messageId, stage) => this.runner.failPermanently(messageId, internalErrorDuring(stage)),
-        }),
-      )
+    return this.resumer
+      .resumeLost({
+        idleMs: this.config.worker.reconcileIdleMs,
+        reason: 'stalled',
+        // One announcement per stage and minute, however many workers find it.
+        tag: String(Math.floor(Date.now() / 60_000)),
+        running: this.recovery.runningStages(),
+        failed: (messageId, stage) => this.runner.failPermanently(messageId, internalErrorDuring(stage)),
+      })
       .then((n) => {
         if (n > 0) this.logger.warn(`rescheduled or closed ${n} deliberation(s) that had stopped moving`);
       })

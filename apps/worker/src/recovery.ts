@@ -4,7 +4,7 @@ import { Resumer, StageRunner } from '@conclave/deliberation';
 import type { Logger } from '@conclave/observability';
 import { BatchDispatcher } from '@conclave/persistence';
 import { CONFIG, LOGGER, REDIS_PRODUCER } from '@conclave/platform';
-import { QueueWatch, stageLeaseKey, type RedisClient } from '@conclave/redis';
+import { QueueWatch, type RedisClient } from '@conclave/redis';
 import { ActiveStages } from './active-stages';
 
 /** The error a deliberation is closed with when its stage's job failed for good. */
@@ -73,11 +73,21 @@ export class Recovery {
     ]);
   }
 
-  /** Whether a stage is being run by a live worker (this one included). */
-  async runningStages(): Promise<(messageId: string, stage: string) => boolean> {
-    const leased = await this.watch.running(this.leaseMaxAgeMs);
-    return (messageId, stage) =>
-      this.active.has(messageId, stage) || leased.has(stageLeaseKey(messageId, stage));
+  /**
+   * Whether a live worker (this one included) runs a stage of the deliberation: the stage asked
+   * about, or the one before it, whose job is about to enqueue this one. The leases are read once,
+   * on the first question this worker cannot answer itself: a pass with nothing to repair needs no
+   * Redis.
+   */
+  runningStages(): (messageId: string) => Promise<boolean> {
+    let leased: Promise<Set<string>> | null = null;
+    return async (messageId) => {
+      if (this.active.hasMessage(messageId)) return true;
+      leased ??= this.watch
+        .running(this.leaseMaxAgeMs)
+        .then((stages) => new Set([...stages].map((key) => key.slice(0, key.indexOf(':')))));
+      return (await leased).has(messageId);
+    };
   }
 
   private async beat(): Promise<void> {
@@ -110,7 +120,7 @@ export class Recovery {
           idleMs: 0,
           reason: 'queue_lost',
           tag: epoch,
-          running: await this.runningStages(),
+          running: this.runningStages(),
           failed: (messageId, stage) => this.runner.failPermanently(messageId, internalErrorDuring(stage)),
         });
         await this.batches.reconcile();

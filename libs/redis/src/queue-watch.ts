@@ -7,7 +7,7 @@ interface Lease {
   running: string[];
 }
 
-/** `messageId:stage`, as leases list the stages a worker runs. */
+/** `messageId:stage`, as leases list the stages a worker runs (a message id has no `:`). */
 export const stageLeaseKey = (messageId: string, stage: string): string => `${messageId}:${stage}`;
 
 /**

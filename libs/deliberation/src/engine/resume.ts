@@ -25,8 +25,8 @@ export interface ResumeOptions {
   reason: ResumeReason;
   /** See resumedEvent. */
   tag: string;
-  /** True for a stage a live worker is running: its job was lost, its work was not. */
-  running: (messageId: string, stage: string) => boolean;
+  /** True while a live worker runs a stage of the deliberation: its job was lost, its work was not. */
+  running: (messageId: string, stage: string) => boolean | Promise<boolean>;
   /** A stage whose job failed for good: the deliberation is closed with an error. */
   failed: (messageId: string, stage: string) => Promise<void>;
 }
@@ -74,7 +74,7 @@ export class Resumer {
   async resumeLost(options: ResumeOptions): Promise<number> {
     let repaired = 0;
     for (const { messageId, stage, batchId } of await this.store.unfinishedMessages(options.idleMs)) {
-      if (options.running(messageId, stage)) continue;
+      if (await options.running(messageId, stage)) continue;
       const state = await this.scheduler.stageJobState(messageId, stage);
       if (state === 'pending') continue;
       repaired += 1;
