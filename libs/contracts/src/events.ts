@@ -82,6 +82,16 @@ export interface CouncilEventPayloads {
   model_progress: ModelProgressPayload;
 }
 
+/**
+ * Stored events any mode may send besides its own (deviations.md 7 and 10, and `resumed` of
+ * issue 34); `model_delta` / `model_partial` are live and typed in live.ts.
+ */
+export interface ExtensionEventPayloads {
+  model_progress: ModelProgressPayload;
+  cancelled: CancelledPayload;
+  resumed: ResumedPayload;
+}
+
 export const TERMINAL_EVENT_TYPES: readonly string[] = ['complete', 'error', 'cancelled'];
 
 /** The Redis pub/sub channel (under the deployment's key prefix) that carries every stored event. */
