@@ -9,6 +9,7 @@
  *   npm run bench -- --only cpu,http-provider  # CPU per deliberation; the models over HTTP
  *   npm run bench -- --only quorum --out <dir>  # council under heavy-tailed latencies, with and without a quorum
  *   npm run bench -- --only amplification  # one user floods (MCP batches, reports): another user's latency
+ *   npm run bench -- faults --out <dir>   # faults under load (opt-in: never in the default or --quick run)
  *   npm run bench -- --out <dir>          # where BENCHMARKS.md and results.json go
  *   npm run bench -- --servers shared     # DATABASE_URL / REDIS_URL instead of private servers
  *   npm run bench -- --no-profile         # skip the worker CPU profile (full mode takes one)
@@ -38,6 +39,7 @@ import { cpu } from './scenarios/cpu';
 import { httpProvider } from './scenarios/http-provider';
 import { fairness } from './scenarios/fairness';
 import { fanOut } from './scenarios/fan-out';
+import { faults } from './scenarios/faults';
 import { lifecycle } from './scenarios/lifecycle';
 import { liveDeltas } from './scenarios/live-deltas';
 import { openaiCompatible } from './scenarios/openai-compatible';
@@ -66,6 +68,7 @@ const SCENARIOS: Scenario[] = [
   openaiCompatible,
   pgbouncer,
   quorum,
+  faults,
 ];
 
 interface Options {
@@ -109,7 +112,9 @@ function parseArgs(argv: string[]): Options {
       if (kind !== 'private' && kind !== 'shared' && kind !== 'auto')
         throw new Error('--servers is private, shared or auto');
       options.servers = kind;
-    } else throw new Error(`unknown argument ${arg}`);
+    } else if (!arg.startsWith('-'))
+      options.only = [...(options.only ?? []), ...arg.split(',').filter(Boolean)];
+    else throw new Error(`unknown argument ${arg}`);
   }
   const names = SCENARIOS.map((s) => s.name);
   for (const name of options.only ?? []) {
@@ -230,7 +235,8 @@ async function main(): Promise<number> {
     `${info.machine.cores} × ${info.machine.cpu}, ${info.machine.memoryGb} GB, Node ${info.machine.node}, ${info.machine.postgres}, ${info.machine.redis}; load average ${info.loadAverageAtStart.join(' ')}`,
   );
 
-  const selected = SCENARIOS.filter((s) => !options.only || options.only.includes(s.name));
+  // Opt-in scenarios (faults: it stops and starts servers) run only when named.
+  const selected = SCENARIOS.filter((s) => (options.only ? options.only.includes(s.name) : !s.optIn));
   const results: ScenarioResult[] = [];
   let broken = false;
   for (const scenario of selected) {

@@ -3,6 +3,8 @@ import type { DeliveredEvent } from '@conclave/contracts';
 import IORedis from 'ioredis';
 import type { Socket } from 'socket.io-client';
 import { TestStack, expectContiguous } from './support/harness';
+import { freePort } from './support/private-postgres';
+import { PrivateRedis } from './support/private-redis';
 
 const requests = (tag: string) => [
   {
@@ -264,4 +266,85 @@ describe('Redis loses everything mid-run', () => {
     await expectAllFinishedOnce(messageIds, following, batchId);
     expect(stack.outputs.get(second)).toMatch(/rescheduled or closed \d+ deliberation/);
   }, 90_000);
+});
+
+/**
+ * Redis restarted empty mid-stage, with the default reconcile settings: work whose job was lost
+ * with it is queued again within seconds of Redis's return (not after RECONCILE_IDLE_MS +
+ * RECONCILE_INTERVAL_MS), and its subscribers are told; a stage that ran on through the outage is
+ * neither run twice nor announced.
+ */
+describe('Redis restarted empty mid-stage (default settings)', () => {
+  let redis: PrivateRedis;
+  let stack: TestStack;
+  beforeAll(async () => {
+    redis = new PrivateRedis(await freePort());
+    await redis.start();
+    stack = new TestStack({
+      REDIS_URL: redis.url,
+      // One slot: the first deliberation's stage runs, the second's job waits in Redis.
+      WORKER_CONCURRENCY: '1',
+      RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
+      RATE_LIMIT_DELIBERATIONS_PER_MINUTE: '0',
+    });
+    await stack.start();
+  }, 60_000);
+  afterAll(async () => {
+    if (!redis.running) await redis.start();
+    await stack?.stop();
+    await redis.kill();
+  }, 60_000);
+
+  it('the lost work resumes within seconds, said with `resumed`; the running stage is not run twice', async () => {
+    const council = (question: string) => ({
+      question,
+      councilModels: ['sim/a:delay4000@answer', 'sim/b:delay4000@answer'],
+      chairmanModel: 'sim/c',
+    });
+    const running = await stack.deliberate(council('Runs through the outage'));
+    const waiting = await stack.deliberate(council('Waits in the queue that is lost'));
+    const socket = await stack.connect();
+    const receivedAt = new Map<DeliveredEvent, number>();
+    socket.onAny((_name: string, event: DeliveredEvent) => receivedAt.set(event, Date.now()));
+    const following = [running, waiting].map((m) => stack.follow(m.messageId, { socket, timeoutMs: 90_000 }));
+    const statusOf = async (id: string) =>
+      ((await stack.db.query('SELECT status FROM messages WHERE id = $1', [id])) as { status: string }[])[0]
+        .status;
+    const deadline = Date.now() + 20_000;
+    while ((await statusOf(running.messageId)) !== 'running') {
+      if (Date.now() > deadline) throw new Error('the first deliberation never ran');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await statusOf(waiting.messageId)).toBe('queued');
+
+    await redis.kill();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await redis.start();
+    const restartedAt = Date.now();
+
+    const [ranOn, resumed] = await Promise.all(following);
+    expect(ranOn.at(-1)?.type).toBe('complete');
+    expect(resumed.at(-1)?.type).toBe('complete');
+    expectContiguous(ranOn);
+    expectContiguous(resumed);
+    // The waiting one is told, first thing, that it is queued again, and why.
+    expect(resumed[0]).toMatchObject({ type: 'resumed', stage: 'stage1', reason: 'queue_lost' });
+    expect(resumed.filter((e) => e.type === 'resumed')).toHaveLength(1);
+    // Generous on a loaded machine; the benchmark gives the real figure (a few seconds).
+    expect((receivedAt.get(resumed[0]) ?? Infinity) - restartedAt).toBeLessThan(20_000);
+    // The one whose stage ran on through the outage is not resumed (its calls are not made again).
+    expect(ranOn.filter((e) => e.type === 'resumed')).toEqual([]);
+    for (const { messageId } of [running, waiting]) {
+      const calls: { stage: string; n: number }[] = await stack.db.query(
+        `SELECT stage, COUNT(*)::int AS n FROM model_calls WHERE message_id = $1 GROUP BY stage ORDER BY stage`,
+        [messageId],
+      );
+      expect(calls).toEqual([
+        { stage: 'stage1', n: 2 },
+        { stage: 'stage2', n: 2 },
+        { stage: 'stage3', n: 1 },
+        { stage: 'title', n: 1 },
+      ]);
+    }
+  }, 120_000);
 });

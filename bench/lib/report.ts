@@ -264,6 +264,7 @@ export function renderMarkdown(info: RunInfo, results: ScenarioResult[], extra: 
       'npm run bench -- --only cpu,http-provider # CPU per deliberation per mode and process; the models over HTTP',
       'npm run bench -- --only quorum     # council under heavy-tailed latencies, every member vs a quorum of n−1',
       'npm run bench -- --only amplification # one user floods (MCP batches, reports): another user’s latency',
+      'npm run bench -- faults           # faults under load (worker/gateway killed, Redis restarted empty, PostgreSQL down); opt-in, never in the default or --quick run',
       'npm run bench -- --out /tmp/b      # write BENCHMARKS.md and results.json there',
       'npm run bench -- --servers shared  # use DATABASE_URL / REDIS_URL (or the local defaults) instead of private servers',
       'npm run bench -- --runtime ts-node # run gateway and workers under ts-node instead of compiled JavaScript',

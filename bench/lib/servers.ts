@@ -97,6 +97,16 @@ export class BenchPostgres {
     }
   }
 
+  /** Stops the server (fast shutdown: sessions are disconnected), keeping its data. */
+  async stop(): Promise<void> {
+    await this.exec('pg_ctl', ['-D', this.dataDir, '-m', 'fast', '-w', '-t', '60', 'stop']);
+  }
+
+  /** Starts it again after stop(). */
+  async start(): Promise<void> {
+    await this.exec('pg_ctl', ['-D', this.dataDir, '-l', this.logFile, '-w', '-t', '60', 'start']);
+  }
+
   /** Stops the server at once and removes its directory. Never throws. */
   async destroy(): Promise<void> {
     if (existsSync(path.join(this.dataDir, 'postmaster.pid'))) {

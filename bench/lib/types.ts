@@ -48,6 +48,8 @@ export interface Scenario {
   name: string;
   title: string;
   target: string;
+  /** Runs only when named (`--only <name>` or `npm run bench -- <name>`), never in the default or --quick run. */
+  optIn?: boolean;
   run(ctx: BenchContext): Promise<Omit<ScenarioResult, 'durationS' | 'loadAverage' | 'met'>>;
 }
 

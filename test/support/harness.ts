@@ -367,9 +367,11 @@ export const COUNCIL_SEQUENCE = [
   'complete',
 ];
 
-/** Events without the `model_progress` ones: the mode document's sequence. */
-export const modeEvents = (events: DeliveredEvent[]) =>
-  events.filter((e) => e.type !== 'model_progress' && e.type !== 'model_delta' && e.type !== 'model_partial');
+/** Extension events that interleave with a mode's own (deviations.md 7 and 10, `resumed`). */
+const EXTENSION_EVENTS = new Set(['model_progress', 'model_delta', 'model_partial', 'resumed']);
+
+/** Events without the extension ones (`model_progress`, `resumed`, …): the mode document's sequence. */
+export const modeEvents = (events: DeliveredEvent[]) => events.filter((e) => !EXTENSION_EVENTS.has(e.type));
 
 export function expectContiguous(events: DeliveredEvent[], from = 1): void {
   const seqs = events.map((e) => e.seq);

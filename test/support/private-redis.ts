@@ -9,7 +9,8 @@ import { freePort } from './private-postgres';
 export class PrivateRedis {
   private child: ChildProcess | null = null;
 
-  private constructor(readonly port: number) {}
+  /** Not started: `start()` it (or use `create()`, which picks a free port and starts it). */
+  constructor(readonly port: number) {}
 
   static async create(): Promise<PrivateRedis> {
     const redis = new PrivateRedis(await freePort());
@@ -27,10 +28,13 @@ export class PrivateRedis {
 
   /** Starts it (empty) and resolves once it answers PING. */
   async start(): Promise<void> {
-    this.child = spawn('redis-server', ['--port', String(this.port), '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
+    this.child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
     const probe = new IORedis(this.port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => 100 });
+    probe.on('error', () => undefined); // connect() rejects with it while the server starts
     try {
       for (let i = 0; ; i++) {
         try {

@@ -206,6 +206,9 @@ describe('the conclave CLI, without a server', () => {
       expect(describeEvent(event('some_new_complete', {}))).toBe('[some_new] complete');
       expect(describeEvent(event('error', { message: 'boom' }))).toBeNull();
       expect(describeEvent(event('cancelled', { reason: 'Cancelled by the user.' }))).toBeNull();
+      expect(describeEvent(event('resumed', { stage: 'round_2', reason: 'worker_lost', message: 'x' }))).toBe(
+        '[round 2] resuming (the worker running it stopped)',
+      );
     });
   });
 });

@@ -7,6 +7,7 @@ import type {
   JurorAssessment,
   JurorSummary,
   ModelProgressPayload,
+  ResumedPayload,
   RevisionSummary,
   Stage1Response,
   Stage2Metadata,
@@ -15,6 +16,7 @@ import type {
   VoteTallyResult,
   VoteWinnerResult,
 } from '@conclave/contracts';
+import { RESUME_REASON_TEXT } from '@conclave/contracts';
 
 type Describer = (event: DeliveredEvent) => string | null;
 type With<P extends object> = DeliveredEvent<P>;
@@ -139,6 +141,11 @@ const DESCRIBERS: Record<string, Describer> = {
   // Printed as `error: …` (or the cancellation's reason) by whoever follows the deliberation.
   error: () => null,
   cancelled: () => null,
+  // An extension event: the stage was interrupted (a worker stopped, the queue was lost) and runs again.
+  resumed: (e) => {
+    const { stage, reason } = payloadOf<ResumedPayload>(e);
+    return `[${stageLabel(stage)}] resuming (${RESUME_REASON_TEXT[reason] ?? 'interrupted'})`;
+  },
 };
 
 /** One progress line for an event, or null for events not worth a line. */

@@ -262,6 +262,12 @@ function TurnView({
       )}
       {/* Until complete, and when it stopped short, the calls show each answer (a stopped call's text as
           far as it got too); once complete the result does. */}
+      {/* A stage interrupted by a fault (a worker stopped, the queue was lost) runs again: said, not silent. */}
+      {finished === null && timeline.resumed && (
+        <p className="muted resumed" role="status">
+          {timeline.resumed}
+        </p>
+      )}
       {!complete && <Timeline timeline={timeline} showAnswers />}
       {(finished === 'error' || (finished === null && view?.status === 'failed')) && (
         <p className="error" role="alert">

@@ -1,4 +1,4 @@
-import { appendLivePiece, type DeliveredEvent, type LiveEvent } from '@conclave/contracts';
+import { appendLivePiece, resumedLine, type DeliveredEvent, type LiveEvent } from '@conclave/contracts';
 
 /** `stopped`: the call was still running when the deliberation was cancelled or failed. */
 export type CallState = 'waiting' | 'answering' | 'done' | 'failed' | 'retried' | 'stopped';
@@ -35,6 +35,11 @@ export interface TimelineState {
   error: string | null;
   /** When it ended (its last event's `at`). */
   endedAt: string | null;
+  /**
+   * The last `resumed` event as a line (`Resuming stage1 (the worker running it stopped).`): a
+   * stage interrupted by a fault runs again; shown until the deliberation ends.
+   */
+  resumed: string | null;
 }
 
 export const emptyTimeline = (): TimelineState => ({
@@ -43,6 +48,7 @@ export const emptyTimeline = (): TimelineState => ({
   finished: null,
   error: null,
   endedAt: null,
+  resumed: null,
 });
 
 const STATE: Record<string, CallState> = {
@@ -131,6 +137,10 @@ function stopRunning(stages: Stage[], at: string): Stage[] {
 export function applyEvent(state: TimelineState, event: DeliveredEvent): TimelineState {
   let next: TimelineState = { ...state, events: [...state.events, event] };
   if (event.type === 'model_progress') next = applyProgress(next, event);
+  if (event.type === 'resumed') {
+    const line = resumedLine(event);
+    next = { ...next, resumed: `${line.charAt(0).toUpperCase()}${line.slice(1)}.` };
+  }
   if (event.type === 'complete') next = { ...next, finished: 'complete', endedAt: event.at };
   if (event.type === 'error' || event.type === 'cancelled') {
     next = {

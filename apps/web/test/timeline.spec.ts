@@ -222,4 +222,19 @@ describe('answers as they are written', () => {
     const done = fold([progress('stage1', 'sim/a', 'succeeded', { content: 'Alpha.' })], state);
     expect(applyLive(done, delta('sim/a', 5, '!'))).toBe(done);
   });
+
+  it('says that a stage resumes after a fault, in a line, until the end', () => {
+    const resumed = fold([
+      progress('stage1', 'sim/a', 'started'),
+      event('resumed', {
+        stage: 'stage1',
+        reason: 'worker_lost',
+        message: 'The worker running stage1 stopped.',
+      }),
+    ]);
+    expect(resumed.resumed).toBe('Resuming stage1 (the worker running it stopped).');
+    expect(resumed.finished).toBeNull();
+    expect(call(resumed, 'stage1', 'sim/a')?.state).toBe('answering');
+    expect(applyEvent(resumed, event('complete')).finished).toBe('complete');
+  });
 });

@@ -13,11 +13,13 @@ import { DataSource } from 'typeorm';
 import { startWorkerHttp, type WorkerHttp } from './http';
 import { StageProcessor } from './jobs/stage.processor';
 import { Reconciler } from './reconciler';
+import { Recovery } from './recovery';
 
 /**
  * The worker's start and stop, in order. Start (once the processor's BullMQ worker exists and
- * consumes): its connection ready, the health/metrics port, the reconciler. Stop (before the
- * modules close their connections): the reconciler, then the drain, then the port.
+ * consumes): its connection ready, the health/metrics port, the heartbeat, the reconciler. Stop
+ * (before the modules close their connections): the reconciler, then the drain, then the
+ * heartbeat (its lease covers the stages still draining), then the port.
  */
 @Injectable()
 export class WorkerLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -26,6 +28,7 @@ export class WorkerLifecycle implements OnApplicationBootstrap, BeforeApplicatio
   constructor(
     private readonly processor: StageProcessor,
     private readonly reconciler: Reconciler,
+    private readonly recovery: Recovery,
     private readonly dataSource: DataSource,
     @Inject(REDIS_PRODUCER) private readonly producer: RedisClient,
     @Inject(METRICS) private readonly metrics: Metrics,
@@ -55,12 +58,14 @@ export class WorkerLifecycle implements OnApplicationBootstrap, BeforeApplicatio
         `METRICS_TOKEN is not set: /metrics on port ${this.http.port} answers whoever can reach it`,
       );
     }
+    this.recovery.start();
     this.reconciler.start();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.reconciler.stop();
     await this.processor.drain(this.config.worker.shutdownTimeoutMs);
+    await this.recovery.stop();
     // The usage of calls the drained stages could not store, before the pool closes.
     await this.unstoredCalls.close();
     await this.http?.close();

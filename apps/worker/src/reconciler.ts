@@ -1,14 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import { LiveCalls, StageRunner } from '@conclave/deliberation';
+import { LiveCalls, Resumer, StageRunner } from '@conclave/deliberation';
 import type { Logger } from '@conclave/observability';
 import { BatchDispatcher, KEY_REVOKED_REASON, OpenWorkRepository, WorkStops } from '@conclave/persistence';
 import { CONFIG, LOGGER } from '@conclave/platform';
+import { internalErrorDuring, Recovery } from './recovery';
 
 /**
  * PostgreSQL is the source of truth: work it holds that Redis lost (a restart without
  * persistence, a flushed instance) is found and enqueued again, at start and then periodically
- * (RECONCILE_INTERVAL_MS); deliberations idle past RECONCILE_IDLE_MS are rescheduled or closed.
+ * (RECONCILE_INTERVAL_MS); deliberations idle past RECONCILE_IDLE_MS are rescheduled (with a
+ * `resumed` event) or closed, unless a live worker's lease says it runs their stage. Work lost
+ * with Redis is normally found much sooner, by the heartbeat (Recovery).
  * The same pass stops what a lost message left running: work of revoked API keys that a
  * revocation did not cancel (it failed half-way, or a request authenticated just before it stored
  * its deliberation just after), and calls running here for a deliberation that was cancelled
@@ -20,6 +23,8 @@ export class Reconciler {
 
   constructor(
     private readonly runner: StageRunner,
+    private readonly resumer: Resumer,
+    private readonly recovery: Recovery,
     private readonly batches: BatchDispatcher,
     private readonly stops: WorkStops,
     private readonly openWork: OpenWorkRepository,
@@ -40,8 +45,15 @@ export class Reconciler {
   }
 
   private pass(): Promise<void> {
-    return this.runner
-      .reconcile(this.config.worker.reconcileIdleMs)
+    return this.resumer
+      .resumeLost({
+        idleMs: this.config.worker.reconcileIdleMs,
+        reason: 'stalled',
+        // One announcement per stage and minute, however many workers find it.
+        tag: String(Math.floor(Date.now() / 60_000)),
+        running: this.recovery.runningStages(),
+        failed: (messageId, stage) => this.runner.failPermanently(messageId, internalErrorDuring(stage)),
+      })
       .then((n) => {
         if (n > 0) this.logger.warn(`rescheduled or closed ${n} deliberation(s) that had stopped moving`);
       })

@@ -2,7 +2,7 @@ import { BullModule } from '@nestjs/bullmq';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { STAGE_QUEUE_DEFINITION, type StageQueueJobs } from '@conclave/contracts';
-import { HeldOutcomes, LiveCalls, StageRunner, modeDefinition } from '@conclave/deliberation';
+import { HeldOutcomes, LiveCalls, Resumer, StageRunner, modeDefinition } from '@conclave/deliberation';
 import { ObservedProvider, type Logger, type Metrics } from '@conclave/observability';
 import {
   BatchDispatcher,
@@ -21,7 +21,16 @@ import {
   REDIS_PRODUCER,
   STAGE_QUEUE,
 } from '@conclave/platform';
-import { RedisEventPublisher, RedisLiveChannel, type RedisClient, type StageQueue } from '@conclave/redis';
+import {
+  QueueWatch,
+  RedisEventPublisher,
+  RedisLiveChannel,
+  type RedisClient,
+  type StageQueue,
+} from '@conclave/redis';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { ActiveStages } from './active-stages';
 import { ConsumerModule } from './consumer.module';
 import { GenerateTitleHandler } from './jobs/generate-title.handler';
 import type { AnyJobHandler } from './jobs/job-handlers';
@@ -32,6 +41,7 @@ import { LiveControl } from './live-control';
 import { DataLifecycleJob } from './maintenance/data-lifecycle.job';
 import { buildProvider, type ProviderOverrides } from './provider';
 import { Reconciler } from './reconciler';
+import { Recovery } from './recovery';
 import { REDIS_CONSUMER, STAGE_JOB_HANDLERS } from './tokens';
 
 /** Earlier turns loaded for a follow-up; each mode truncates further (council: 10). */
@@ -153,6 +163,31 @@ export class WorkerModule {
             );
           },
         },
+        ActiveStages,
+        {
+          provide: Resumer,
+          inject: [TypeOrmDeliberationStore, STAGE_QUEUE, REDIS_PRODUCER, LOGGER],
+          useFactory: (
+            store: TypeOrmDeliberationStore,
+            scheduler: StageQueue,
+            redis: RedisClient,
+            log: Logger,
+          ) =>
+            new Resumer(store, scheduler, new RedisEventPublisher(redis, config.redisPrefix), (message) =>
+              log.warn(message),
+            ),
+        },
+        {
+          provide: QueueWatch,
+          inject: [REDIS_PRODUCER],
+          useFactory: (redis: RedisClient) =>
+            new QueueWatch(
+              redis,
+              config.queuePrefix,
+              `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+            ),
+        },
+        Recovery,
         RunStageHandler,
         GenerateTitleHandler,
         {

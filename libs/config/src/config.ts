@@ -44,8 +44,14 @@ export interface ConclaveConfig {
     concurrency: number;
     /** PostgreSQL connections of one worker: jobs hold one only for short statements and transactions. */
     dbPoolSize: number;
+    /** A dead worker's stage job is taken over within about lockDurationMs + stalledIntervalMs. */
     lockDurationMs: number;
     stalledIntervalMs: number;
+    /**
+     * How often a worker renews its lease on the stages it runs and checks that Redis still holds
+     * the queue (its epoch key); work lost with Redis is queued again a few heartbeats after.
+     */
+    heartbeatMs: number;
     maxStalledCount: number;
     attempts: number;
     /** How often a worker looks for deliberations that stopped moving, and how idle they must be. */
@@ -359,8 +365,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     worker: {
       concurrency: workerConcurrency,
       dbPoolSize: int(env, 'WORKER_DB_POOL', Math.min(Math.max(workerConcurrency, 5), 20), 1),
-      lockDurationMs: int(env, 'WORKER_LOCK_MS', 30_000, 1000),
-      stalledIntervalMs: int(env, 'WORKER_STALLED_INTERVAL_MS', 30_000, 500),
+      lockDurationMs: int(env, 'WORKER_LOCK_MS', 5000, 1000),
+      stalledIntervalMs: int(env, 'WORKER_STALLED_INTERVAL_MS', 2000, 500),
+      heartbeatMs: int(env, 'WORKER_HEARTBEAT_MS', 1000, 100),
       maxStalledCount: int(env, 'WORKER_MAX_STALLED', 5, 1),
       attempts: int(env, 'STAGE_ATTEMPTS', 3, 1),
       reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 30_000, 100),

@@ -29,6 +29,42 @@ export interface CancelledPayload {
   reason: string;
 }
 
+/**
+ * Why work in flight is being run again (the `resumed` extension event): the worker running the
+ * stage stopped (`worker_lost`), Redis lost the queue holding its job (`queue_lost`), or the
+ * reconciler found it had stopped moving (`stalled`).
+ */
+export type ResumeReason = 'worker_lost' | 'queue_lost' | 'stalled';
+
+/**
+ * `resumed`: a stored extension event (it has a `seq`) saying that a stage interrupted by a fault
+ * is being run again, and why; answers already stored are kept, not asked for again. It may come
+ * at any point before the end and changes nothing in the mode's own sequence.
+ */
+export interface ResumedPayload {
+  stage: string;
+  reason: ResumeReason;
+  /** A short sentence for people: what happened and that the deliberation goes on. */
+  message: string;
+}
+
+/** Why a stage resumes, in a few words, for the one-line renderings of `resumed` (CLI, MCP, /v1, web). */
+export const RESUME_REASON_TEXT: Readonly<Record<ResumeReason, string>> = {
+  worker_lost: 'the worker running it stopped',
+  queue_lost: 'the job queue lost it',
+  stalled: 'it had stopped moving',
+};
+
+/** `resuming stage2 (the worker running it stopped)`: one line for a `resumed` event. */
+export function resumedLine(event: Readonly<Record<string, unknown>>): string {
+  const stage = typeof event.stage === 'string' ? event.stage : 'the stage';
+  const why =
+    typeof event.reason === 'string' && event.reason in RESUME_REASON_TEXT
+      ? ` (${RESUME_REASON_TEXT[event.reason as ResumeReason]})`
+      : '';
+  return `resuming ${stage}${why}`;
+}
+
 export interface ErrorPayload {
   message: string;
 }
@@ -44,6 +80,16 @@ export interface CouncilEventPayloads {
   complete: Record<string, never>;
   error: ErrorPayload;
   model_progress: ModelProgressPayload;
+}
+
+/**
+ * Stored events any mode may send besides its own (deviations.md 7 and 10, and `resumed` of
+ * issue 34); `model_delta` / `model_partial` are live and typed in live.ts.
+ */
+export interface ExtensionEventPayloads {
+  model_progress: ModelProgressPayload;
+  cancelled: CancelledPayload;
+  resumed: ResumedPayload;
 }
 
 export const TERMINAL_EVENT_TYPES: readonly string[] = ['complete', 'error', 'cancelled'];

@@ -3,6 +3,7 @@ export * from './engine/stage-runner';
 export * from './engine/ending';
 export * from './engine/live-calls';
 export * from './engine/held-outcomes';
+export * from './engine/resume';
 export * from './engine/plan-estimate';
 export * from './modes';
 export * from './modes/council/council.mode';

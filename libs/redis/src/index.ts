@@ -4,3 +4,4 @@ export * from './event-publisher';
 export * from './fleet-limiter';
 export * from './live-channel';
 export * from './lua';
+export * from './queue-watch';

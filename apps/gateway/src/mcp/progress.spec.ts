@@ -85,6 +85,9 @@ describe('MCP progress wording', () => {
     expect(describeModeEvent(event('cancelled', { reason: 'Cancelled by the user.' }))).toBe(
       'cancelled: Cancelled by the user.',
     );
+    expect(describeModeEvent(event('resumed', { stage: 'stage2', reason: 'queue_lost', message: 'x' }))).toBe(
+      'resuming stage2 (the job queue lost it)',
+    );
     // A payload of another shape than documented: still a line, never a throw.
     expect(describeModeEvent(event('stage2_complete', { data: [] }))).toBe('stage2 complete');
     expect(describeModeEvent(event('something_else'))).toBeNull();

@@ -1,4 +1,5 @@
 import {
+  resumedLine,
   TERMINAL_EVENT_TYPES,
   type DeliveredEvent,
   type DelphiStats,
@@ -114,6 +115,7 @@ const DESCRIBERS: Record<string, (event: DeliveredEvent) => string> = {
   complete: () => 'complete',
   error: (e) => `failed: ${payloadOf<{ message: string }>(e).message}`,
   cancelled: (e) => `cancelled: ${payloadOf<{ reason: string }>(e).reason}`,
+  resumed: (e) => resumedLine(e),
 };
 
 /**

@@ -17,6 +17,12 @@ const linesOf = (mode: ModeName, events: DeliveredEvent[]) => {
 };
 
 describe('ProgressLines', () => {
+  it('a stage resumed after a fault is one line', () => {
+    expect(
+      linesOf('council', [event('resumed', { stage: 'stage1', reason: 'stalled', message: 'x' })]),
+    ).toEqual(['Resuming stage1 (it had stopped moving).\n']);
+  });
+
   it('council: who answered and ranked, the aggregate ranking; the synthesis itself is not a line', () => {
     const lines = linesOf('council', [
       event('stage1_start', { conversationId: 'c' }),

@@ -1,4 +1,4 @@
-import type { DeliveredEvent, ModeName } from '@conclave/contracts';
+import { resumedLine, type DeliveredEvent, type ModeName } from '@conclave/contracts';
 
 /** The stage whose single call writes the mode's final text, streamed as it is written; none for vote and debate. */
 export const FINAL_STAGE: Record<ModeName, { stage: string; startEvent: string } | null> = {
@@ -152,6 +152,11 @@ export class ProgressLines {
         return [`No convergence after ${plural(num(event.round) ?? 0, 'round')}: the last round stands.`];
       case 'synthesis_start':
         return ['The facilitator writes the report.'];
+      // extension event: a stage interrupted by a fault runs again
+      case 'resumed': {
+        const line = resumedLine(event);
+        return [`${line.charAt(0).toUpperCase()}${line.slice(1)}.`];
+      }
       default:
         return [];
     }

@@ -4,6 +4,8 @@ import { isJobName, jobNames, type JobName, type QueueDefinition } from '@concla
 export interface JobRun {
   /** The job's first start: not one after a stall, a failed attempt or a wait for the store. */
   firstStart: boolean;
+  /** How often the job stalled (the worker running it stopped) and was taken over: 0 normally. */
+  stalls: number;
 }
 
 /** Runs the jobs of one name of a queue, with that name's payload. */
@@ -28,6 +30,8 @@ export interface ReceivedJob {
   readonly data: unknown;
   /** How many times the job was moved to active, this time included (BullMQ's attemptsStarted). */
   readonly attemptsStarted?: number;
+  /** How often the job stalled and was moved back to wait (BullMQ's stalledCounter). */
+  readonly stalledCounter?: number;
 }
 
 /** A handler found under `name` is that name's handler (TypeScript cannot follow a Map's keys). */
@@ -78,7 +82,10 @@ export class JobHandlerMap<Jobs extends object> {
   async run(job: ReceivedJob): Promise<void> {
     const { name } = job;
     if (!isJobName(this.definition, name)) throw new Error(`no handler for job ${name}`);
-    await this.runAs(name, job.data, { firstStart: (job.attemptsStarted ?? 0) <= 1 });
+    await this.runAs(name, job.data, {
+      firstStart: (job.attemptsStarted ?? 0) <= 1,
+      stalls: job.stalledCounter ?? 0,
+    });
   }
 
   /** Tells the job's handler that it failed for good, when the handler wants to know. */

@@ -1,17 +1,24 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { JOB_NAMES, type StageJobData, type StageQueueJobs } from '@conclave/contracts';
-import { StageRunner } from '@conclave/deliberation';
+import { Resumer, StageRunner } from '@conclave/deliberation';
 import type { Logger, Metrics } from '@conclave/observability';
 import { LOGGER, METRICS } from '@conclave/platform';
+import { ActiveStages } from '../active-stages';
 import type { JobHandler, JobRun } from './job-handlers';
 
-/** `run-stage`: one stage of one deliberation, timed (conclave_stage_duration_seconds) and logged. */
+/**
+ * `run-stage`: one stage of one deliberation, timed (conclave_stage_duration_seconds) and logged,
+ * and listed in this worker's lease while it runs (ActiveStages). A job taken over after its
+ * worker stopped (a stall) first tells the deliberation's subscribers that the stage resumes.
+ */
 @Injectable()
 export class RunStageHandler implements JobHandler<StageQueueJobs, typeof JOB_NAMES.stage> {
   readonly jobName = JOB_NAMES.stage;
 
   constructor(
     private readonly runner: StageRunner,
+    private readonly resumer: Resumer,
+    private readonly active: ActiveStages,
     @Inject(METRICS) private readonly metrics: Metrics,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -20,7 +27,12 @@ export class RunStageHandler implements JobHandler<StageQueueJobs, typeof JOB_NA
     const started = performance.now();
     let outcome = 'error';
     let mode = 'unknown';
+    this.active.add(data.messageId, data.stage);
     try {
+      if (job.stalls > 0) {
+        // Once per stall (the key carries the count), and only while the stage is still to run.
+        await this.resumer.announce(data.messageId, data.stage, 'worker_lost', String(job.stalls));
+      }
       const ran = await this.runner.runStage(data.messageId, data.stage, {
         firstStart: job.firstStart,
         ...(data.start ? { start: data.start } : {}),
@@ -28,6 +40,7 @@ export class RunStageHandler implements JobHandler<StageQueueJobs, typeof JOB_NA
       outcome = ran ? 'ok' : 'skipped';
       mode = ran?.mode ?? mode;
     } finally {
+      this.active.delete(data.messageId, data.stage);
       const seconds = (performance.now() - started) / 1000;
       if (outcome !== 'skipped')
         this.metrics.stageDuration.observe(

@@ -8,6 +8,7 @@ import type {
   StageRow,
   StageWrite,
   StageWriteResult,
+  UnfinishedMessage,
 } from '../engine/types';
 
 /** The columns PostgreSQL's uq_deliberation_stages_once index makes a stage row unique by. */
@@ -182,7 +183,7 @@ export class MemoryStore implements DeliberationStore {
     return this.has(messageId) ? this.events.filter((e) => e.seq > afterSeq) : [];
   }
 
-  async unfinishedMessages() {
+  async unfinishedMessages(): Promise<UnfinishedMessage[]> {
     return [];
   }
 }

@@ -1,0 +1,138 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { ConclaveConfig } from '@conclave/config';
+import { Resumer, StageRunner } from '@conclave/deliberation';
+import type { Logger } from '@conclave/observability';
+import { BatchDispatcher } from '@conclave/persistence';
+import { CONFIG, LOGGER, REDIS_PRODUCER } from '@conclave/platform';
+import { QueueWatch, type RedisClient } from '@conclave/redis';
+import { ActiveStages } from './active-stages';
+
+/** The error a deliberation is closed with when its stage's job failed for good. */
+export const internalErrorDuring = (stage: string): string =>
+  `The deliberation stopped because of an internal error during ${stage}. Please try again.`;
+
+/**
+ * The worker's heartbeat (WORKER_HEARTBEAT_MS): renews its lease on the stages it runs and checks
+ * that Redis still holds the queue (QueueWatch). When Redis has lost it (restarted empty, flushed),
+ * the worker whose heartbeat noticed first waits until every live worker has renewed its lease
+ * (two heartbeats, plus the time a connection takes to come back), then queues again every
+ * unfinished deliberation whose stage has no job and that no worker runs, each with a `resumed`
+ * event; stages that ran on through the outage are left to finish (their calls are not made twice).
+ */
+@Injectable()
+export class Recovery {
+  private timer: NodeJS.Timeout | undefined;
+  private beating = false;
+  private resuming = false;
+  private stopped = false;
+  private beats = 0;
+  private readonly onReady = () => void this.beat();
+
+  constructor(
+    private readonly watch: QueueWatch,
+    private readonly resumer: Resumer,
+    private readonly runner: StageRunner,
+    private readonly batches: BatchDispatcher,
+    private readonly active: ActiveStages,
+    @Inject(REDIS_PRODUCER) private readonly redis: RedisClient,
+    @Inject(CONFIG) private readonly config: ConclaveConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  private get heartbeatMs(): number {
+    return this.config.worker.heartbeatMs;
+  }
+
+  /** A lease counts while younger than this (a few heartbeats; hosts' clocks within ~2 s). */
+  private get leaseMaxAgeMs(): number {
+    return 3 * this.heartbeatMs + 2000;
+  }
+
+  /** Before resuming: every live worker's lease is back (a reconnect can take ~2 s of backoff). */
+  private get settleMs(): number {
+    return 2 * this.heartbeatMs + 2500;
+  }
+
+  start(): void {
+    void this.beat();
+    this.timer = setInterval(() => void this.beat(), this.heartbeatMs);
+    this.timer.unref();
+    // Back after an outage: look at once rather than at the next heartbeat.
+    this.redis.on('ready', this.onReady);
+  }
+
+  /** After the drain: the lease lasts as long as stages run here. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.redis.off('ready', this.onReady);
+    // Best effort and brief: with Redis away the lease simply ages out.
+    await Promise.race([
+      this.watch.leave().catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, 1000).unref()),
+    ]);
+  }
+
+  /**
+   * Whether a live worker (this one included) runs a stage of the deliberation: the stage asked
+   * about, or the one before it, whose job is about to enqueue this one. The leases are read once,
+   * on the first question this worker cannot answer itself: a pass with nothing to repair needs no
+   * Redis.
+   */
+  runningStages(): (messageId: string) => Promise<boolean> {
+    let leased: Promise<Set<string>> | null = null;
+    return async (messageId) => {
+      if (this.active.hasMessage(messageId)) return true;
+      leased ??= this.watch
+        .running(this.leaseMaxAgeMs)
+        .then((stages) => new Set([...stages].map((key) => key.slice(0, key.indexOf(':')))));
+      return (await leased).has(messageId);
+    };
+  }
+
+  private async beat(): Promise<void> {
+    if (this.beating || this.stopped) return;
+    this.beating = true;
+    try {
+      const { lost } = await this.watch.beat(this.active.keys());
+      const first = this.beats++ === 0;
+      if (lost) this.resumeAfterLoss(lost, first);
+    } catch {
+      // Redis away: the connection reports it; the next heartbeat tries again.
+    } finally {
+      this.beating = false;
+    }
+  }
+
+  private resumeAfterLoss(epoch: string, atStart: boolean): void {
+    if (this.resuming) return;
+    this.resuming = true;
+    this.logger.warn(
+      atStart
+        ? 'the stage queue has no epoch yet (a new or emptied Redis): looking for work to resume'
+        : `Redis lost the stage queue (restarted empty or flushed): resuming its work in ${this.settleMs} ms`,
+    );
+    const started = Date.now();
+    void new Promise((resolve) => setTimeout(resolve, this.settleMs).unref())
+      .then(async () => {
+        if (this.stopped) return;
+        const n = await this.resumer.resumeLost({
+          idleMs: 0,
+          reason: 'queue_lost',
+          tag: epoch,
+          running: this.runningStages(),
+          failed: (messageId, stage) => this.runner.failPermanently(messageId, internalErrorDuring(stage)),
+        });
+        await this.batches.reconcile();
+        if (n > 0 || !atStart) {
+          this.logger.warn(
+            `resumed ${n} deliberation(s) whose jobs Redis lost, ${Date.now() - started} ms after noticing`,
+          );
+        }
+      })
+      .catch((error: unknown) => this.logger.warn(`could not resume the lost work: ${String(error)}`))
+      .finally(() => {
+        this.resuming = false;
+      });
+  }
+}
