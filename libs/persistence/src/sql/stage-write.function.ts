@@ -24,12 +24,13 @@
  * or with `compact` as [event_key, seq, created_at] and the title filled into `title_complete`
  * (`title`): the writer has the payloads already, so they need not travel back (1764200000000).
  *
- * Every migration that defines it runs this text (1763820000000 created it, 1763830000000 and
- * 1763840000000 bring databases that ran an older version up to this one). PL/pgSQL plans a
- * statement when it first runs, so the earlier migrations can create it before 1763840000000 adds
- * the model_calls.finish_reason column it writes. It stays compatible with older engines, which
- * ignored the outcomes of 'replaced', never sent conversationTitle and send no finish_reason, and
- * with engines before 1764200000000, which send neither titleOutcome nor compact.
+ * This is the live text, its one home; no migration imports it. Each migration carries the text it
+ * ran, frozen (1763820000000, 1763830000000, 1763840000000, 1764100000000, 1764200000000), and
+ * migrations/migrations.spec.ts checks that a database the migrations build defines exactly this
+ * text. To change the function: edit it here and add a migration with a frozen copy of the new
+ * text. It stays compatible with older engines, which ignored the outcomes of 'replaced', never
+ * sent conversationTitle and send no finish_reason, and with engines before 1764200000000, which
+ * send neither titleOutcome nor compact.
  *
  * Events are partitioned by their message's creation time (1764100000000): each event carries it
  * as `message_created_at`, and the event-key check names it, so both touch one partition only.
