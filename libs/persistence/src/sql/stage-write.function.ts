@@ -25,7 +25,8 @@
  * (`title`): the writer has the payloads already, so they need not travel back (1764200000000).
  *
  * This is the live text, its one home; no migration imports it. Each migration carries the text it
- * ran, frozen (1763820000000, 1763830000000, 1763840000000, 1764100000000, 1764200000000), and
+ * ran, frozen (1763820000000, 1763830000000, 1763840000000, 1764100000000, 1764200000000,
+ * 1764600000000), and
  * migrations/migrations.spec.ts checks that a database the migrations build defines exactly this
  * text. To change the function: edit it here and add a migration with a frozen copy of the new
  * text. It stays compatible with older engines, which ignored the outcomes of 'replaced', never
@@ -96,7 +97,7 @@ BEGIN
     UPDATE conversations SET title = COALESCE(title, p->>'conversationTitle') WHERE id = m.conversation_id;
   END IF;
 
-  IF m.status IN ('complete', 'failed', 'cancelled')
+  IF m.status = ANY(conclave_terminal_statuses())
      OR (COALESCE((p->>'guard')::boolean, false) AND m.stage IS DISTINCT FROM p->>'stage') THEN
     RETURN jsonb_build_object('result', 'skipped');
   END IF;
