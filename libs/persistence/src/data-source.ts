@@ -13,6 +13,7 @@ import { StageWriteCompact1764200000000 } from './migrations/1764200000000-stage
 import { StageWriteGroup1764300000000 } from './migrations/1764300000000-stage-write-group';
 import { WorkByKey1764450000000 } from './migrations/1764450000000-work-by-key';
 import { AdminSessions1764533000000 } from './migrations/1764533000000-admin-sessions';
+import { MessageStatuses1764600000000 } from './migrations/1764600000000-message-statuses';
 import { ensureEventPartitions } from './lifecycle/event-partitions';
 import { partitionsAhead } from './lifecycle/plan';
 
@@ -31,6 +32,7 @@ export const MIGRATIONS = [
   StageWriteGroup1764300000000,
   WorkByKey1764450000000,
   AdminSessions1764533000000,
+  MessageStatuses1764600000000,
 ];
 
 export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {

@@ -598,7 +598,7 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
   async unfinishedMessages(idleMs: number): Promise<UnfinishedMessage[]> {
     // Batch items still waiting for a slot of their batch have no job by design.
     const rows: { id: string; stage: string; batch_id: string | null }[] = await this.dataSource.query(
-      `SELECT id, stage, batch_id FROM messages WHERE role = 'assistant' AND status IN ('queued', 'running')
+      `SELECT id, stage, batch_id FROM messages WHERE role = 'assistant' AND status = ANY(conclave_open_statuses())
          AND stage IS NOT NULL AND (batch_id IS NULL OR dispatched_at IS NOT NULL)
          AND updated_at < now() - make_interval(secs => $1::float / 1000)
        ORDER BY updated_at LIMIT 500`,

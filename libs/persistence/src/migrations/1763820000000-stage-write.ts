@@ -1,12 +1,124 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { STAGE_WRITE_FUNCTION } from './stage-write.function';
 
-/** conclave_stage_write, the one-round-trip stage write (stage-write.function.ts). */
+/**
+ * conclave_stage_write as this migration created it (frozen: the text it ran; the live text is
+ * libs/persistence/src/sql/stage-write.function.ts). One write of a stage (its opening, calls that
+ * settled, or its commit) in a single round trip. Under the message's row lock: store the calls'
+ * outcomes ('replaced' when an earlier run stored one first), stop with 'skipped' when the message
+ * has ended or moved on, insert the stage rows, fill the title into `title_complete`, append the
+ * new events after `last_seq`, move the message.
+ */
+export const STAGE_WRITE_1763820000000 = `
+CREATE FUNCTION conclave_stage_write(p_message uuid, p jsonb) RETURNS jsonb
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  m record;
+  v_outcomes jsonb := COALESCE(p->'outcomes', '[]'::jsonb);
+  v_rows jsonb := COALESCE(p->'rows', '[]'::jsonb);
+  v_events jsonb := COALESCE(p->'events', '[]'::jsonb);
+  v_update jsonb := p->'update';
+  v_inserted int;
+  v_title text;
+  v_delivered jsonb;
+  v_count int;
+  v_status text;
+BEGIN
+  SELECT id, conversation_id, status, stage, needs_title, last_seq INTO m
+    FROM messages WHERE id = p_message FOR NO KEY UPDATE;
+  IF NOT FOUND THEN
+    RETURN jsonb_build_object('result', 'missing');
+  END IF;
+
+  IF jsonb_array_length(v_outcomes) > 0 THEN
+    WITH stored AS (
+      INSERT INTO model_calls (message_id, stage, call_key, model, served_model, ok, content, error,
+        response_time_ms, prompt_tokens, completion_tokens, cost_usd, simulated)
+      SELECT p_message, p->>'stage', o.call_key, o.model, o.served_model, o.ok, o.content, o.error,
+        o.response_time_ms, o.prompt_tokens, o.completion_tokens, o.cost_usd, o.simulated
+      FROM jsonb_to_recordset(v_outcomes) AS o(call_key text, model text, served_model text, ok boolean,
+        content text, error text, response_time_ms int, prompt_tokens int, completion_tokens int,
+        cost_usd numeric, simulated boolean)
+      ON CONFLICT DO NOTHING RETURNING 1)
+    SELECT count(*) INTO v_inserted FROM stored;
+    IF v_inserted < jsonb_array_length(v_outcomes) THEN
+      RETURN jsonb_build_object('result', 'replaced');
+    END IF;
+  END IF;
+
+  IF m.status IN ('complete', 'failed', 'cancelled')
+     OR (COALESCE((p->>'guard')::boolean, false) AND m.stage IS DISTINCT FROM p->>'stage') THEN
+    RETURN jsonb_build_object('result', 'skipped');
+  END IF;
+
+  IF jsonb_array_length(v_rows) > 0 THEN
+    INSERT INTO deliberation_stages (message_id, stage_type, stage_order, model, role, content, parsed_data,
+      response_time_ms, prompt_tokens, completion_tokens, cost_usd, participant)
+    SELECT p_message, r.stage_type, r.stage_order, r.model, r.role, r.content, r.parsed_data, r.response_time_ms,
+      r.prompt_tokens, r.completion_tokens, r.cost_usd, r.participant
+    FROM ROWS FROM (jsonb_to_recordset(v_rows) AS (stage_type text, stage_order int, model text, role text,
+      content text, parsed_data jsonb, response_time_ms int, prompt_tokens int, completion_tokens int,
+      cost_usd numeric, participant int)) WITH ORDINALITY
+      AS r(stage_type, stage_order, model, role, content, parsed_data, response_time_ms, prompt_tokens,
+        completion_tokens, cost_usd, participant, ord)
+    ORDER BY r.ord
+    ON CONFLICT DO NOTHING;
+  END IF;
+
+  IF p ? 'title' AND m.needs_title THEN
+    UPDATE conversations SET title = COALESCE(title, p->>'title') WHERE id = m.conversation_id
+      RETURNING title INTO v_title;
+    SELECT COALESCE(jsonb_agg(CASE WHEN e->>'type' = 'title_complete'
+        THEN jsonb_set(e, '{payload,data,title}', to_jsonb(COALESCE(v_title, p->>'title'))) ELSE e END
+        ORDER BY x.ord), '[]'::jsonb)
+      INTO v_events FROM jsonb_array_elements(v_events) WITH ORDINALITY AS x(e, ord);
+  ELSE
+    SELECT COALESCE(jsonb_agg(e ORDER BY x.ord), '[]'::jsonb) INTO v_events
+      FROM jsonb_array_elements(v_events) WITH ORDINALITY AS x(e, ord) WHERE e->>'type' <> 'title_complete';
+  END IF;
+
+  WITH input AS (
+    SELECT e.key, e.type, e.payload, e.ord
+    FROM ROWS FROM (jsonb_to_recordset(v_events) AS (key text, type text, payload jsonb)) WITH ORDINALITY
+      AS e(key, type, payload, ord)),
+  fresh AS (
+    SELECT DISTINCT ON (i.key) i.* FROM input i
+    WHERE NOT EXISTS (SELECT 1 FROM deliberation_events d WHERE d.message_id = p_message AND d.event_key = i.key)
+    ORDER BY i.key, i.ord),
+  numbered AS (SELECT f.*, (m.last_seq + row_number() OVER (ORDER BY f.ord))::int AS seq FROM fresh f),
+  inserted AS (
+    INSERT INTO deliberation_events (message_id, seq, event_key, type, payload, created_at)
+    SELECT p_message, n.seq, n.key, n.type, n.payload, clock_timestamp() FROM numbered n ORDER BY n.seq
+    RETURNING message_id, seq, type, payload, created_at)
+  SELECT COALESCE(jsonb_agg(to_jsonb(i) ORDER BY i.seq), '[]'::jsonb), count(*) INTO v_delivered, v_count
+  FROM inserted i;
+
+  v_status := COALESCE(v_update->>'status',
+    CASE WHEN COALESCE((p->>'markRunning')::boolean, false) AND m.status = 'queued' THEN 'running' END);
+  IF v_status IS NOT NULL OR v_update IS NOT NULL THEN
+    UPDATE messages SET
+      last_seq = m.last_seq + v_count,
+      status = COALESCE(v_status, status),
+      stage = CASE WHEN v_update ? 'stage' THEN v_update->>'stage' ELSE stage END,
+      error = CASE WHEN v_update ? 'error' THEN v_update->>'error' ELSE error END,
+      content = CASE WHEN v_update ? 'content' THEN v_update->>'content' ELSE content END,
+      completed_at = CASE WHEN COALESCE((v_update->>'completed')::boolean, false) THEN now() ELSE completed_at END,
+      updated_at = now()
+    WHERE id = p_message;
+    UPDATE conversations SET updated_at = now() WHERE id = m.conversation_id;
+  ELSIF v_count > 0 THEN
+    UPDATE messages SET last_seq = m.last_seq + v_count WHERE id = p_message;
+  END IF;
+
+  RETURN jsonb_build_object('result', 'written', 'events', v_delivered);
+END
+$fn$`;
+
+/** conclave_stage_write, the one-round-trip stage write. */
 export class StageWrite1763820000000 implements MigrationInterface {
   name = 'StageWrite1763820000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(STAGE_WRITE_FUNCTION);
+    await q.query(STAGE_WRITE_1763820000000);
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { STAGE_WRITE_FUNCTION } from './stage-write.function';
+import { STAGE_WRITE_1764100000000 } from './1764100000000-event-partitions';
 
 /**
  * Issue 23, CPU per deliberation: conclave_stage_write learns `titleOutcome` (the first stage's job
@@ -7,12 +7,14 @@ import { STAGE_WRITE_FUNCTION } from './stage-write.function';
  * the message again), `compact` answers (event keys, seqs and times instead of the payloads the
  * engine just sent), and moves the conversation's updated_at only when a message ends, not at every
  * stage. Older engines send neither field and get the answers they expect.
+ *
+ * It ran the text 1764100000000 ran (both came in one release), frozen there.
  */
 export class StageWriteCompact1764200000000 implements MigrationInterface {
   name = 'StageWriteCompact1764200000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(STAGE_WRITE_FUNCTION);
+    await q.query(STAGE_WRITE_1764100000000);
   }
 
   async down(): Promise<void> {

@@ -325,7 +325,7 @@ export class BatchesRepository {
    */
   async unfinishedItems(batchId: string): Promise<{ messageId: string; stage: string | null }[]> {
     const rows: { id: string; stage: string | null }[] = await this.dataSource.query(
-      `SELECT id, stage FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status IN ('queued', 'running')
+      `SELECT id, stage FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = ANY(conclave_open_statuses())
        ORDER BY batch_index`,
       [batchId],
     );
@@ -421,7 +421,7 @@ export class BatchesRepository {
       }
       const [{ inflight }]: { inflight: number }[] = await manager.query(
         `SELECT COUNT(*)::int AS inflight FROM messages WHERE batch_id = $1 AND role = 'assistant'
-           AND dispatched_at IS NOT NULL AND status IN ('queued', 'running')`,
+           AND dispatched_at IS NOT NULL AND status = ANY(conclave_open_statuses())`,
         [batchId],
       );
       const slots = batch.concurrency - inflight;
@@ -451,7 +451,7 @@ export class BatchesRepository {
       `UPDATE batches SET status = CASE WHEN status IN ('cancelled', 'budget_exhausted') THEN status ELSE 'complete' END,
          finished_at = now()
        WHERE id = $1 AND finished_at IS NULL AND NOT EXISTS (
-         SELECT 1 FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status IN ('queued', 'running'))`,
+         SELECT 1 FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = ANY(conclave_open_statuses()))`,
       [batchId],
     );
   }

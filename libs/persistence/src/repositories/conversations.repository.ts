@@ -147,7 +147,7 @@ export class ConversationsRepository {
     return this.dataSource.transaction(async (manager) => {
       const unfinished: { id: string; last_seq: number }[] = await manager.query(
         `SELECT m.id, m.last_seq FROM messages m JOIN conversations c ON c.id = m.conversation_id
-         WHERE c.id = $1 AND c.user_id = $2 AND m.role = 'assistant' AND m.status IN ('queued', 'running')`,
+         WHERE c.id = $1 AND c.user_id = $2 AND m.role = 'assistant' AND m.status = ANY(conclave_open_statuses())`,
         [conversationId, userId],
       );
       // What its calls cost stays in the user's monthly spend (budgets).

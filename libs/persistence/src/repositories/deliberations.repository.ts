@@ -228,7 +228,7 @@ export class DeliberationsRepository {
         if (!conversation) return null;
         const [{ last, pending }]: { last: number | null; pending: number }[] = await manager.query(
           `SELECT MAX(turn) AS last,
-             COUNT(*) FILTER (WHERE role = 'assistant' AND status IN ('queued', 'running'))::int AS pending
+             COUNT(*) FILTER (WHERE role = 'assistant' AND status = ANY(conclave_open_statuses()))::int AS pending
            FROM messages WHERE conversation_id = $1`,
           [conversationId],
         );
@@ -477,7 +477,7 @@ export class DeliberationsRepository {
   async activeCounts(): Promise<{ queued: number; running: number }> {
     const rows: { status: 'queued' | 'running'; n: number }[] = await this.dataSource.query(
       `SELECT status, count(*)::int AS n FROM messages
-       WHERE role = 'assistant' AND status IN ('queued', 'running') GROUP BY status`,
+       WHERE role = 'assistant' AND status = ANY(conclave_open_statuses()) GROUP BY status`,
     );
     const count = (status: 'queued' | 'running') => rows.find((r) => r.status === status)?.n ?? 0;
     return { queued: count('queued'), running: count('running') };

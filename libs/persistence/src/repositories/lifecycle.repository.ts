@@ -80,7 +80,7 @@ export async function removeConversations(m: EntityManager, ids: readonly string
 /** A conversation holds a deliberation that has not ended (in SQL, for conversation `c`). */
 const RUNNING_IN = (conversation: string) =>
   `EXISTS (SELECT 1 FROM messages r WHERE r.conversation_id = ${conversation}
-     AND r.role = 'assistant' AND r.status IN ('queued', 'running'))`;
+     AND r.role = 'assistant' AND r.status = ANY(conclave_open_statuses()))`;
 
 /**
  * A finished batch past retention (in SQL, for batch `b`, cutoff $1): it finished before the
@@ -190,7 +190,7 @@ export class LifecycleRepository {
            SELECT c.id FROM conversations c
            WHERE c.user_id = u.id AND c.updated_at < $1
              AND NOT EXISTS (SELECT 1 FROM messages x WHERE x.conversation_id = c.id
-               AND (x.batch_id IS NOT NULL OR (x.role = 'assistant' AND x.status IN ('queued', 'running'))))
+               AND (x.batch_id IS NOT NULL OR (x.role = 'assistant' AND x.status = ANY(conclave_open_statuses()))))
            ORDER BY c.updated_at LIMIT $2
            FOR UPDATE OF c SKIP LOCKED) c
          LIMIT $2`,

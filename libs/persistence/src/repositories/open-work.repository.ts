@@ -56,7 +56,7 @@ export class OpenWorkRepository {
   /** The deliberations (assistant messages) still queued or running, oldest first. */
   async openDeliberations(owner: WorkOwner): Promise<OpenDeliberation[]> {
     const columns = 'm.id, m.status, m.stage, m.batch_id';
-    const open = `m.status IN ('queued', 'running')`;
+    const open = `m.status = ANY(conclave_open_statuses())`;
     const [sql, params] =
       'keyIds' in owner
         ? [

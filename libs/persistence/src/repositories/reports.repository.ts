@@ -33,7 +33,6 @@ const TEXT_KEYS = [
 ];
 /** Stage rows no statistic reads (the content under evaluation; council's first answers). */
 const SKIPPED_STAGES = ['present', 'stage1', 'synthesis'];
-const FINISHED = `('complete', 'failed', 'cancelled')`;
 
 /** A stage row as the report builders read it, with the item it belongs to. */
 export interface ReportStageRecord extends ReportStageRow {
@@ -142,7 +141,7 @@ export class ReportsRepository {
          percentile_cont(0.5) WITHIN GROUP (ORDER BY c.response_time_ms) FILTER (WHERE c.ok) AS p50,
          percentile_cont(0.95) WITHIN GROUP (ORDER BY c.response_time_ms) FILTER (WHERE c.ok) AS p95
        FROM messages a JOIN model_calls c ON c.message_id = a.id
-       WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.status IN ${FINISHED}
+       WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.status = ANY(conclave_terminal_statuses())
        GROUP BY c.model ORDER BY c.model`,
       [batchId],
     );
@@ -165,7 +164,7 @@ export class ReportsRepository {
       await this.dataSource.query(
         `SELECT a.mode, c.stage, c.model, COUNT(*)::int AS calls, COUNT(*) FILTER (WHERE NOT c.ok)::int AS failed
          FROM messages a JOIN model_calls c ON c.message_id = a.id
-         WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.superseded_at IS NULL AND a.status IN ${FINISHED}
+         WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.superseded_at IS NULL AND a.status = ANY(conclave_terminal_statuses())
          GROUP BY a.mode, c.stage, c.model ORDER BY a.mode, c.stage, c.model`,
         [batchId],
       );
@@ -196,7 +195,7 @@ export class ReportsRepository {
            COALESCE(SUM(c.cost_usd), 0)::float8 AS cost,
            COALESCE(SUM(c.prompt_tokens), 0)::float8 AS prompt, COALESCE(SUM(c.completion_tokens), 0)::float8 AS completion
          FROM messages a LEFT JOIN model_calls c ON c.message_id = a.id
-         WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.status IN ${FINISHED}
+         WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.status = ANY(conclave_terminal_statuses())
          GROUP BY a.id)
        SELECT COUNT(*) FILTER (WHERE ran)::int AS items,
          COALESCE(SUM(prompt), 0)::float8 AS prompt, COALESCE(SUM(completion), 0)::float8 AS completion,
@@ -215,7 +214,7 @@ export class ReportsRepository {
          percentile_cont(0.5) WITHIN GROUP (ORDER BY c.response_time_ms) AS p50,
          percentile_cont(0.95) WITHIN GROUP (ORDER BY c.response_time_ms) AS p95
        FROM messages a JOIN model_calls c ON c.message_id = a.id
-       WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.status IN ${FINISHED} AND c.ok`,
+       WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.status = ANY(conclave_terminal_statuses()) AND c.ok`,
       [batchId],
     );
     return {

@@ -1,40 +1,25 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { STAGE_WRITE_1764100000000 } from './1764100000000-event-partitions';
+
 /**
- * conclave_stage_write(message uuid, p jsonb): the only writer of a stage, and the one place its
- * rules live. One write of a stage (its opening, calls that settled, its commit, the title job's
- * title, a final failure) in a single round trip. Under the message's row lock, in this order:
- * - store the calls' outcomes; when an earlier run of the stage stored one of them first, answer
- *   'replaced' with the stored outcomes of every given call (in the order given) and write nothing
- *   else: the engine reduces from them and writes again without outcomes;
- * - store the title call's outcome (`titleOutcome`, stage 'title'; kept when one is stored already)
- *   and set `conversationTitle` unless the conversation has a title (also after the message ended:
- *   a conversation keeps its title after a failed turn);
- * - stop with 'skipped' when the message has ended or, with a guard, is no longer at the stage;
- * - insert the stage rows (each once);
- * - fill the fallback `title` into a `title_complete` event (dropped when the conversation needs no
- *   title);
- * - append the events whose keys are new, numbered after `last_seq`;
- * - move the message (and the conversation's updated_at when the message ends).
- * Each statement of a PL/pgSQL function sees what was committed before it, so the checks made after
- * the lock see every earlier writer.
- *
- * p: { stage, guard?, markRunning?, outcomes?, rows?, events, update?: { status?, stage?, error?,
- *      content?, completed? }, title?, conversationTitle?, titleOutcome?, compact? }
- *
- * 'written' answers with the events appended: whole (message_id, seq, type, payload, created_at),
- * or with `compact` as [event_key, seq, created_at] and the title filled into `title_complete`
- * (`title`): the writer has the payloads already, so they need not travel back (1764200000000).
- *
- * Every migration that defines it runs this text (1763820000000 created it, 1763830000000 and
- * 1763840000000 bring databases that ran an older version up to this one). PL/pgSQL plans a
- * statement when it first runs, so the earlier migrations can create it before 1763840000000 adds
- * the model_calls.finish_reason column it writes. It stays compatible with older engines, which
- * ignored the outcomes of 'replaced', never sent conversationTitle and send no finish_reason, and
- * with engines before 1764200000000, which send neither titleOutcome nor compact.
- *
- * Events are partitioned by their message's creation time (1764100000000): each event carries it
- * as `message_created_at`, and the event-key check names it, so both touch one partition only.
+ * conclave_terminal_statuses() and conclave_open_statuses(): a deliberation's statuses in SQL,
+ * once (TERMINAL_STATUSES in @conclave/contracts), for queries to use instead of literal lists.
+ * IMMUTABLE SQL functions without arguments: the planner folds a call into the constant array, so
+ * a query plans as with the literal list. Frozen: the text this migration ran; the live text is
+ * libs/persistence/src/sql/message-statuses.function.ts.
  */
-export const STAGE_WRITE_FUNCTION = `
+export const MESSAGE_STATUSES_1764600000000 = `
+CREATE OR REPLACE FUNCTION conclave_terminal_statuses() RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$ SELECT ARRAY['complete', 'failed', 'cancelled'] $fn$;
+CREATE OR REPLACE FUNCTION conclave_open_statuses() RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$ SELECT ARRAY['queued', 'running'] $fn$`;
+
+/**
+ * conclave_stage_write as this migration replaced it: the same but for its one status list, which
+ * reads conclave_terminal_statuses() (frozen: the text it ran; the live text is
+ * libs/persistence/src/sql/stage-write.function.ts).
+ */
+export const STAGE_WRITE_1764600000000 = `
 CREATE OR REPLACE FUNCTION conclave_stage_write(p_message uuid, p jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -95,7 +80,7 @@ BEGIN
     UPDATE conversations SET title = COALESCE(title, p->>'conversationTitle') WHERE id = m.conversation_id;
   END IF;
 
-  IF m.status IN ('complete', 'failed', 'cancelled')
+  IF m.status = ANY(conclave_terminal_statuses())
      OR (COALESCE((p->>'guard')::boolean, false) AND m.stage IS DISTINCT FROM p->>'stage') THEN
     RETURN jsonb_build_object('result', 'skipped');
   END IF;
@@ -171,3 +156,23 @@ BEGIN
   RETURN jsonb_build_object('result', 'written', 'events', v_delivered);
 END
 $fn$`;
+
+/**
+ * Issue 35, each rule once: the statuses a deliberation ends in, written once in SQL. Additive:
+ * two new functions, and conclave_stage_write reads one of them where it had the literal list;
+ * nothing stored changes.
+ */
+export class MessageStatuses1764600000000 implements MigrationInterface {
+  name = 'MessageStatuses1764600000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(MESSAGE_STATUSES_1764600000000);
+    await q.query(STAGE_WRITE_1764600000000);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(STAGE_WRITE_1764100000000);
+    await q.query('DROP FUNCTION conclave_open_statuses()');
+    await q.query('DROP FUNCTION conclave_terminal_statuses()');
+  }
+}
