@@ -146,4 +146,17 @@ describe('UnstoredCalls', () => {
     );
     expect(n).toBe(1);
   });
+
+  it('on close, writes every call that waits, not only the first 500', async () => {
+    const { messageId } = await newMessage();
+    const ledger = new UnstoredCalls(db, { intervalMs: 60_000 });
+    ledger.add(Array.from({ length: 1200 }, (_, i) => call(messageId, `k${i}`)));
+    await ledger.close();
+    expect(ledger.size).toBe(0);
+    const [{ n }]: { n: number }[] = await db.query(
+      `SELECT count(*)::int AS n FROM model_calls WHERE message_id = $1 AND stage = 'unstored'`,
+      [messageId],
+    );
+    expect(n).toBe(1200);
+  });
 });

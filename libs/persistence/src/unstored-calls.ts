@@ -81,7 +81,11 @@ export class UnstoredCalls {
   async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.flush().catch(() => undefined);
+    // Every batch that waits, while the writes get somewhere (storage away: they stop at once).
+    for (let before = this.pending.length; before > 0; before = this.pending.length) {
+      await this.flush().catch(() => undefined);
+      if (this.pending.length >= before) break;
+    }
     if (this.pending.length > 0) {
       this.options.log?.(`the usage of ${this.pending.length} unstored model call(s) was not written`);
     }
