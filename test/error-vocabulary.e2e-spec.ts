@@ -250,4 +250,33 @@ describe('one error vocabulary, and one admission rule, while Redis is away', ()
       conversations: before.conversations + 3,
     });
   }, 90_000);
+
+  it('keeps a batch it could not take back, and says so with a 202 (the reconciler starts it), not a 5xx', async () => {
+    const base = stack.baseUrl;
+    if (redis.running) await redis.kill();
+    await until('readiness to say Redis is down', async () => (await readiness()) === 503);
+    // The take-back fails (as when PostgreSQL goes too): the batch stays stored and will run, so
+    // the client must not be told that nothing was started.
+    await stack.db.query(`CREATE FUNCTION review_no_batch_delete() RETURNS trigger LANGUAGE plpgsql AS
+      $$ BEGIN RAISE EXCEPTION 'deletes refused by the test'; END $$`);
+    await stack.db.query(`CREATE TRIGGER review_no_batch_delete BEFORE DELETE ON batches
+      FOR EACH ROW EXECUTE FUNCTION review_no_batch_delete()`);
+    try {
+      const before = await stored();
+      const answer = await httpAnswer(base, 'POST', '/api/batches', batch, {
+        'idempotency-key': 'batch-kept',
+      });
+      expect({ status: answer.status, body: answer.body }).toEqual({
+        status: 202,
+        body: { batchId: expect.any(String) as string, total: 3, status: 'queued' },
+      });
+      expect(await stored()).toMatchObject({
+        batches: before.batches + 1,
+        idempotencyKeys: before.idempotencyKeys + 1,
+      });
+    } finally {
+      await stack.db.query('DROP TRIGGER review_no_batch_delete ON batches');
+      await stack.db.query('DROP FUNCTION review_no_batch_delete()');
+    }
+  }, 90_000);
 });

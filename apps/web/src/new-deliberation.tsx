@@ -111,6 +111,15 @@ export function NewDeliberation({
   const [answerOptions, setAnswerOptions] = useState('');
   const [errors, setErrors] = useState<Fields>({});
   const [busy, setBusy] = useState(false);
+  // A start retried while the server is briefly away stops when the form goes away (the user went
+  // elsewhere): it would otherwise start a deliberation, and navigate to it, minutes later.
+  const gone = useRef(false);
+  useEffect(() => {
+    gone.current = false;
+    return () => {
+      gone.current = true;
+    };
+  }, []);
   const [presets, setPresets] = useState<Preset[]>([]);
   const [chosenPreset, setChosenPreset] = useState('');
   const [presetName, setPresetName] = useState('');
@@ -308,6 +317,7 @@ export function NewDeliberation({
       const accepted = await retryWhileUnavailable(
         () => startDeliberation(request),
         (seconds) => setErrors({ form: retryingNote(seconds) }),
+        { stopped: () => gone.current },
       );
       setErrors({});
       noteStarted(accepted);

@@ -2,7 +2,7 @@
 import { loadConfig } from '@conclave/config';
 import { MODE_NAMES, type ModeDescription, type ModelsResponse } from '@conclave/contracts';
 import { modeDefinition } from '@conclave/deliberation';
-import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { ApiFailure, startDeliberation } from '../src/api';
 import { NewDeliberation } from '../src/new-deliberation';
 
@@ -239,6 +239,33 @@ describe('NewDeliberation', () => {
     expect(errorAt('modeConfig.maxRounds')).toBe('maxRounds must not be greater than 10');
     const form = screen.getByRole('form', { name: 'new deliberation' });
     expect(within(form).getByText('modeConfig.unknown: not allowed')).toBeTruthy();
+    expect(location.hash).toBe('');
+  });
+
+  it('stops retrying a start refused with 503 once the form is gone: nothing started, no navigation', async () => {
+    const away = new ApiFailure(
+      503,
+      {
+        statusCode: 503,
+        error: 'Service Unavailable',
+        message: 'Storage is unavailable right now; try again in 5 seconds',
+      },
+      1,
+    );
+    start.mockRejectedValueOnce(away).mockResolvedValue({ conversationId: 'c1', messageId: 'm1' });
+    await renderForm();
+    fireEvent.click(screen.getByRole('radio', { name: /delphi/ }));
+    type('question', 'How many piano tuners in Chicago?');
+    type('modeConfig.panelistModels', 'sim/a, sim/b, sim/c');
+    await submit();
+    expect(start).toHaveBeenCalledTimes(1);
+    expect(screen.getByRole('form', { name: 'new deliberation' }).textContent).toContain(
+      'The server is temporarily unavailable; retrying in 1 s',
+    );
+    // The user goes elsewhere (another conversation) while it waits to retry.
+    cleanup();
+    await act(async () => new Promise((resolve) => setTimeout(resolve, 1500)));
+    expect(start).toHaveBeenCalledTimes(1);
     expect(location.hash).toBe('');
   });
 });

@@ -118,4 +118,45 @@ describe('UnstoredCalls', () => {
     );
     expect(rows.map((r) => r.call_key.split(':').slice(0, 2).join(':'))).toEqual(['stage1:b', 'stage1:c']);
   });
+
+  it('does not count a call twice when a write that was applied lost its reply and is tried again', async () => {
+    const { messageId } = await newMessage();
+    // The real database, whose first answer is lost after the insert committed (the connection
+    // went between the commit and its reply): the ledger sees "storage unavailable" and tries again.
+    let lose = true;
+    const flaky = {
+      query: async (...args: Parameters<DataSource['query']>): Promise<unknown> => {
+        const result: unknown = await db.query(...args);
+        if (lose) {
+          lose = false;
+          throw new Error('Connection terminated unexpectedly');
+        }
+        return result;
+      },
+    } as unknown as DataSource;
+    const ledger = new UnstoredCalls(flaky);
+    ledger.add([call(messageId, 'b')]);
+    // The lost reply puts the call back; a later flush (its own timer's or this one) writes it again.
+    for (let i = 0; i < 50 && (lose || ledger.size > 0); i++) await ledger.flush();
+    expect(lose).toBe(false);
+    expect(ledger.size).toBe(0);
+    const [{ n }]: { n: number }[] = await db.query(
+      `SELECT count(*)::int AS n FROM model_calls WHERE message_id = $1 AND stage = 'unstored'`,
+      [messageId],
+    );
+    expect(n).toBe(1);
+  });
+
+  it('on close, writes every call that waits, not only the first 500', async () => {
+    const { messageId } = await newMessage();
+    const ledger = new UnstoredCalls(db, { intervalMs: 60_000 });
+    ledger.add(Array.from({ length: 1200 }, (_, i) => call(messageId, `k${i}`)));
+    await ledger.close();
+    expect(ledger.size).toBe(0);
+    const [{ n }]: { n: number }[] = await db.query(
+      `SELECT count(*)::int AS n FROM model_calls WHERE message_id = $1 AND stage = 'unstored'`,
+      [messageId],
+    );
+    expect(n).toBe(1200);
+  });
 });

@@ -36,7 +36,8 @@ export interface UnstoredCall {
  * past that the oldest are dropped and said so in the log.
  */
 export class UnstoredCalls {
-  private pending: UnstoredCall[] = [];
+  /** Each with the call_key of its row, chosen once: a write tried again after a lost reply conflicts. */
+  private pending: (UnstoredCall & { rowKey: string })[] = [];
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
   private dropped = 0;
@@ -53,7 +54,9 @@ export class UnstoredCalls {
 
   add(calls: UnstoredCall[]): void {
     if (calls.length === 0) return;
-    this.pending.push(...calls);
+    this.pending.push(
+      ...calls.map((call) => ({ ...call, rowKey: `${call.stage}:${call.key}:${randomUUID()}` })),
+    );
     const over = this.pending.length - (this.options.limit ?? 100_000);
     if (over > 0) {
       this.pending.splice(0, over);
@@ -78,7 +81,11 @@ export class UnstoredCalls {
   async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.flush().catch(() => undefined);
+    // Every batch that waits, while the writes get somewhere (storage away: they stop at once).
+    for (let before = this.pending.length; before > 0; before = this.pending.length) {
+      await this.flush().catch(() => undefined);
+      if (this.pending.length >= before) break;
+    }
     if (this.pending.length > 0) {
       this.options.log?.(`the usage of ${this.pending.length} unstored model call(s) was not written`);
     }
@@ -95,10 +102,10 @@ export class UnstoredCalls {
     this.timer.unref();
   }
 
-  private async write(batch: UnstoredCall[]): Promise<void> {
+  private async write(batch: (UnstoredCall & { rowKey: string })[]): Promise<void> {
     const rows = batch.map((call) => ({
       message_id: call.messageId,
-      call_key: `${call.stage}:${call.key}:${randomUUID()}`,
+      call_key: call.rowKey,
       stage: call.stage,
       key: call.key,
       model: call.model,

@@ -180,8 +180,16 @@ export class BatchesService {
       await this.dispatcher.dispatch(batchId);
     } catch (error) {
       this.logger.error(`could not enqueue batch ${batchId}: ${String(error)}`);
-      await this.batches.discard(batchId);
-      throw queueUnavailable();
+      // A batch that cannot be taken back stays stored and will run (the workers' reconciler starts
+      // it once the queue is back): it is accepted, never refused as if nothing had been kept.
+      const discarded = await this.batches.discard(batchId).then(
+        () => true,
+        (discardError: unknown) => {
+          this.logger.error(`could not take back batch ${batchId}, kept: ${String(discardError)}`);
+          return false;
+        },
+      );
+      if (discarded) throw queueUnavailable();
     }
     return { batchId, total: requests.length, status: 'queued' };
   }

@@ -760,6 +760,31 @@ describe('StageRunner, storage away while calls settle', () => {
     ]);
   });
 
+  it('a commit applied before its reply was lost: nothing enqueued twice, and its stored calls not handed on as unstored', async () => {
+    const unstored: string[] = [];
+    const { store, runner, enqueued } = setUp(undefined, {
+      storeRetry: storeRetry(1024 * 1024),
+      onUnstored: (_messageId, calls) => unstored.push(...calls.map((c) => c.outcome.model)),
+    });
+    // The commit's first attempt is applied, then its connection goes before the reply.
+    const write = store.writeStage.bind(store);
+    let lost = 0;
+    store.writeStage = async (messageId, stageWrite) => {
+      const written = await write(messageId, stageWrite);
+      if (stageWrite.update?.stage === 'stage2' && lost++ === 0)
+        throw new Unavailable('Connection terminated');
+      return written;
+    };
+    await expect(runner.runStage('m1', 'stage1')).rejects.toBeInstanceOf(Unavailable);
+    expect(enqueued).toEqual([]);
+    // The job runs again, finds the stage committed and moves on once.
+    await runner.runStage('m1', 'stage1');
+    expect(enqueued).toEqual(['stage2']);
+    expect((store.outcomes.stage1 ?? []).map((o) => o.model).sort()).toEqual(['sim/a', 'sim/b', 'sim/c']);
+    // They are stored: counting them again as unstored would bill them twice.
+    expect(unstored).toEqual([]);
+  });
+
   it('without StoreRetry, a write that meets the outage fails the stage at once', async () => {
     const { store, runner } = setUp();
     const fault = outage(store, (w) => w.markRunning !== true);

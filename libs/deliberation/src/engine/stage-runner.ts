@@ -259,6 +259,11 @@ export class StageRunner {
   private readonly live: LiveCalls;
   /** Next stages this process committed the way to, by message (see Carried). */
   private readonly carried = new Map<string, Carried>();
+  /**
+   * Storage errors a commit met although its outcomes are stored (a write applied before its reply
+   * was lost): the calls it carried are not handed to onUnstored, which would count them twice.
+   */
+  private readonly lostAfterStoring = new WeakSet<object>();
 
   constructor(
     /** The modes it can run, handed in: the engine knows no mode itself. */
@@ -454,7 +459,8 @@ export class StageRunner {
       } catch (error) {
         gaveUp ??= { error };
         abandon.abort(error);
-        unstored(group);
+        if (!(typeof error === 'object' && error !== null && this.lostAfterStoring.has(error)))
+          unstored(group);
         throw error;
       } finally {
         release?.();
@@ -1030,7 +1036,11 @@ export class StageRunner {
     if (written.kind !== 'written') {
       // A commit that met the outage may have been applied before its connection went: its job
       // runs again, finds the stage committed, and enqueues and publishes what follows.
-      if (failed !== null) throw failed;
+      if (failed !== null) {
+        // 'skipped' comes after the outcomes are stored (or answered 'replaced' with them).
+        if (written.kind === 'skipped' && typeof failed === 'object') this.lostAfterStoring.add(failed);
+        throw failed;
+      }
       return saved;
     }
     const delivered = written.events;
