@@ -2,7 +2,7 @@ import { BullModule } from '@nestjs/bullmq';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { STAGE_QUEUE_DEFINITION, type StageQueueJobs } from '@conclave/contracts';
-import { LiveCalls, StageRunner, modeDefinition } from '@conclave/deliberation';
+import { LiveCalls, StageRunner, StopHearing, modeDefinition } from '@conclave/deliberation';
 import { ObservedProvider, type Logger, type Metrics } from '@conclave/observability';
 import { BatchDispatcher, TypeOrmDeliberationStore } from '@conclave/persistence';
 import {
@@ -69,6 +69,8 @@ export class WorkerModule {
           useFactory: (redis: RedisClient, log: Logger) =>
             new LiveCalls(new RedisLiveChannel(redis, config.redisPrefix), (message) => log.warn(message)),
         },
+        // Deaf until LiveControl has subscribed to the control channel (and whenever it is lost).
+        { provide: StopHearing, useFactory: () => new StopHearing({ hearing: false }) },
         {
           provide: StageRunner,
           inject: [
@@ -79,6 +81,7 @@ export class WorkerModule {
             METRICS,
             LOGGER,
             LiveCalls,
+            StopHearing,
           ],
           useFactory: (
             store: TypeOrmDeliberationStore,
@@ -88,6 +91,7 @@ export class WorkerModule {
             metrics: Metrics,
             log: Logger,
             live: LiveCalls,
+            hearing: StopHearing,
           ) => {
             const provider = buildProvider(config, options, redis);
             return new StageRunner(
@@ -109,6 +113,7 @@ export class WorkerModule {
                 onFinished: (_messageId, batchId) =>
                   batchId ? batches.itemFinished(batchId) : Promise.resolve(),
                 live,
+                hearing,
               },
             );
           },

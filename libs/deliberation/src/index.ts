@@ -2,6 +2,7 @@ export * from './engine/types';
 export * from './engine/stage-runner';
 export * from './engine/ending';
 export * from './engine/live-calls';
+export * from './engine/stop-hearing';
 export * from './engine/plan-estimate';
 export * from './modes';
 export * from './modes/council/council.mode';
