@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { RANKING_PROMPT_MARKER, SYNTHESIS_PROMPT_MARKER } from '@conclave/deliberation';
+import { RANKING_PROMPT_MARKER, STOPPED_CALL_ERROR, SYNTHESIS_PROMPT_MARKER } from '@conclave/deliberation';
 import { OpenAiCompatibleProvider } from '@conclave/llm';
 import IORedis from 'ioredis';
 import {
@@ -58,9 +58,11 @@ class PrivateRedis {
 
 const COUNCIL_DELAY_MS = 1500;
 const CHAIRMAN_DELAY_MS = 1000;
+/** The answers of models named `local/slow…`: long enough to be in flight through the whole outage. */
+const SLOW_DELAY_MS = 30_000;
 
-/** Each deliberation has models of its own (`local/d<i>-…`): a request's model says whose it is. */
-const ownerOf = (request: RecordedChatRequest) => /^local\/(d\d+)-/.exec(request.model ?? '')?.[1] ?? '';
+/** Each deliberation has models of its own (`local/<owner>-…`): a request's model says whose it is. */
+const ownerOf = (request: RecordedChatRequest) => /^local\/(\w+)-/.exec(request.model ?? '')?.[1] ?? '';
 const lastUser = (request: RecordedChatRequest) =>
   [...(request.messages as { role: string; content: string }[])].reverse().find((m) => m.role === 'user')
     ?.content ?? '';
@@ -69,6 +71,8 @@ const isTitle = (request: RecordedChatRequest) => lastUser(request).startsWith('
 function script({ request }: ScriptContext): ChatBehaviour {
   const prompt = lastUser(request);
   if (isTitle(request)) return { kind: 'success', content: 'A title', delayMs: 10 };
+  if (request.model?.startsWith('local/slow'))
+    return { kind: 'success', content: 'slow', delayMs: SLOW_DELAY_MS };
   if (prompt.includes(RANKING_PROMPT_MARKER)) {
     return {
       kind: 'success',
@@ -104,6 +108,9 @@ describe('a cancel accepted while Redis is down', () => {
       OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
       RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
       RATE_LIMIT_DELIBERATIONS_PER_MINUTE: '0',
+      // A job that settles while Redis is away cannot be finished on the empty Redis that comes
+      // back: closing the worker hands it back after this long instead of the 150 s default.
+      WORKER_SHUTDOWN_TIMEOUT_MS: '2000',
     });
     await stack.start({ worker: false });
     await stack.startWorker(new OpenAiCompatibleProvider({ baseURL: server.baseURL, apiKey: 'sk-outage' }));
@@ -193,5 +200,65 @@ describe('a cancel accepted while Redis is down', () => {
       [messageIds],
     );
     expect(events.map((e) => e.type).sort()).toEqual(['cancelled', 'cancelled', 'cancelled']);
+  }, 120_000);
+
+  it('calls in flight when it came are aborted while Redis is still down, their outcomes kept', async () => {
+    const { messageId } = await stack.deliberate({
+      question: 'slow0: what makes a good API?',
+      councilModels: ['local/slow0-a', 'local/slow0-b'],
+      chairmanModel: 'local/slow0-c',
+    });
+    const calls = () => server.requests.filter((r) => ownerOf(r) === 'slow0' && !isTitle(r));
+    await until('the first stage calls', () => calls().length === 2);
+    await redis.shutdown();
+
+    expect((await stack.api('POST', `/api/deliberations/${messageId}/cancel`)).status).toBe(200);
+    // Without the control channel the worker learns of the stop from PostgreSQL: within seconds,
+    // not when the calls end (30 s) or at its next reconcile pass.
+    await until(
+      'the calls in flight to be aborted',
+      () => calls().every((r) => r.outcome === 'client-disconnected'),
+      15_000,
+    );
+    const stored = async () =>
+      (await stack.db.query(
+        `SELECT model, ok, error FROM model_calls WHERE message_id = $1 AND stage = 'stage1' ORDER BY model`,
+        [messageId],
+      )) as { model: string; ok: boolean; error: string | null }[];
+    // Their outcomes are stored (PostgreSQL is up): usage counts what was asked.
+    await until('the stopped calls to be stored', async () => (await stored()).length === 2);
+    expect(await stored()).toEqual(
+      ['local/slow0-a', 'local/slow0-b'].map((model) => ({
+        model,
+        ok: false,
+        error: STOPPED_CALL_ERROR.cancelled,
+      })),
+    );
+    expect(redis.running).toBe(false);
+    await redis.start();
+    expect(calls()).toHaveLength(2);
+    // And work goes on once Redis is back (the gateway takes new work once it sees Redis again).
+    let after = '';
+    await until('the gateway to take new work', async () => {
+      const response = await stack.api<{ messageId: string }>('POST', '/api/deliberations', {
+        body: {
+          question: 'd9: and now?',
+          councilModels: ['local/d9-a', 'local/d9-b'],
+          chairmanModel: 'local/d9-c',
+        },
+      });
+      after = response.body.messageId;
+      return response.status === 202;
+    });
+    await until(
+      'a new deliberation to complete',
+      async () =>
+        (
+          (await stack.db.query('SELECT status FROM messages WHERE id = $1', [after])) as {
+            status: string;
+          }[]
+        )[0].status === 'complete',
+      60_000,
+    );
   }, 120_000);
 });

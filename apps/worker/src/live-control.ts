@@ -29,6 +29,7 @@ export class LiveControl implements OnModuleInit, OnApplicationShutdown {
   private subscriber: RedisClient | null = null;
   private checking: NodeJS.Timeout | null = null;
   private checkRunning = false;
+  private closing = false;
 
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
@@ -66,13 +67,14 @@ export class LiveControl implements OnModuleInit, OnApplicationShutdown {
   }
 
   onApplicationShutdown(): void {
+    this.closing = true;
     if (this.checking) clearInterval(this.checking);
     this.checking = null;
     this.subscriber?.disconnect();
   }
 
   private lost(): void {
-    if (!this.hearing.hearing) return;
+    if (this.closing || !this.hearing.hearing) return;
     this.hearing.lost();
     this.log.warn('control channel lost: checking stops in PostgreSQL until it is back');
     if (!this.checking) {
