@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { RANKING_PROMPT_MARKER, STOPPED_CALL_ERROR, SYNTHESIS_PROMPT_MARKER } from '@conclave/deliberation';
 import { OpenAiCompatibleProvider } from '@conclave/llm';
 import IORedis from 'ioredis';
@@ -15,16 +18,20 @@ import { freePort } from './support/private-postgres';
 /** A Redis of this test's own, to shut down and bring back empty (the shared one on 6379 stays up). */
 class PrivateRedis {
   child: ChildProcess | null = null;
-  constructor(readonly port: number) {}
+  /** `dir`: where it keeps its dump, to come back with its keys after `shutdown(true)`. */
+  constructor(
+    readonly port: number,
+    readonly dir: string | null = null,
+  ) {}
 
   get running(): boolean {
     return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
   }
 
   async start(): Promise<void> {
-    this.child = spawn('redis-server', ['--port', String(this.port), '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
+    const args = ['--port', String(this.port), '--save', '', '--appendonly', 'no'];
+    if (this.dir) args.push('--dir', this.dir);
+    this.child = spawn('redis-server', args, { stdio: 'ignore' });
     const probe = new IORedis(this.port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => 100 });
     try {
       for (let i = 0; ; i++) {
@@ -43,14 +50,17 @@ class PrivateRedis {
     }
   }
 
-  /** `SHUTDOWN NOSAVE`, as an operator (or a crash) takes it away: every key is gone with it. */
-  async shutdown(): Promise<void> {
+  /**
+   * `SHUTDOWN NOSAVE`, as an operator (or a crash) takes it away: every key is gone with it; with
+   * `save`, `SHUTDOWN SAVE`: it comes back with its keys (a restart with persistence).
+   */
+  async shutdown(save = false): Promise<void> {
     const child = this.child;
     if (!child || !this.running) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     const client = new IORedis(this.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0 });
     await client.connect();
-    await client.call('SHUTDOWN', 'NOSAVE').catch(() => undefined);
+    await client.call('SHUTDOWN', save ? 'SAVE' : 'NOSAVE').catch(() => undefined);
     client.disconnect();
     await exited;
   }
@@ -260,5 +270,72 @@ describe('a cancel accepted while Redis is down', () => {
         )[0].status === 'complete',
       60_000,
     );
+  }, 120_000);
+});
+
+/**
+ * The same for a deliberation still waiting for a worker: its job cannot be removed while Redis is
+ * down, and Redis comes back with it (a restart with persistence). The worker that takes the job
+ * must not send the question: a job's copy of it is trusted only when no stop can have been missed
+ * since the deliberation was stored.
+ */
+describe('a cancel of a queued deliberation accepted while Redis is down', () => {
+  let redis: PrivateRedis;
+  let dir: string;
+  let server: ChatCompletionsServer;
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'conclave-redis-'));
+    redis = new PrivateRedis(await freePort(), dir);
+    await redis.start();
+    server = await startChatCompletionsServer(script);
+    stack = new TestStack({
+      REDIS_URL: `redis://127.0.0.1:${redis.port}`,
+      OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+      RATE_LIMIT_REQUESTS_PER_MINUTE: '0',
+      RATE_LIMIT_DELIBERATIONS_PER_MINUTE: '0',
+      WORKER_SHUTDOWN_TIMEOUT_MS: '2000',
+    });
+    // No worker yet: the deliberation waits in the queue.
+    await stack.start({ worker: false });
+  }, 60_000);
+  afterAll(async () => {
+    if (redis && !redis.running) await redis.start();
+    await stack?.stop();
+    await server?.close();
+    if (redis?.running) await new Promise((resolve) => redis.child?.once('exit', resolve).kill('SIGKILL'));
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('the job Redis kept sends nothing to the provider', async () => {
+    const { messageId } = await stack.deliberate({
+      question: 'q0: what makes a good API?',
+      councilModels: ['local/q0-a', 'local/q0-b'],
+      chairmanModel: 'local/q0-c',
+    });
+    expect(await stack.jobsOf(messageId)).toEqual([{ id: `${messageId}__stage1`, name: 'run-stage' }]);
+    await redis.shutdown(true);
+    expect((await stack.api('POST', `/api/deliberations/${messageId}/cancel`)).status).toBe(200);
+    await redis.start();
+    // Redis came back with the job.
+    expect(await stack.jobsOf(messageId)).toEqual([{ id: `${messageId}__stage1`, name: 'run-stage' }]);
+
+    await stack.startWorker(new OpenAiCompatibleProvider({ baseURL: server.baseURL, apiKey: 'sk-outage' }));
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const counts = await stack.queueCounts();
+      if (counts.completed + counts.failed > 0) break;
+      if (Date.now() > deadline) throw new Error('the job did not run');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // A call that had started would have reached the server by now.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(server.requests.map((r) => r.model)).toEqual([]);
+    const [{ status }]: { status: string }[] = await stack.db.query(
+      'SELECT status FROM messages WHERE id = $1',
+      [messageId],
+    );
+    expect(status).toBe('cancelled');
   }, 120_000);
 });
