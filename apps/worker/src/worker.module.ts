@@ -2,7 +2,14 @@ import { BullModule } from '@nestjs/bullmq';
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { STAGE_QUEUE_DEFINITION, type StageQueueJobs } from '@conclave/contracts';
-import { HeldOutcomes, LiveCalls, Resumer, StageRunner, modeDefinition } from '@conclave/deliberation';
+import {
+  HeldOutcomes,
+  LiveCalls,
+  Resumer,
+  StageRunner,
+  StopHearing,
+  modeDefinition,
+} from '@conclave/deliberation';
 import { ObservedProvider, type Logger, type Metrics } from '@conclave/observability';
 import {
   BatchDispatcher,
@@ -85,6 +92,8 @@ export class WorkerModule {
           useFactory: (redis: RedisClient, log: Logger) =>
             new LiveCalls(new RedisLiveChannel(redis, config.redisPrefix), (message) => log.warn(message)),
         },
+        // Deaf until LiveControl has subscribed to the control channel (and whenever it is lost).
+        { provide: StopHearing, useFactory: () => new StopHearing({ hearing: false }) },
         {
           // The usage of calls whose answers could not be stored, written once PostgreSQL takes it.
           provide: UnstoredCalls,
@@ -103,6 +112,7 @@ export class WorkerModule {
             LOGGER,
             LiveCalls,
             UnstoredCalls,
+            StopHearing,
           ],
           useFactory: (
             store: TypeOrmDeliberationStore,
@@ -113,6 +123,7 @@ export class WorkerModule {
             log: Logger,
             live: LiveCalls,
             unstoredCalls: UnstoredCalls,
+            hearing: StopHearing,
           ) => {
             const provider = buildProvider(config, options, redis);
             return new StageRunner(
@@ -159,6 +170,7 @@ export class WorkerModule {
                     })),
                   );
                 },
+                hearing,
               },
             );
           },

@@ -4,6 +4,7 @@ export * from './engine/ending';
 export * from './engine/live-calls';
 export * from './engine/held-outcomes';
 export * from './engine/resume';
+export * from './engine/stop-hearing';
 export * from './engine/plan-estimate';
 export * from './modes';
 export * from './modes/council/council.mode';

@@ -139,6 +139,12 @@ export class LiveCalls {
     return set.size;
   }
 
+  /** Whether a stop of the deliberation was heard here within STOPPED_MEMORY_MS. */
+  wasStopped(messageId: string): boolean {
+    const stop = this.stopped.get(messageId);
+    return stop !== undefined && Date.now() - stop.at <= STOPPED_MEMORY_MS;
+  }
+
   private remember(messageId: string, reason: string): void {
     const now = Date.now();
     this.stopped.delete(messageId);

@@ -2,6 +2,7 @@ import { ModelCallError, RetryingProvider, SimulatedProvider, type ModelProvider
 import { SIMULATED_FALLBACK, SIMULATED_RESPONDERS, modeDefinition } from '../modes';
 import { StageRunner, callDeadline, type CallFailureDetail, type StageRunnerOptions } from './stage-runner';
 import { LiveCalls } from './live-calls';
+import { StopHearing } from './stop-hearing';
 import { endingWrite } from './ending';
 import { HeldOutcomes, type StoreRetry } from './held-outcomes';
 import { MemoryStore } from '../testing/memory-store';
@@ -190,6 +191,88 @@ describe('StageRunner', () => {
     expect(await runner.runStage('m1', 'stage3', { firstStart: true })).toBeNull();
     expect(loads).toBe(3);
     expect(store.writes).toEqual([]);
+  });
+
+  describe('a stop that may have been missed (the control channel broke)', () => {
+    /** A provider that counts the calls made, the title's included. */
+    function counting() {
+      const base = simulatedProvider();
+      const models: string[] = [];
+      const provider: ModelProvider = {
+        name: 'counting',
+        complete: (request) => {
+          models.push(request.model);
+          return base.complete(request);
+        },
+      };
+      return { provider, models };
+    }
+
+    it('a stage carried from before a break loads, finds the stop, and calls nobody', async () => {
+      const { provider, models } = counting();
+      const hearing = new StopHearing();
+      const { store, runner } = setUp(provider, { hearing });
+      await runner.runStage('m1', 'stage1');
+      const calls = models.length;
+      // Redis goes away and comes back; the stop stored meanwhile was never announced here.
+      hearing.lost();
+      await store.writeStage('m1', endingWrite('stage2', { kind: 'cancelled', reason: 'stopped' }));
+      hearing.resumed();
+      store.writes = [];
+      expect(await runner.runStage('m1', 'stage2', { firstStart: true })).toBeNull();
+      expect(models).toHaveLength(calls);
+      expect(store.writes).toEqual([]);
+      expect(store.state.status).toBe('cancelled');
+    });
+
+    it('a stage carried while the channel was away is not trusted either', async () => {
+      const { provider, models } = counting();
+      const hearing = new StopHearing({ hearing: false });
+      const { store, runner } = setUp(provider, { hearing });
+      await runner.runStage('m1', 'stage1');
+      const calls = models.length;
+      await store.writeStage('m1', endingWrite('stage2', { kind: 'cancelled', reason: 'stopped' }));
+      hearing.resumed();
+      expect(await runner.runStage('m1', 'stage2', { firstStart: true })).toBeNull();
+      expect(models).toHaveLength(calls);
+    });
+
+    it('a stage carried after a stop was heard here (the stop raced the commit) loads', async () => {
+      const { provider, models } = counting();
+      const live = new LiveCalls(null);
+      const { store, runner } = setUp(provider, { live });
+      await runner.runStage('m1', 'stage1');
+      const calls = models.length;
+      // Heard before the commit's carry: nothing was carried yet to drop.
+      live.stop('m1', 'stopped');
+      await store.writeStage('m1', endingWrite('stage2', { kind: 'cancelled', reason: 'stopped' }));
+      expect(await runner.runStage('m1', 'stage2', { firstStart: true })).toBeNull();
+      expect(models).toHaveLength(calls);
+    });
+
+    it("a new conversation's job stored before the channel was back loads instead of running from its start", async () => {
+      const { provider, models } = counting();
+      let now = Date.parse('2026-01-01T00:00:10Z');
+      const hearing = new StopHearing({ hearing: false, now: () => now });
+      const { store, runner } = setUp(provider, { hearing });
+      store.state.needsTitle = true;
+      const loaded = await loadedOf(store);
+      const start: FirstStageStart = {
+        conversationId: loaded.conversationId,
+        mode: loaded.mode,
+        question: loaded.question,
+        config: loaded.config,
+        createdAt: '2026-01-01T00:00:09Z',
+      };
+      await store.writeStage('m1', endingWrite('stage1', { kind: 'cancelled', reason: 'stopped' }));
+      now += 5000;
+      hearing.resumed();
+      store.writes = [];
+      expect(await runner.runStage('m1', 'stage1', { firstStart: true, start })).toBeNull();
+      // Not even the title call: the load found the stop before anything started.
+      expect(models).toEqual([]);
+      expect(store.writes).toEqual([]);
+    });
   });
 
   describe("a new conversation's first stage, carried in its job", () => {

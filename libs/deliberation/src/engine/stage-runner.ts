@@ -4,6 +4,7 @@ import { Coalescer } from './coalescer';
 import { writeThroughOutage, type StoreRetry } from './held-outcomes';
 import { endingWrite, STOPPED_CALL_ERROR, type DeliberationEnd } from './ending';
 import { DeliberationStopped, LiveCalls } from './live-calls';
+import { StopHearing } from './stop-hearing';
 import { chainOf, chainState, cutDecision, cutOutcome, isCut } from './quorum';
 import { cleanTitle, fallbackTitle } from '../shared/title';
 import { stripEchoedMarkers } from '../shared/fence';
@@ -57,6 +58,12 @@ export interface StageRunnerOptions {
    * counted all the same (the provider bills them). Must not throw.
    */
   onUnstored?: (messageId: string, calls: { stage: string; outcome: CallOutcome }[]) => void;
+  /**
+   * Whether stops reach this process without a break (the control channel): state held in memory
+   * (a carried stage, a job's start) is used only when no stop can have been missed since it was
+   * true. Absent: always heard (a runner whose only stops are its own end/stopCalls).
+   */
+  hearing?: StopHearing;
 }
 
 /** A failed model call or attempt, as the operator's log gets it. */
@@ -143,11 +150,18 @@ interface Carried {
   calls: PlannedCall[];
   opening: ModeEvent[];
   at: number;
+  /** StopHearing's mark from before the commit's write: a stop missed since then voids this. */
+  heard: number | null;
 }
 
 /** How many carried stages a process keeps, and for how long (a job normally takes one in ms). */
 const CARRIED_LIMIT = 10_000;
 const CARRIED_TTL_MS = 60_000;
+/**
+ * The margin for the difference between a gateway's clock and a worker's when a job's start is
+ * trusted: stops must have been heard without a break since this long before the message was stored.
+ */
+export const START_CLOCK_SKEW_MS = 1000;
 
 /** What else a stage's commit carries besides its reduction. */
 interface Closing {
@@ -257,6 +271,7 @@ export function callDeadline(
 export class StageRunner {
   private readonly now: () => number;
   private readonly live: LiveCalls;
+  private readonly hearing: StopHearing;
   /** Next stages this process committed the way to, by message (see Carried). */
   private readonly carried = new Map<string, Carried>();
   /**
@@ -276,6 +291,7 @@ export class StageRunner {
   ) {
     this.now = options.now ?? Date.now;
     this.live = options.live ?? new LiveCalls(null);
+    this.hearing = options.hearing ?? new StopHearing();
   }
 
   /**
@@ -294,7 +310,12 @@ export class StageRunner {
     const carried = this.takeCarried(messageId, stage, firstStart);
     // A new conversation's first stage, on its job's first start, runs from what the gateway stored
     // (the job carries it); its opening is written with the guard below like any loaded stage's.
-    const start = !carried && firstStart ? options.start : undefined;
+    // Only while no stop can have been missed since the message was stored: a stop stored while
+    // the control channel was away (Redis down) is found by the load.
+    const start =
+      !carried && firstStart && options.start && this.trustsStart(messageId, options.start)
+        ? options.start
+        : undefined;
     const fromStart = start !== undefined;
     const loaded =
       carried?.loaded ??
@@ -646,12 +667,28 @@ export class StageRunner {
     return { titleOutcome: outcome, conversationTitle: title };
   }
 
-  /** The carried state of the message's next stage, when it is `stage`'s (taken: used once at most). */
+  /**
+   * The carried state of the message's next stage, when it is `stage`'s (taken: used once at most)
+   * and still true: no stop of the message was heard here, and none can have been missed since the
+   * commit that carried it (the control channel never broke meanwhile). Otherwise the stage loads.
+   */
   private takeCarried(messageId: string, stage: string, usable: boolean): Carried | undefined {
     const entry = this.carried.get(messageId);
     if (!entry || entry.stage !== stage) return undefined;
     this.carried.delete(messageId);
-    return usable && this.now() - entry.at <= CARRIED_TTL_MS ? entry : undefined;
+    const fresh = this.now() - entry.at <= CARRIED_TTL_MS;
+    const unstopped = this.hearing.heardSince(entry.heard) && !this.live.wasStopped(messageId);
+    return usable && fresh && unstopped ? entry : undefined;
+  }
+
+  /** Whether a new conversation's first job may run from its start (see runStage) rather than a load. */
+  private trustsStart(messageId: string, start: FirstStageStart): boolean {
+    const storedAt = Date.parse(start.createdAt);
+    return (
+      Number.isFinite(storedAt) &&
+      this.hearing.heardSinceTime(storedAt, START_CLOCK_SKEW_MS) &&
+      !this.live.wasStopped(messageId)
+    );
   }
 
   private carry(messageId: string, entry: Carried): void {
@@ -697,7 +734,16 @@ export class StageRunner {
         ...mode.startEvents(transition.stage, ctx),
         ...calls.map((call) => progressEvent(transition.stage, call, 'started')),
       ];
-      return { stage: transition.stage, loaded: next, calls, opening, at: this.now() };
+      // Marked before the commit's write is sent (this runs while it is built): a stop stored
+      // after that write must have been heard for the carried stage to be used.
+      return {
+        stage: transition.stage,
+        loaded: next,
+        calls,
+        opening,
+        at: this.now(),
+        heard: this.hearing.mark(),
+      };
     } catch (error) {
       this.options.log?.(`could not prepare ${transition.stage} of ${loaded.messageId}: ${String(error)}`);
       return null;
