@@ -8,7 +8,8 @@ import {
   type ModelSourceStatus,
   type ModelsResponse,
 } from '@conclave/contracts';
-import { NETWORK_ERROR_CODES, type NetworkErrorCode } from './provider';
+import { NETWORK_REASONS, networkErrorCode } from './network-errors';
+import type { NetworkErrorCode } from './provider';
 import { SIM_DIRECTIVES, SIM_PROMPT_KINDS, simulatedPanel } from './simulated-panel';
 
 /**
@@ -52,20 +53,6 @@ export class CatalogueFetchError extends Error {
 const SOURCE_LABELS: Record<RemoteSource, string> = {
   openrouter: 'the OpenRouter model list',
   'openai-compatible': "the OpenAI-compatible server's model list",
-};
-
-const NETWORK_REASONS: Record<NetworkErrorCode, string> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset',
-  ECONNABORTED: 'connection lost',
-  EPIPE: 'connection lost',
-  ETIMEDOUT: 'connection timed out',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  ENOTFOUND: 'host name not resolved',
-  EAI_AGAIN: 'host name not resolved',
-  UND_ERR_SOCKET: 'connection lost',
-  UND_ERR_CLOSED: 'connection lost',
 };
 
 /**
@@ -281,19 +268,6 @@ export async function readJsonBounded(
   }
 }
 
-const NETWORK_CODES: ReadonlySet<string> = new Set(NETWORK_ERROR_CODES);
-
-/** The socket-level code somewhere in an error's cause chain (duck-typed: fetch errors are another realm's). */
-function networkCodeOf(error: unknown): NetworkErrorCode | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
-    const { code, cause } = current as { code?: unknown; cause?: unknown };
-    if (typeof code === 'string' && NETWORK_CODES.has(code)) return code as NetworkErrorCode;
-    current = cause;
-  }
-  return undefined;
-}
-
 /** Anything a fetch threw, as a CatalogueFetchError whose message holds no credential. */
 function fetchFailure(error: unknown, source: RemoteSource, secrets: readonly string[]): CatalogueFetchError {
   if (error instanceof CatalogueFetchError) return error;
@@ -312,7 +286,7 @@ function fetchFailure(error: unknown, source: RemoteSource, secrets: readonly st
       error.status,
     );
   }
-  const code = networkCodeOf(error);
+  const code = networkErrorCode(error);
   const message = error instanceof Error ? error.message : String(error);
   const cause =
     error instanceof APIConnectionError && error.cause instanceof Error ? `: ${error.cause.message}` : '';

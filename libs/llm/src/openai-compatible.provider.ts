@@ -4,15 +4,13 @@ import { PROVIDER_KEYS, type ProviderKey } from './fleet-limits';
 import {
   Completion,
   CompletionRequest,
-  FailureReason,
   ModelCallError,
   ModelCallErrorContext,
   ModelCallErrorKind,
   ModelProvider,
-  NETWORK_ERROR_CODES,
-  NetworkErrorCode,
   TokenUsage,
 } from './provider';
+import { NETWORK_REASONS, networkErrorCode } from './network-errors';
 import { DEFAULT_RETRY_POLICY, RetryingProvider, RetryPolicy, modelCallErrorFromAbort } from './retry';
 
 export interface OpenAiCompatibleOptions {
@@ -256,7 +254,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     }
     if (err instanceof APIConnectionError) {
       const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-      const code = networkErrorCode(err);
+      const code = networkErrorCode(err, true);
       return this.error(
         `Network error calling ${this.name}${this.clean(cause)}${code ? ` (${code})` : ''}`,
         'network',
@@ -268,7 +266,7 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     }
     // A connection lost after the headers arrived fails while the SDK reads the body, outside
     // its APIConnectionError: still a transient network failure (00-shared.md §2), so retryable.
-    const lost = networkErrorCode(err);
+    const lost = networkErrorCode(err, true);
     if (lost) {
       return this.error(
         `Network error calling ${this.name}: connection lost while reading the response (${lost})`,
@@ -367,47 +365,6 @@ async function readNonStreamBody(response: Response): Promise<unknown> {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-const NETWORK_CODES: ReadonlySet<string> = new Set(NETWORK_ERROR_CODES);
-const isNetworkErrorCode = (code: unknown): code is NetworkErrorCode =>
-  typeof code === 'string' && NETWORK_CODES.has(code);
-
-/** How each socket-level failure is described to users. */
-const NETWORK_REASONS: Record<NetworkErrorCode, FailureReason> = {
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset',
-  ECONNABORTED: 'connection lost',
-  EPIPE: 'connection lost',
-  ETIMEDOUT: 'connection timed out',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  ENOTFOUND: 'host name not resolved',
-  EAI_AGAIN: 'host name not resolved',
-  UND_ERR_SOCKET: 'connection lost',
-  UND_ERR_CLOSED: 'connection lost',
-};
-
-/**
- * The socket-level code (ECONNRESET, ...) somewhere in an error's cause chain, or for undici's
- * bare "terminated" (the body stream died with its connection) that code or UND_ERR_SOCKET.
- */
-function networkErrorCode(err: unknown): NetworkErrorCode | undefined {
-  let terminated = false;
-  let current: unknown = err;
-  // Duck-typed: fetch's errors come from Node's own realm, not necessarily the caller's (jest).
-  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
-    const { code, name, message, cause } = current as {
-      code?: unknown;
-      name?: unknown;
-      message?: unknown;
-      cause?: unknown;
-    };
-    if (isNetworkErrorCode(code)) return code;
-    if (name === 'TypeError' && message === 'terminated') terminated = true;
-    current = cause;
-  }
-  return terminated ? 'UND_ERR_SOCKET' : undefined;
 }
 
 function isRetryableStatus(status: number): boolean {

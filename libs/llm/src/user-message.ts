@@ -1,9 +1,9 @@
-import { FAILURE_REASONS, ModelCallError, NETWORK_ERROR_CODES } from './provider';
+import { isNetworkErrorCode } from './network-errors';
+import { FAILURE_REASONS, ModelCallError } from './provider';
 
 /** The providers users may be told about, by key; any other name (a host, say) is "the provider". */
 const KNOWN_PROVIDERS: ReadonlySet<string> = new Set(['openrouter', 'openai-compatible', 'simulated']);
 const REASONS: ReadonlySet<string> = new Set(FAILURE_REASONS);
-const CODES: ReadonlySet<string> = new Set(NETWORK_ERROR_CODES);
 
 const isHttpStatus = (status: number | undefined): status is number =>
   Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 599;
@@ -22,7 +22,7 @@ export function userFacingCallError(error: unknown): string {
       ? `the ${error.provider} provider`
       : 'the provider';
   const reason = error.reason !== undefined && REASONS.has(error.reason) ? error.reason : undefined;
-  const code = error.code !== undefined && CODES.has(error.code) ? error.code : undefined;
+  const code = isNetworkErrorCode(error.code) ? error.code : undefined;
   switch (error.kind) {
     case 'timeout':
       return reason === 'connection timed out' ? `Connection to ${who} timed out` : 'timed out';

@@ -1,5 +1,5 @@
 export * from './final-text';
-export { escapeMarkdown } from './markdown';
+export { escapeMarkdown, table as markdownTable } from './markdown';
 export * from './outcome.types';
 export * from './outcome';
 export * from './outcome-schema';

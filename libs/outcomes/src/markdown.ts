@@ -41,6 +41,7 @@ export function fenced(text: string, info = 'text'): string {
   return body === '' ? `${fence}${info}\n${fence}` : `${fence}${info}\n${body}\n${fence}`;
 }
 
+/** A Markdown table of cells already escaped, and a blank line after it; `_None._` for no rows. */
 export function table(header: string[], rows: string[][]): string[] {
   if (rows.length === 0) return ['_None._', ''];
   return [

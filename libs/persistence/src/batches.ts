@@ -1,6 +1,7 @@
 import { batchesChannel } from '@conclave/contracts';
 import type { BatchesRepository } from './repositories/batches.repository';
-import { RedisEventPublisher, type RedisClient, type StageQueue } from '@conclave/redis';
+import type { EventPublisher } from '@conclave/deliberation';
+import type { RedisClient, StageQueue } from '@conclave/redis';
 import { KeyedSingleFlight } from './single-flight';
 
 /**
@@ -19,16 +20,14 @@ export class BatchDispatcher {
     await this.notify(batchId);
   });
 
-  private readonly events: RedisEventPublisher;
-
   constructor(
     private readonly batches: BatchesRepository,
     private readonly queue: StageQueue,
     private readonly redis: RedisClient,
     private readonly prefix: string,
-  ) {
-    this.events = new RedisEventPublisher(redis, prefix);
-  }
+    /** The process's one event publisher (EVENT_PUBLISHER). */
+    private readonly events: EventPublisher,
+  ) {}
 
   async dispatch(batchId: string): Promise<number> {
     const picked = await this.batches.pickItems(batchId);

@@ -1,6 +1,6 @@
 import type { DeliveredEvent } from '@conclave/contracts';
-import { endingWrite } from '@conclave/deliberation';
-import { publishControl, RedisEventPublisher, type RedisClient, type StageQueue } from '@conclave/redis';
+import { endingWrite, type EventPublisher } from '@conclave/deliberation';
+import { publishControl, type RedisClient, type StageQueue } from '@conclave/redis';
 import type { BatchDispatcher } from './batches';
 import type { TypeOrmDeliberationStore } from './deliberation.store';
 import type { BatchesRepository } from './repositories/batches.repository';
@@ -40,7 +40,14 @@ export interface WorkStopsDeps {
    * removed) and the batch dispatcher. Null when it cannot (a command-line run without Redis): the
    * stops are then stored in PostgreSQL only (see cancelWorkOf).
    */
-  redis: { client: RedisClient; prefix: string; queue: StageQueue; dispatcher: BatchDispatcher } | null;
+  redis: {
+    client: RedisClient;
+    prefix: string;
+    queue: StageQueue;
+    dispatcher: BatchDispatcher;
+    /** The process's one event publisher (EVENT_PUBLISHER). */
+    publisher: EventPublisher;
+  } | null;
   warn: (message: string) => void;
 }
 
@@ -54,10 +61,10 @@ export interface WorkStopsDeps {
  * then finds the message ended and writes nothing.
  */
 export class WorkStops {
-  private readonly publisher: RedisEventPublisher | null;
+  private readonly publisher: EventPublisher | null;
 
   constructor(private readonly deps: WorkStopsDeps) {
-    this.publisher = deps.redis ? new RedisEventPublisher(deps.redis.client, deps.redis.prefix) : null;
+    this.publisher = deps.redis?.publisher ?? null;
   }
 
   /**

@@ -8,8 +8,9 @@ import {
   TypeOrmDeliberationStore,
   WorkStops,
 } from '@conclave/persistence';
-import { createRedis, StageQueue, type RedisClient } from '@conclave/redis';
-import { REDIS_PRODUCER, STAGE_QUEUE } from './tokens';
+import type { EventPublisher } from '@conclave/deliberation';
+import { createRedis, RedisEventPublisher, StageQueue, type RedisClient } from '@conclave/redis';
+import { EVENT_PUBLISHER, REDIS_PRODUCER, STAGE_QUEUE } from './tokens';
 
 export interface QueueModuleOptions {
   /**
@@ -27,7 +28,7 @@ export interface QueueModuleOptions {
 
 /**
  * The producer side of Redis: a connection (REDIS_PRODUCER) and the stage queue on it
- * (STAGE_QUEUE), closed when the application shuts down.
+ * (STAGE_QUEUE), closed when the application shuts down; the event publisher on it (EVENT_PUBLISHER).
  */
 @Module({})
 export class QueueModule {
@@ -64,11 +65,21 @@ export class QueueModule {
           }),
         },
         {
+          provide: EVENT_PUBLISHER,
+          inject: [REDIS_PRODUCER],
+          useFactory: (redis: RedisClient): EventPublisher =>
+            new RedisEventPublisher(redis, config.redisPrefix),
+        },
+        {
           // Starts a batch's next items on the stage queue (BatchesRepository: PersistenceModule).
           provide: BatchDispatcher,
-          inject: [BatchesRepository, STAGE_QUEUE, REDIS_PRODUCER],
-          useFactory: (batches: BatchesRepository, queue: StageQueue, redis: RedisClient) =>
-            new BatchDispatcher(batches, queue, redis, config.redisPrefix),
+          inject: [BatchesRepository, STAGE_QUEUE, REDIS_PRODUCER, EVENT_PUBLISHER],
+          useFactory: (
+            batches: BatchesRepository,
+            queue: StageQueue,
+            redis: RedisClient,
+            events: EventPublisher,
+          ) => new BatchDispatcher(batches, queue, redis, config.redisPrefix, events),
         },
         {
           // Stops deliberations and batches: a user's, a batch's, an admin's or a revocation's cancel.
@@ -80,6 +91,7 @@ export class QueueModule {
             REDIS_PRODUCER,
             STAGE_QUEUE,
             BatchDispatcher,
+            EVENT_PUBLISHER,
           ],
           useFactory: (
             store: TypeOrmDeliberationStore,
@@ -88,19 +100,20 @@ export class QueueModule {
             redis: RedisClient,
             queue: StageQueue,
             dispatcher: BatchDispatcher,
+            publisher: EventPublisher,
           ) => {
             const log = new Logger('cancel');
             return new WorkStops({
               store,
               batches,
               openWork,
-              redis: { client: redis, prefix: config.redisPrefix, queue, dispatcher },
+              redis: { client: redis, prefix: config.redisPrefix, queue, dispatcher, publisher },
               warn: (message) => log.warn(message),
             });
           },
         },
       ],
-      exports: [REDIS_PRODUCER, STAGE_QUEUE, BatchDispatcher, WorkStops],
+      exports: [REDIS_PRODUCER, STAGE_QUEUE, EVENT_PUBLISHER, BatchDispatcher, WorkStops],
     };
   }
 }

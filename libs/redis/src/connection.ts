@@ -152,7 +152,8 @@ export async function redisAnswers(redis: RedisClient): Promise<void> {
   if (!/^cluster_state:ok\s*$/m.test(info)) throw new Error('the Redis Cluster is not ok (cluster_state)');
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** The promise's answer, or a rejection once `ms` pass without one (the timer holds no process open). */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
     timer.unref();

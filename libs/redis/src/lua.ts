@@ -12,7 +12,10 @@ export const luaScript = (source: string): LuaScript => ({
   sha: createHash('sha1').update(source).digest('hex'),
 });
 
-/** EVALSHA, sending the script itself on the first NOSCRIPT (new server, or after SCRIPT FLUSH). */
+/**
+ * EVALSHA, sending the script itself on the first NOSCRIPT (new server, or after SCRIPT FLUSH): the
+ * one Lua runner (fleet limiter, rate limiter, /v1 retry grace).
+ */
 export async function runLua(
   redis: RedisClient,
   lua: LuaScript,
@@ -22,7 +25,7 @@ export async function runLua(
   try {
     return await redis.evalsha(lua.sha, keys.length, ...keys, ...args);
   } catch (error) {
-    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+    if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
     return redis.eval(lua.source, keys.length, ...keys, ...args);
   }
 }

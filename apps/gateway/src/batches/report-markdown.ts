@@ -1,4 +1,4 @@
-import { escapeMarkdown } from '@conclave/outcomes';
+import { escapeMarkdown, markdownTable as table } from '@conclave/outcomes';
 import type {
   BatchComparison,
   BatchReport,
@@ -65,16 +65,6 @@ const quantiles = (q: ReportQuantiles, unit = ''): string =>
 
 const link = (item: ReportItemLink): string =>
   `[item ${item.index}${item.key === null ? '' : ` (key ${escapeMarkdown(item.key)})`}](${item.webPath})`;
-
-function table(header: string[], rows: string[][]): string[] {
-  if (rows.length === 0) return ['_None._', ''];
-  return [
-    `| ${header.join(' | ')} |`,
-    `| ${header.map(() => '---').join(' | ')} |`,
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
-    '',
-  ];
-}
 
 function distribution(d: ReportDistribution): string {
   if (d.n === 0) return '— (n = 0)';

@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { CONFIG, REDIS_PRODUCER } from '@conclave/platform';
-import type { RedisClient } from '@conclave/redis';
+import { luaScript, runLua, withTimeout, type RedisClient } from '@conclave/redis';
 import { ApiError } from './api-error';
 
 export type RateBucket = 'requests' | 'deliberations' | 'batchItems';
@@ -61,7 +61,7 @@ interface Verdict {
  * `limit`. Refusals are not recorded: a client that keeps trying is admitted once room frees.
  * Returns {admitted 1|0, used, ms until `cost` fits (0 when admitted)}.
  */
-const SLIDING_LOG = `
+const SLIDING_LOG = luaScript(`
 local log, total = KEYS[1], KEYS[2]
 local limit, window, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = tonumber(ARGV[5])
@@ -115,8 +115,7 @@ while true do
   from = from + 100
 end
 return {0, used, window}
-`;
-const SLIDING_LOG_SHA = createHash('sha1').update(SLIDING_LOG).digest('hex');
+`);
 
 /**
  * The two keys of one subject's sliding log (KEYS of SLIDING_LOG): both carry the hash tag
@@ -358,11 +357,9 @@ export class RateLimiter {
     ];
     let reply: unknown;
     try {
-      reply = await this.withTimeout(
-        this.redis.evalsha(SLIDING_LOG_SHA, 2, logKey, totalKey, ...args).catch((error: unknown) => {
-          if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
-          return this.redis.eval(SLIDING_LOG, 2, logKey, totalKey, ...args);
-        }),
+      reply = await withTimeout(
+        runLua(this.redis, SLIDING_LOG, [logKey, totalKey], args),
+        this.redisTimeoutMs,
       );
     } catch (error) {
       this.warn(rule, error);
@@ -376,25 +373,6 @@ export class RateLimiter {
     }
     const [admitted, used, waitMs] = reply as [number, number, number];
     return { admitted: admitted === 1, used, waitMs };
-  }
-
-  private withTimeout<T>(promise: Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`Redis did not answer within ${this.redisTimeoutMs} ms`)),
-        this.redisTimeoutMs,
-      );
-      promise.then(
-        (value) => {
-          clearTimeout(timer);
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      );
-    });
   }
 
   /** One warning per 10 s at most: an outage must not flood the log. */

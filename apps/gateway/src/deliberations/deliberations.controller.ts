@@ -32,7 +32,7 @@ import { ApiError } from '../common/api-error';
 import { EventHub } from '../events/event-hub';
 import { LiveHub } from '../events/live-hub';
 import type { OrderedDelivery } from '../events/ordered-delivery';
-import { Outflow, outflowLimits } from '../events/outflow';
+import { responseOutflow, startSse } from '../events/sse';
 import { StreamRegistry, type CloseReason } from '../events/stream-registry';
 import { CONFIG } from '@conclave/platform';
 import { CreateDeliberationDto, DeliberationAcceptedDto } from './create-deliberation.dto';
@@ -53,8 +53,6 @@ class EventsQuery {
   @IsOptional() @IsString() lastEventId?: string;
   @IsOptional() @IsString() deltas?: string;
 }
-
-const HEARTBEAT_MS = 15_000;
 
 @ApiTags('deliberations')
 @ApiBearerAuth()
@@ -180,7 +178,7 @@ export class DeliberationsController {
     const close = (reason: CloseReason | 'done') => {
       if (ended) return;
       ended = true;
-      clearInterval(heartbeat);
+      stopHeartbeat();
       outflow.stop();
       stream.release();
       delivery?.close();
@@ -190,26 +188,9 @@ export class DeliberationsController {
       else response.end();
     };
     const stream = this.streams.open('sse', userId, apiKeyIdOf(request), (reason) => close(reason));
-    const outflow = new Outflow(
-      () => response.writableLength,
-      outflowLimits(this.config.streams),
-      (detail) => stream.close('slow', detail),
-      (wake) => {
-        response.on('drain', wake);
-        return () => response.off('drain', wake);
-      },
-    );
-    response.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no',
-    });
+    const outflow = responseOutflow(response, this.config.streams, (detail) => stream.close('slow', detail));
+    const stopHeartbeat = startSse(response, ': ping\n\n', () => void outflow.room());
     response.write(': connected\n\n');
-    const heartbeat = setInterval(() => {
-      response.write(': ping\n\n');
-      void outflow.room();
-    }, HEARTBEAT_MS);
     response.on('close', () => close('done'));
     // The client may have gone while its key and message were looked up.
     if (request.socket.destroyed) return close('done');

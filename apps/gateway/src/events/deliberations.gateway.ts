@@ -22,7 +22,8 @@ import { LiveHub } from './live-hub';
 import { BatchHub } from '../batches/batch-hub';
 import { BatchesService } from '../batches/batches.service';
 import type { OrderedDelivery } from './ordered-delivery';
-import { Outflow, outflowLimits } from './outflow';
+import { outflowLimits, type Outflow } from './outflow';
+import { drainingOutflow } from './sse';
 import { sendHeldWrites } from './turn-writes';
 import { StreamRegistry, type CloseReason, type LiveStream } from './stream-registry';
 
@@ -236,15 +237,11 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
       throw handshakeRefusal(error);
     }
     const limits = outflowLimits(this.config.streams);
-    const outflow = new Outflow(
+    const outflow = drainingOutflow(
       () => socketBuffered(socket, limits.highWaterBytes),
+      () => socket.conn.transport,
       limits,
       (detail) => stream.close('slow', detail),
-      (wake) => {
-        const transport = socket.conn.transport;
-        transport.on('drain', wake);
-        return () => transport.off('drain', wake);
-      },
     );
     const state: SocketState = {
       userId,

@@ -9,7 +9,8 @@ import type { DeliberationsService } from '../deliberations/deliberations.servic
 import type { EventHub } from '../events/event-hub';
 import type { LiveHub, LiveWatcher } from '../events/live-hub';
 import type { OrderedDelivery } from '../events/ordered-delivery';
-import { Outflow, outflowLimits } from '../events/outflow';
+import type { Outflow } from '../events/outflow';
+import { responseOutflow, startSse } from '../events/sse';
 import type { CloseReason, LiveStream } from '../events/stream-registry';
 import {
   chatCompletion,
@@ -30,9 +31,6 @@ import { LiveFinalText } from './live-final-text';
 import { FINAL_STAGE, ProgressLines } from './progress-lines';
 import { sendOpenAiError } from './openai-error.filter';
 import type { RetryAttachment } from './retry-grace';
-
-/** A comment line every this often while a stream waits, so that proxies and clients keep it open. */
-export const HEARTBEAT_MS = 15_000;
 
 export interface ChatRunDeps {
   deliberations: DeliberationsService;
@@ -126,7 +124,7 @@ export class ChatRun {
   private done = false;
   private delivery: OrderedDelivery | null = null;
   private watcher: LiveWatcher | null = null;
-  private heartbeat: NodeJS.Timeout | null = null;
+  private stopHeartbeat: (() => void) | null = null;
   private outflow: Outflow | null = null;
   private readonly progress: ProgressLines;
   private readonly base: ChunkBase;
@@ -183,24 +181,10 @@ export class ChatRun {
   /** With `stream: true`: the role chunk at once, progress as reasoning, the final text as it is written. */
   stream(): void {
     const { response } = this;
-    response.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      Connection: 'keep-alive',
-      'X-Accel-Buffering': 'no',
-    });
+    this.stopHeartbeat = startSse(response, ': keep-alive\n\n');
     this.write(chunk(this.base, { role: 'assistant', content: '' }));
-    this.heartbeat = setInterval(() => {
-      if (!response.writableEnded) response.write(': keep-alive\n\n');
-    }, HEARTBEAT_MS);
-    this.outflow = new Outflow(
-      () => response.writableLength,
-      outflowLimits(this.deps.config.streams),
-      () => this.ctx.stream.close('slow', 'the client does not read'),
-      (wake) => {
-        response.on('drain', wake);
-        return () => response.off('drain', wake);
-      },
+    this.outflow = responseOutflow(response, this.deps.config.streams, () =>
+      this.ctx.stream.close('slow', 'the client does not read'),
     );
     const outflow = this.outflow;
     this.watchDisconnect();
@@ -279,7 +263,7 @@ export class ChatRun {
 
   private stopFollowing(): void {
     this.done = true;
-    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.stopHeartbeat?.();
     this.outflow?.stop();
     this.watcher?.close();
     this.delivery?.close();

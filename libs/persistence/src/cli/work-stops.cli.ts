@@ -1,5 +1,5 @@
 import type { ConclaveConfig } from '@conclave/config';
-import { connectBriefly, StageQueue, type RedisClient } from '@conclave/redis';
+import { connectBriefly, RedisEventPublisher, StageQueue, type RedisClient } from '@conclave/redis';
 import type { DataSource } from 'typeorm';
 import { BatchDispatcher } from '../batches';
 import { TypeOrmDeliberationStore } from '../deliberation.store';
@@ -44,15 +44,7 @@ export async function cliWorkStops(config: ConclaveConfig, dataSource: DataSourc
     }),
     batches,
     openWork: new OpenWorkRepository(dataSource),
-    redis:
-      redis && queue
-        ? {
-            client: redis,
-            prefix: config.redisPrefix,
-            queue,
-            dispatcher: new BatchDispatcher(batches, queue, redis, config.redisPrefix),
-          }
-        : null,
+    redis: redis && queue ? redisSide(redis, config.redisPrefix, queue, batches) : null,
     warn: (message) => warnings.push(message),
   });
   return {
@@ -64,6 +56,18 @@ export async function cliWorkStops(config: ConclaveConfig, dataSource: DataSourc
       await queue?.close().catch(() => undefined);
       redis?.disconnect();
     },
+  };
+}
+
+/** What a stop does on Redis, with the one event publisher the dispatcher and the stops share. */
+function redisSide(client: RedisClient, prefix: string, queue: StageQueue, batches: BatchesRepository) {
+  const publisher = new RedisEventPublisher(client, prefix);
+  return {
+    client,
+    prefix,
+    queue,
+    publisher,
+    dispatcher: new BatchDispatcher(batches, queue, client, prefix, publisher),
   };
 }
 

@@ -201,6 +201,42 @@ function startedTurn(
   return { conversationId, messageId: assistant.id, isNew, ...(carried ? { start } : {}) };
 }
 
+/**
+ * The INSERT of a turn's two messages, the question and the queued assistant message, into the
+ * conversation `conversation` (an SQL expression: `$8`, or a CTE's id). Its parameters, in
+ * insertTurn's order: $1 question, $2 turn, $3 mode, $4 config, $5 first stage, $6 needs_title,
+ * $7 API key id, $8 the conversation id (or what the CTE reads, the user id).
+ */
+const TURN_MESSAGES = (conversation: string): string =>
+  `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title, api_key_id)
+   VALUES (${conversation}, 'user', $1, 'complete', $2, $3, NULL, NULL, false, NULL),
+          (${conversation}, 'assistant', '', 'queued', $2, $3, $4, $5, $6, $7::uuid)
+   RETURNING id, role, created_at, config, conversation_id`;
+
+/** Runs a TURN_MESSAGES statement (both start paths go through it) and returns the assistant message. */
+async function insertTurn(
+  runner: Pick<DataSource, 'query'>,
+  sql: string,
+  turn: NewTurn,
+  number: number,
+  needsTitle: boolean,
+  last: string,
+): Promise<InsertedMessage> {
+  const inserted: InsertedMessage[] = await runner.query(sql, [
+    turn.userContent,
+    number,
+    turn.mode,
+    turn.config,
+    turn.firstStage,
+    needsTitle,
+    turn.apiKeyId ?? null,
+    last,
+  ]);
+  const assistant = inserted.find((row) => row.role === 'assistant');
+  if (!assistant) throw new Error('the assistant message was not stored');
+  return assistant;
+}
+
 /** Deliberations as the gateway sees them: starting a turn, the assistant message, its stage rows and events' position. */
 export class DeliberationsRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -252,24 +288,7 @@ export class DeliberationsRepository {
       // A new conversation (or one without turns) gets a title.
       const isNew = !turn.conversationId || number === 1;
       // The question and the assistant message in one statement (the same now() as two).
-      const inserted: InsertedMessage[] = await manager.query(
-        `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title, api_key_id)
-           VALUES ($1, 'user', $2, 'complete', $3, $4, NULL, NULL, false, NULL),
-                  ($1, 'assistant', '', 'queued', $3, $4, $5, $6, $7, $8::uuid)
-           RETURNING id, role, created_at, config, conversation_id`,
-        [
-          conversationId,
-          turn.userContent,
-          number,
-          turn.mode,
-          turn.config,
-          turn.firstStage,
-          isNew,
-          turn.apiKeyId ?? null,
-        ],
-      );
-      const assistant = inserted.find((row) => row.role === 'assistant');
-      if (!assistant) throw new Error('the assistant message was not stored');
+      const assistant = await insertTurn(manager, TURN_MESSAGES('$8'), turn, number, isNew, conversationId);
       // A conversation created above has updated_at = now() already.
       if (turn.conversationId)
         await manager.query('UPDATE conversations SET updated_at = now() WHERE id = $1', [conversationId]);
@@ -287,16 +306,15 @@ export class DeliberationsRepository {
    * transaction's four (the common request, and the whole of a burst's).
    */
   private async startConversation(turn: NewTurn): Promise<StartedTurn> {
-    const inserted: InsertedMessage[] = await this.dataSource.query(
-      `WITH conversation AS (INSERT INTO conversations (user_id, mode) VALUES ($1, $2) RETURNING id)
-       INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title, api_key_id)
-       VALUES ((SELECT id FROM conversation), 'user', $3, 'complete', 1, $2, NULL, NULL, false, NULL),
-              ((SELECT id FROM conversation), 'assistant', '', 'queued', 1, $2, $4, $5, true, $6::uuid)
-       RETURNING id, role, created_at, config, conversation_id`,
-      [turn.userId, turn.mode, turn.userContent, turn.config, turn.firstStage, turn.apiKeyId ?? null],
+    const assistant = await insertTurn(
+      this.dataSource,
+      `WITH conversation AS (INSERT INTO conversations (user_id, mode) VALUES ($8, $3) RETURNING id)
+       ${TURN_MESSAGES('(SELECT id FROM conversation)')}`,
+      turn,
+      1,
+      true,
+      turn.userId,
     );
-    const assistant = inserted.find((row) => row.role === 'assistant');
-    if (!assistant) throw new Error('the assistant message was not stored');
     return startedTurn(turn, assistant.conversation_id, assistant, true, true);
   }
 
