@@ -327,7 +327,7 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
       const { userId, keyId } = stateOf(socket);
       let request = body;
       let idempotencyKey: string | undefined;
-      if (body && typeof body === 'object' && !Array.isArray(body) && 'idempotencyKey' in body) {
+      if (body && typeof body === 'object' && !Array.isArray(body) && Object.hasOwn(body, 'idempotencyKey')) {
         const { idempotencyKey: key, ...rest } = body as Record<string, unknown>;
         if (!isIdempotencyKey(key)) return invalidAck({ idempotencyKey: IDEMPOTENCY_KEY_RULE });
         [request, idempotencyKey] = [rest, key];
