@@ -215,6 +215,44 @@ describe('one error vocabulary, and one admission rule, while Redis is away', ()
     expect(await turnsOf('Another question?')).toBe(0);
   }, 60_000);
 
+  /** Two submissions with one key, held where the key is recorded, then let go together. */
+  async function twinSubmissions(key: string): Promise<HttpAnswer[]> {
+    const holder = stack.db.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    try {
+      await holder.query('LOCK TABLE idempotency_keys IN SHARE MODE');
+      const submit = () =>
+        httpAnswer(stack.baseUrl, 'POST', '/api/batches', batch, { 'idempotency-key': key });
+      const pending = Promise.all([submit(), submit()]);
+      await until('both submissions to wait on the key', async () => {
+        const [{ n }] = (await stack.db.query(
+          `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+           WHERE NOT l.granted AND c.relname = 'idempotency_keys'`,
+        )) as { n: number }[];
+        return n >= 2;
+      });
+      await holder.commitTransaction();
+      return await pending;
+    } finally {
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await holder.release();
+    }
+  }
+
+  it('answers twin batch submissions with one key with one batch, the other taken back', async () => {
+    const before = await stored();
+    const answers = await twinSubmissions('batch-twin-up');
+    expect(answers.map((a) => a.status)).toEqual([202, 202]);
+    expect(answers[1].body).toEqual(answers[0].body);
+    expect(await stored()).toEqual({
+      batches: before.batches + 1,
+      conversations: before.conversations + 3,
+      messages: before.messages + 6,
+      idempotencyKeys: before.idempotencyKeys + 1,
+    });
+  }, 60_000);
+
   it('acks deliberate, subscribe and cancel as HTTP answers them', async () => {
     const [first, second] = [
       await stack.deliberate(council('Before Redis goes: one?')),
@@ -343,34 +381,12 @@ describe('one error vocabulary, and one admission rule, while Redis is away', ()
   }, 90_000);
 
   it('never answers a twin request with a batch that is then taken back', async () => {
-    const base = stack.baseUrl;
     if (redis.running) await redis.kill();
     await until('readiness to say Redis is down', async () => (await readiness()) === 503);
     const before = await stored();
-    // Both submissions held where the key is recorded, then let go together: one is admitted
-    // first, fails to enqueue and is taken back while the other waits on its key.
-    const holder = stack.db.createQueryRunner();
-    await holder.connect();
-    await holder.startTransaction();
-    let answers: HttpAnswer[];
-    try {
-      await holder.query('LOCK TABLE idempotency_keys IN SHARE MODE');
-      const submit = () =>
-        httpAnswer(base, 'POST', '/api/batches', batch, { 'idempotency-key': 'batch-twin' });
-      const pending = Promise.all([submit(), submit()]);
-      await until('both submissions to wait on the key', async () => {
-        const [{ n }] = (await stack.db.query(
-          `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-           WHERE NOT l.granted AND c.relname = 'idempotency_keys'`,
-        )) as { n: number }[];
-        return n >= 2;
-      });
-      await holder.commitTransaction();
-      answers = await pending;
-    } finally {
-      if (holder.isTransactionActive) await holder.rollbackTransaction();
-      await holder.release();
-    }
+    // Both held where the key is recorded: one is admitted first, fails to enqueue and is taken
+    // back while the other waits on its key.
+    const answers = await twinSubmissions('batch-twin');
     expect(answers.map((a) => ({ status: a.status, retryAfter: a.retryAfter }))).toEqual([
       { status: 503, retryAfter: '5' },
       { status: 503, retryAfter: '5' },
