@@ -185,7 +185,9 @@ export class BatchesService {
     try {
       admission = await this.dispatcher.admit(batchId, accepted, idempotency);
     } catch (error) {
-      // PostgreSQL failed before the outcome: the batch is stored, undispatched, without its key.
+      // PostgreSQL failed before the outcome was committed: the batch is stored without its key and
+      // without a committed dispatch (a job enqueued before a failed commit finds no item once it
+      // is taken back).
       this.logger.error(`could not admit batch ${batchId}: ${String(error)}`);
       const discarded = await this.batches.discard(batchId).then(
         () => true,
