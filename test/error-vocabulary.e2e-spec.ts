@@ -1,3 +1,4 @@
+import IORedis from 'ioredis';
 import type { Socket } from 'socket.io-client';
 import { TestStack } from './support/harness';
 import { PrivatePostgres } from './support/private-postgres';
@@ -181,6 +182,77 @@ describe('one error vocabulary, and one admission rule, while Redis is away', ()
     generateTitles: false,
   };
 
+  const turnsOf = (question: string) =>
+    count(`SELECT count(*)::int AS n FROM messages WHERE role = 'user' AND content = '${question}'`);
+
+  it('answers a socket deliberate retried with its idempotency key with the deliberation it started, as HTTP does', async () => {
+    const request = council('Started once, asked twice?');
+    const first = await ackOf(socket, 'deliberate', { ...request, idempotencyKey: 'socket-key-1' });
+    expect(first).toEqual({
+      conversationId: expect.any(String) as string,
+      messageId: expect.any(String) as string,
+    });
+    // Its retry (an ack lost, a 503 that kept the turn): the same deliberation, no second one.
+    expect(await ackOf(socket, 'deliberate', { ...request, idempotencyKey: 'socket-key-1' })).toEqual(first);
+    // One mechanism: HTTP's Idempotency-Key with the same key and request answers it too.
+    const http = await httpAnswer(stack.baseUrl, 'POST', '/api/deliberations', request, {
+      'idempotency-key': 'socket-key-1',
+    });
+    expect({ status: http.status, body: http.body }).toEqual({ status: 202, body: first });
+    expect(await turnsOf(request.question)).toBe(1);
+    // Checked as HTTP checks it: the key with another request, a malformed key.
+    expect(
+      await ackOf(socket, 'deliberate', { ...council('Another question?'), idempotencyKey: 'socket-key-1' }),
+    ).toEqual({
+      error: { statusCode: 422, message: 'This Idempotency-Key was already used with a different request' },
+    });
+    for (const idempotencyKey of ['', 'with space', 42, 'x'.repeat(256)]) {
+      expect(await ackOf(socket, 'deliberate', { ...request, idempotencyKey })).toMatchObject({
+        error: { statusCode: 400, fields: { idempotencyKey: 'must be 1 to 255 visible ASCII characters' } },
+      });
+    }
+    expect(await turnsOf(request.question)).toBe(1);
+    expect(await turnsOf('Another question?')).toBe(0);
+  }, 60_000);
+
+  /** Two submissions with one key, held where the key is recorded, then let go together. */
+  async function twinSubmissions(key: string): Promise<HttpAnswer[]> {
+    const holder = stack.db.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    try {
+      await holder.query('LOCK TABLE idempotency_keys IN SHARE MODE');
+      const submit = () =>
+        httpAnswer(stack.baseUrl, 'POST', '/api/batches', batch, { 'idempotency-key': key });
+      const pending = Promise.all([submit(), submit()]);
+      await until('both submissions to wait on the key', async () => {
+        const [{ n }] = (await stack.db.query(
+          `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+           WHERE NOT l.granted AND c.relname = 'idempotency_keys'`,
+        )) as { n: number }[];
+        return n >= 2;
+      });
+      await holder.commitTransaction();
+      return await pending;
+    } finally {
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await holder.release();
+    }
+  }
+
+  it('answers twin batch submissions with one key with one batch, the other taken back', async () => {
+    const before = await stored();
+    const answers = await twinSubmissions('batch-twin-up');
+    expect(answers.map((a) => a.status)).toEqual([202, 202]);
+    expect(answers[1].body).toEqual(answers[0].body);
+    expect(await stored()).toEqual({
+      batches: before.batches + 1,
+      conversations: before.conversations + 3,
+      messages: before.messages + 6,
+      idempotencyKeys: before.idempotencyKeys + 1,
+    });
+  }, 60_000);
+
   it('acks deliberate, subscribe and cancel as HTTP answers them', async () => {
     const [first, second] = [
       await stack.deliberate(council('Before Redis goes: one?')),
@@ -278,5 +350,102 @@ describe('one error vocabulary, and one admission rule, while Redis is away', ()
       await stack.db.query('DROP TRIGGER review_no_batch_delete ON batches');
       await stack.db.query('DROP FUNCTION review_no_batch_delete()');
     }
+  }, 90_000);
+
+  it('accepts a deliberation it could not take back (the reconciler runs it), and its retry answers that one', async () => {
+    if (redis.running) await redis.kill();
+    await until('readiness to say Redis is down', async () => (await readiness()) === 503);
+    await stack.db.query(`CREATE FUNCTION review_no_conversation_delete() RETURNS trigger LANGUAGE plpgsql AS
+      $$ BEGIN RAISE EXCEPTION 'deletes refused by the test'; END $$`);
+    await stack.db.query(`CREATE TRIGGER review_no_conversation_delete BEFORE DELETE ON conversations
+      FOR EACH ROW EXECUTE FUNCTION review_no_conversation_delete()`);
+    try {
+      const request = council('Kept while Redis is away?');
+      const ack = await ackOf(socket, 'deliberate', { ...request, idempotencyKey: 'kept-turn' });
+      // Stored and to be run: not a 503 that invites a retry starting a second one.
+      expect(ack).toEqual({
+        conversationId: expect.any(String) as string,
+        messageId: expect.any(String) as string,
+      });
+      expect(await ackOf(socket, 'deliberate', { ...request, idempotencyKey: 'kept-turn' })).toEqual(ack);
+      const http = await httpAnswer(stack.baseUrl, 'POST', '/api/deliberations', council('Kept over HTTP?'));
+      expect({ status: http.status, body: http.body }).toEqual({
+        status: 202,
+        body: { conversationId: expect.any(String) as string, messageId: expect.any(String) as string },
+      });
+      expect(await turnsOf(request.question)).toBe(1);
+    } finally {
+      await stack.db.query('DROP TRIGGER review_no_conversation_delete ON conversations');
+      await stack.db.query('DROP FUNCTION review_no_conversation_delete()');
+    }
+  }, 90_000);
+
+  it('never answers a twin request with a batch that is then taken back', async () => {
+    if (redis.running) await redis.kill();
+    await until('readiness to say Redis is down', async () => (await readiness()) === 503);
+    const before = await stored();
+    // Both held where the key is recorded: one is admitted first, fails to enqueue and is taken
+    // back while the other waits on its key.
+    const answers = await twinSubmissions('batch-twin');
+    expect(answers.map((a) => ({ status: a.status, retryAfter: a.retryAfter }))).toEqual([
+      { status: 503, retryAfter: '5' },
+      { status: 503, retryAfter: '5' },
+    ]);
+    expect(await stored()).toEqual(before);
+  }, 90_000);
+});
+
+describe('a batch refused while the queue is away gives back its hourly items', () => {
+  let redis: PrivateRedis;
+  let admin: IORedis;
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    redis = await PrivateRedis.create();
+    admin = new IORedis(redis.port, '127.0.0.1');
+    stack = new TestStack({ REDIS_URL: redis.url, ...NO_LIMITS, RATE_LIMIT_BATCH_ITEMS_PER_HOUR: '3' });
+    await stack.start({ worker: false });
+  }, 60_000);
+
+  afterAll(async () => {
+    await admin.call('ACL', 'SETUSER', 'default', 'allkeys').catch(() => undefined);
+    admin.disconnect();
+    await stack?.stop();
+    await redis.kill();
+  }, 60_000);
+
+  it('lets the same 3 items in once the queue is back, where their first count would refuse them', async () => {
+    const base = stack.baseUrl;
+    const batch = {
+      name: 'refused, then accepted',
+      defaults: { councilModels: ['sim/a', 'sim/b'] },
+      items: [{ question: 'One?' }, { question: 'Two?' }, { question: 'Three?' }],
+    };
+    // Redis counts (its rate-limit keys answer) but the queue refuses the batch's jobs.
+    const prefix = stack.config.redisPrefix;
+    await admin.call('ACL', 'SETUSER', 'default', 'resetkeys', `~${prefix}:ratelimit:*`);
+    let refused: HttpAnswer;
+    try {
+      refused = await httpAnswer(base, 'POST', '/api/batches', batch);
+    } finally {
+      await admin.call('ACL', 'SETUSER', 'default', 'allkeys');
+    }
+    expect({ status: refused.status, retryAfter: refused.retryAfter }).toEqual({
+      status: 503,
+      retryAfter: '5',
+    });
+    // The 3 items were given back: the resubmission fits in the hour's 3.
+    let accepted: HttpAnswer | undefined;
+    await until('the resubmission to be answered', async () => {
+      accepted = await httpAnswer(base, 'POST', '/api/batches', batch);
+      return accepted.status !== 503;
+    });
+    expect({ status: accepted?.status, body: accepted?.body }).toEqual({
+      status: 202,
+      body: { batchId: expect.any(String) as string, total: 3, status: 'queued' },
+    });
+    // And the hour's count holds them: a fourth item is refused.
+    const more = await httpAnswer(base, 'POST', '/api/batches', { ...batch, items: [{ question: 'Four?' }] });
+    expect(more.status).toBe(429);
   }, 90_000);
 });

@@ -128,8 +128,26 @@ export function connection(): Socket {
   return socket;
 }
 
-export async function startDeliberation(request: unknown): Promise<DeliberationAccepted> {
-  const ack = (await connection().emitWithAck('deliberate', request)) as
+/**
+ * A fresh idempotency key: one per start the user asks for, sent again with each retry of it, so a
+ * retry whose first try was started after all (its answer lost, or a 503 that kept the turn) answers
+ * that deliberation instead of starting a second. Random (crypto.getRandomValues works over plain
+ * HTTP too, where randomUUID does not).
+ */
+export function newIdempotencyKey(): string {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return `web-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** Socket.IO `deliberate`; `idempotencyKey` (newIdempotencyKey) makes a retry of it safe. */
+export async function startDeliberation(
+  request: unknown,
+  idempotencyKey?: string,
+): Promise<DeliberationAccepted> {
+  const payload =
+    idempotencyKey === undefined ? request : { ...(request as Record<string, unknown>), idempotencyKey };
+  const ack = (await connection().emitWithAck('deliberate', payload)) as
     DeliberationAccepted | { error: AckError };
   if ('error' in ack) throw ackFailure(ack.error);
   return ack;

@@ -1,6 +1,13 @@
 import type { DeliberationAccepted, ModeDescription, ModeName, Preset } from '@conclave/contracts';
 import { useEffect, useId, useRef, useState } from 'react';
-import { ApiFailure, getModes, retryingNote, retryWhileUnavailable, startDeliberation } from './api';
+import {
+  ApiFailure,
+  getModes,
+  newIdempotencyKey,
+  retryingNote,
+  retryWhileUnavailable,
+  startDeliberation,
+} from './api';
 import { noteStarted, optionsFromConfig, rosterFromConfig, SEPARATE_OPTIONS } from './conversations';
 import { isSendKey, radioGroupEnds } from './keys';
 import { useModelCatalogue } from './model-picker';
@@ -313,9 +320,11 @@ export function NewDeliberation({
     const request = buildRequest();
     setBusy(true);
     try {
-      // Nothing is started by a 503 (storage or the job queue briefly away): asked again, saying so.
+      // Asked again while the server is briefly away (503), saying so; every try carries this
+      // submission's key, so one that was started after all is answered, never started twice.
+      const idempotencyKey = newIdempotencyKey();
       const accepted = await retryWhileUnavailable(
-        () => startDeliberation(request),
+        () => startDeliberation(request, idempotencyKey),
         (seconds) => setErrors({ form: retryingNote(seconds) }),
         { stopped: () => gone.current },
       );

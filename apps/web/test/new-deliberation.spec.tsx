@@ -80,7 +80,7 @@ describe('NewDeliberation', () => {
     await act(async () => {
       fireEvent.keyDown(field('question'), { key: 'Enter' });
     });
-    expect(start).toHaveBeenCalledWith({ question: 'First line', mode: 'council' });
+    expect(start).toHaveBeenCalledWith({ question: 'First line', mode: 'council' }, expect.any(String));
     expect(location.hash).toBe('#/m/m1');
   });
 
@@ -96,21 +96,27 @@ describe('NewDeliberation', () => {
     expect(errorAt('modeConfig.options')).toMatch(/give 2 to 10 options, one a line \(got 1\)/);
     type('modeConfig.options', ' Monorepo \n\nPolyrepo\nHybrid\n');
     await submit();
-    expect(start).toHaveBeenLastCalledWith({
-      question: 'Which layout?',
-      mode: 'delphi',
-      modeConfig: { questionType: 'qualitative', options: ['Monorepo', 'Polyrepo', 'Hybrid'] },
-    });
+    expect(start).toHaveBeenLastCalledWith(
+      {
+        question: 'Which layout?',
+        mode: 'delphi',
+        modeConfig: { questionType: 'qualitative', options: ['Monorepo', 'Polyrepo', 'Hybrid'] },
+      },
+      expect.any(String),
+    );
     // a numeric override sends no options
     start.mockClear();
     fireEvent.change(field('modeConfig.questionType'), { target: { value: 'numeric' } });
     expect(field('modeConfig.options')).toBeNull();
     await submit();
-    expect(start).toHaveBeenLastCalledWith({
-      question: 'Which layout?',
-      mode: 'delphi',
-      modeConfig: { questionType: 'numeric' },
-    });
+    expect(start).toHaveBeenLastCalledWith(
+      {
+        question: 'Which layout?',
+        mode: 'delphi',
+        modeConfig: { questionType: 'numeric' },
+      },
+      expect.any(String),
+    );
   });
 
   it("as a follow-up, starts from the previous turn's roster, shown and editable", async () => {
@@ -127,14 +133,17 @@ describe('NewDeliberation', () => {
     expect(screen.queryByRole('radio')).toBeNull();
     type('question', 'And then?');
     await submit();
-    expect(start).toHaveBeenLastCalledWith({
-      question: 'And then?',
-      mode: 'council',
-      conversationId: 'c1',
-      councilModels: ['sim/x', 'sim/y'],
-      chairmanModel: 'sim/z',
-      modeConfig: { timeoutMs: 60000 },
-    });
+    expect(start).toHaveBeenLastCalledWith(
+      {
+        question: 'And then?',
+        mode: 'council',
+        conversationId: 'c1',
+        councilModels: ['sim/x', 'sim/y'],
+        chairmanModel: 'sim/z',
+        modeConfig: { timeoutMs: 60000 },
+      },
+      expect.any(String),
+    );
     type('chairmanModel', 'sim/w');
     expect(screen.getByText(/chairman: sim\/w/)).toBeTruthy();
     type('question', 'Once more?');
@@ -211,11 +220,14 @@ describe('NewDeliberation', () => {
     type('modeConfig.panelistModels', 'sim/a, sim/b, sim/c');
     type('modeConfig.maxRounds', '4');
     await submit();
-    expect(start).toHaveBeenCalledWith({
-      question: 'How many piano tuners in Chicago?',
-      mode: 'delphi',
-      modeConfig: { panelistModels: ['sim/a', 'sim/b', 'sim/c'], maxRounds: 4 },
-    });
+    expect(start).toHaveBeenCalledWith(
+      {
+        question: 'How many piano tuners in Chicago?',
+        mode: 'delphi',
+        modeConfig: { panelistModels: ['sim/a', 'sim/b', 'sim/c'], maxRounds: 4 },
+      },
+      expect.any(String),
+    );
     expect(location.hash).toBe('#/m/m1');
   });
 
@@ -267,5 +279,32 @@ describe('NewDeliberation', () => {
     await act(async () => new Promise((resolve) => setTimeout(resolve, 1500)));
     expect(start).toHaveBeenCalledTimes(1);
     expect(location.hash).toBe('');
+  });
+
+  it('sends one idempotency key with every retry of a start refused with 503, and a new one for the next start', async () => {
+    const away = new ApiFailure(
+      503,
+      { statusCode: 503, error: 'Service Unavailable', message: 'The job queue is unavailable right now' },
+      1,
+    );
+    start
+      .mockRejectedValueOnce(away)
+      .mockRejectedValueOnce(away)
+      .mockResolvedValue({ conversationId: 'c1', messageId: 'm1' });
+    await renderForm();
+    type('question', 'Paid once?');
+    await submit();
+    await act(async () => new Promise((resolve) => setTimeout(resolve, 2500)));
+    expect(start).toHaveBeenCalledTimes(3);
+    expect(location.hash).toBe('#/m/m1');
+    const keys = start.mock.calls.map((call) => call[1]);
+    expect(keys[0]).toMatch(/^[\x21-\x7e]{1,255}$/);
+    expect(keys).toEqual([keys[0], keys[0], keys[0]]);
+    // The next start the user asks for is another deliberation: another key.
+    type('question', 'And another?');
+    await submit();
+    expect(start).toHaveBeenCalledTimes(4);
+    expect(start.mock.calls[3][1]).toMatch(/^web-[0-9a-f]{32}$/);
+    expect(start.mock.calls[3][1]).not.toBe(keys[0]);
   });
 });

@@ -115,16 +115,19 @@ describe('presets in the form', () => {
     expect(field('modeConfig.timeoutMs').value).toBe('20000');
     type('content', 'A draft to judge');
     await submit();
-    expect(start).toHaveBeenLastCalledWith({
-      question: 'Evaluate this content',
-      mode: 'jury',
-      modeConfig: {
-        jurorModels: ['sim/a', 'sim/b', 'sim/c'],
-        foremanModel: 'sim/f',
-        timeoutMs: 20000,
-        content: 'A draft to judge',
+    expect(start).toHaveBeenLastCalledWith(
+      {
+        question: 'Evaluate this content',
+        mode: 'jury',
+        modeConfig: {
+          jurorModels: ['sim/a', 'sim/b', 'sim/c'],
+          foremanModel: 'sim/f',
+          timeoutMs: 20000,
+          content: 'A draft to judge',
+        },
       },
-    });
+      expect.any(String),
+    );
 
     choose('trio');
     expect((screen.getByRole('radio', { name: /council/ }) as HTMLInputElement).checked).toBe(true);
@@ -132,13 +135,16 @@ describe('presets in the form', () => {
     type('chairmanModel', 'sim/w');
     type('modeConfig.timeoutMs', '30000');
     await submit();
-    expect(start).toHaveBeenLastCalledWith({
-      question: 'Which sort?',
-      mode: 'council',
-      councilModels: ['sim/x', 'sim/y'],
-      chairmanModel: 'sim/w',
-      modeConfig: { timeoutMs: 30000 },
-    });
+    expect(start).toHaveBeenLastCalledWith(
+      {
+        question: 'Which sort?',
+        mode: 'council',
+        councilModels: ['sim/x', 'sim/y'],
+        chairmanModel: 'sim/w',
+        modeConfig: { timeoutMs: 30000 },
+      },
+      expect.any(String),
+    );
     // choosing another mode by hand leaves the preset
     fireEvent.click(screen.getByRole('radio', { name: /^vote/ }));
     expect(picker().value).toBe('');
@@ -275,14 +281,17 @@ describe('presets in the form', () => {
     await screen.findByText(/council: sim\/x, sim\/y · chairman: sim\/z/);
     type('question', 'And then?');
     await submit();
-    expect(start).toHaveBeenLastCalledWith({
-      question: 'And then?',
-      mode: 'council',
-      conversationId: 'c1',
-      councilModels: ['sim/x', 'sim/y'],
-      chairmanModel: 'sim/z',
-      modeConfig: { timeoutMs: 61000 },
-    });
+    expect(start).toHaveBeenLastCalledWith(
+      {
+        question: 'And then?',
+        mode: 'council',
+        conversationId: 'c1',
+        councilModels: ['sim/x', 'sim/y'],
+        chairmanModel: 'sim/z',
+        modeConfig: { timeoutMs: 61000 },
+      },
+      expect.any(String),
+    );
   });
 });
 

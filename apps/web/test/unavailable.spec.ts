@@ -17,7 +17,7 @@ const fakeSocket = {
 };
 jest.mock('socket.io-client', () => ({ io: () => fakeSocket as unknown as Socket }));
 
-import { ApiFailure, follow, retryDelayOf, startDeliberation } from '../src/api';
+import { ApiFailure, follow, newIdempotencyKey, retryDelayOf, startDeliberation } from '../src/api';
 
 const storageAway = {
   error: {
@@ -71,5 +71,16 @@ describe('a socket refusal that says the server is briefly away', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+});
+
+describe('a start sent with an idempotency key', () => {
+  it('carries it in the deliberate payload, beside the request', async () => {
+    const key = newIdempotencyKey();
+    expect(key).toMatch(/^web-[0-9a-f]{32}$/);
+    expect(newIdempotencyKey()).not.toBe(key);
+    acks.push({ conversationId: 'c1', messageId: 'm1' });
+    await startDeliberation({ question: 'Q?' }, key);
+    expect(emitted).toEqual([['deliberate', { question: 'Q?', idempotencyKey: key }]]);
   });
 });

@@ -1,6 +1,7 @@
-import { batchesChannel } from '@conclave/contracts';
+import { batchesChannel, type BatchAccepted } from '@conclave/contracts';
 import type { BatchesRepository } from './repositories/batches.repository';
 import type { EventPublisher } from '@conclave/deliberation';
+import type { IdempotencyKey } from './repositories/idempotency.repository';
 import type { RedisClient, StageQueue } from '@conclave/redis';
 import { KeyedSingleFlight } from './single-flight';
 
@@ -40,6 +41,16 @@ export class BatchDispatcher {
       { background: true },
     );
     return picked.items.length;
+  }
+
+  /**
+   * A new batch's first dispatch, its idempotency key recorded in the same transaction
+   * (BatchesRepository.admit: what each outcome means).
+   */
+  admit(batchId: string, accepted: BatchAccepted, idempotency: IdempotencyKey | null) {
+    return this.batches.admit(batchId, accepted, idempotency, (items) =>
+      this.queue.enqueueMany(items, { background: true }),
+    );
   }
 
   /** After one of a batch's items ended: start the next ones, close the batch when none is left. */

@@ -142,11 +142,17 @@ export class BatchesService {
         `You have ${active} batches queued or running, the most allowed at once is ${allowed}: wait for one to finish or cancel one`,
       );
     }
-    // Items are deliberations too: each takes one from the key's hourly batch-item budget.
-    await this.limiter.take(userId, 'batchItems', requests.length);
+    // Items are deliberations too: each takes one from the key's hourly batch-item budget (given
+    // back below when the batch is refused after all: nothing of it ran).
+    const taken = await this.limiter.takeReturnable(userId, 'batchItems', requests.length);
+    const refused = (error: unknown): never => {
+      void this.limiter.giveBack(taken);
+      throw error;
+    };
 
     let batchId: string;
     try {
+      // Stored without its idempotency key: admit records it once the batch is kept.
       batchId = await this.batches.create(
         {
           userId,
@@ -165,23 +171,24 @@ export class BatchesService {
             firstStage: r.definition.firstStage,
           })),
         },
-        idempotency,
+        null,
       );
     } catch (error) {
-      if (error instanceof IdempotencyRace && idempotency) {
-        const earlier = await previousResponse<BatchAccepted>(this.idempotencyKeys, idempotency);
-        if (earlier) return earlier;
-      }
-      throw error;
+      return refused(error);
     }
-    // Stored first, then its first items enqueued. A queue that cannot take them refuses the batch
-    // as it refuses a single deliberation (503, Retry-After): the batch is taken back, nothing runs.
+    const accepted: BatchAccepted = { batchId, total: requests.length, status: 'queued' };
+    // Then its key recorded and its first items enqueued, in one transaction that a twin request
+    // with the same key waits for (BatchesRepository.admit). A queue that cannot take them refuses
+    // the batch as it refuses a single deliberation (503, Retry-After): the batch and its key are
+    // taken back, nothing runs, and the twin is answered as a fresh request, never with this batch.
+    let admission: Awaited<ReturnType<BatchDispatcher['admit']>>;
     try {
-      await this.dispatcher.dispatch(batchId);
+      admission = await this.dispatcher.admit(batchId, accepted, idempotency);
     } catch (error) {
-      this.logger.error(`could not enqueue batch ${batchId}: ${String(error)}`);
-      // A batch that cannot be taken back stays stored and will run (the workers' reconciler starts
-      // it once the queue is back): it is accepted, never refused as if nothing had been kept.
+      // PostgreSQL failed before the outcome was committed: the batch is stored without its key and
+      // without a committed dispatch (a job enqueued before a failed commit finds no item once it
+      // is taken back).
+      this.logger.error(`could not admit batch ${batchId}: ${String(error)}`);
       const discarded = await this.batches.discard(batchId).then(
         () => true,
         (discardError: unknown) => {
@@ -189,9 +196,26 @@ export class BatchesService {
           return false;
         },
       );
-      if (discarded) throw queueUnavailable();
+      if (discarded) return refused(error);
+      return accepted;
     }
-    return { batchId, total: requests.length, status: 'queued' };
+    if (admission.kind === 'twin' && idempotency) {
+      // A twin request with the same key was admitted first: its answer (this batch is gone).
+      void this.limiter.giveBack(taken);
+      const earlier = await previousResponse<BatchAccepted>(this.idempotencyKeys, idempotency);
+      if (earlier) return earlier;
+      throw new IdempotencyRace();
+    }
+    if (admission.kind === 'discarded') {
+      this.logger.error(`could not enqueue batch ${batchId}: ${String(admission.error)}`);
+      return refused(queueUnavailable());
+    }
+    if (admission.kind === 'kept') {
+      // A batch that cannot be taken back stays stored and will run (the workers' reconciler starts
+      // it once the queue is back): it is accepted, never refused as if nothing had been kept.
+      this.logger.error(`could not take back batch ${batchId}, kept: ${String(admission.error)}`);
+    }
+    return accepted;
   }
 
   private async ownedBatch(userId: string, batchId: string): Promise<Batch> {

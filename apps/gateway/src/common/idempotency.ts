@@ -7,6 +7,12 @@ export { IdempotencyRace } from '@conclave/persistence';
 /** An Idempotency-Key header, checked, with the hash of the request it came with. */
 export type IdempotencyContext = IdempotencyKey;
 
+/** What an idempotency key must be (the Idempotency-Key header, a socket's `idempotencyKey`). */
+export const IDEMPOTENCY_KEY_RULE = 'must be 1 to 255 visible ASCII characters';
+
+export const isIdempotencyKey = (key: unknown): key is string =>
+  typeof key === 'string' && /^[\x21-\x7e]{1,255}$/.test(key);
+
 export function idempotencyContext(
   userId: string,
   scope: IdempotencyContext['scope'],
@@ -15,8 +21,8 @@ export function idempotencyContext(
 ): IdempotencyContext | null {
   if (header === undefined) return null;
   const key = Array.isArray(header) ? header[0] : header;
-  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
-    throw ApiError.invalid({ 'Idempotency-Key': 'must be 1 to 255 visible ASCII characters' });
+  if (!isIdempotencyKey(key)) {
+    throw ApiError.invalid({ 'Idempotency-Key': IDEMPOTENCY_KEY_RULE });
   }
   let text: string;
   try {

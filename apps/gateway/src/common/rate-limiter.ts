@@ -46,6 +46,8 @@ interface Rule {
 
 interface Verdict {
   admitted: boolean;
+  /** The admission's member in the Redis log (counted there, with a cost): what giveBack removes. */
+  member?: string;
   /** Cost in the window after this call. */
   used: number;
   /** When refused: ms until the cost fits. */
@@ -116,6 +118,23 @@ while true do
 end
 return {0, used, window}
 `);
+
+/**
+ * Gives back one admission of SLIDING_LOG (KEYS the same; ARGV[1] its member "<id>:<cost>"): it
+ * leaves the log, and the cached sum goes (the next count sums the log again). 1 if it was there.
+ */
+const GIVE_BACK = luaScript(`
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('DEL', KEYS[2])
+return 1
+`);
+
+/** What `take` counted in Redis, to give back (`giveBack`) when what it paid for was refused after all. */
+export interface RateTaken {
+  readonly rule: string;
+  readonly subject: string;
+  readonly member: string;
+}
 
 /**
  * The two keys of one subject's sliding log (KEYS of SLIDING_LOG): both carry the hash tag
@@ -281,8 +300,13 @@ export class RateLimiter {
    * cost can never fit, a 503 when Redis cannot count a bucket that fails closed.
    */
   async take(userId: string, bucket: RateBucket, cost = 1): Promise<void> {
+    await this.takeReturnable(userId, bucket, cost);
+  }
+
+  /** `take`, answering what it counted in Redis (null when nothing was), for `giveBack`. */
+  async takeReturnable(userId: string, bucket: RateBucket, cost = 1): Promise<RateTaken | null> {
     const rule = this.rule(bucket);
-    if (rule.limit === 0 || cost <= 0) return;
+    if (rule.limit === 0 || cost <= 0) return null;
     if (!Number.isInteger(cost)) throw new Error(`rate limit cost must be a whole number, got ${cost}`);
     if (cost > rule.limit) {
       throw ApiError.invalid({
@@ -290,7 +314,8 @@ export class RateLimiter {
       });
     }
     const verdict = await this.count(rule, userId, cost, false);
-    if (verdict.admitted) return;
+    if (verdict.admitted)
+      return verdict.member ? { rule: rule.name, subject: userId, member: verdict.member } : null;
     const retryAfterSeconds = seconds(verdict.waitMs);
     const left = Math.max(0, rule.limit - verdict.used);
     throw new RateLimited(
@@ -300,6 +325,28 @@ export class RateLimiter {
         : `Too many ${rule.what}: at most ${rule.limit} ${rule.per}; try again in ${retryAfterSeconds} s`,
       retryAfterSeconds,
     );
+  }
+
+  /**
+   * Gives back what `take` counted (a batch refused after its items were counted, so that its
+   * resubmission is not refused for items that never ran). Redis away: tried again every 5 s for a
+   * minute, then left to expire with its window. Never throws.
+   */
+  async giveBack(taken: RateTaken | null, tries = 12): Promise<void> {
+    if (!taken) return;
+    const [logKey, totalKey] = rateLimitKeys(this.config.redisPrefix, taken.rule, taken.subject);
+    try {
+      await withTimeout(
+        runLua(this.redis, GIVE_BACK, [logKey, totalKey], [taken.member]),
+        this.redisTimeoutMs,
+      );
+    } catch (error) {
+      if (tries <= 1) {
+        this.logger.warn(`could not give back ${taken.rule} counted for a refused request: ${String(error)}`);
+        return;
+      }
+      setTimeout(() => void this.giveBack(taken, tries - 1), 5000).unref();
+    }
   }
 
   /**
@@ -347,14 +394,8 @@ export class RateLimiter {
 
   private async count(rule: Rule, subject: string, cost: number, force: boolean): Promise<Verdict> {
     const [logKey, totalKey] = rateLimitKeys(this.config.redisPrefix, rule.name, subject);
-    const args = [
-      rule.limit,
-      rule.windowMs,
-      cost,
-      `${this.idPrefix}.${++this.serial}`,
-      this.now ? this.now() : -1,
-      force ? 1 : 0,
-    ];
+    const id = `${this.idPrefix}.${++this.serial}`;
+    const args = [rule.limit, rule.windowMs, cost, id, this.now ? this.now() : -1, force ? 1 : 0];
     let reply: unknown;
     try {
       reply = await withTimeout(
@@ -372,7 +413,12 @@ export class RateLimiter {
       return this.memory.check(`${rule.name}:${subject}`, rule, cost, force, this.now?.() ?? Date.now());
     }
     const [admitted, used, waitMs] = reply as [number, number, number];
-    return { admitted: admitted === 1, used, waitMs };
+    return {
+      admitted: admitted === 1,
+      used,
+      waitMs,
+      ...(admitted === 1 && cost > 0 ? { member: `${id}:${cost}` } : {}),
+    };
   }
 
   /** One warning per 10 s at most: an outage must not flood the log. */

@@ -197,8 +197,17 @@ export class DeliberationsService {
       });
     } catch (error) {
       this.logger.error(`could not enqueue ${created.messageId}: ${String(error)}`);
-      await this.deliberations.discardTurn(created);
-      throw queueUnavailable();
+      // A turn that cannot be taken back stays stored and will run (the workers' reconciler starts
+      // it once the queue is back): it is accepted, never refused as if nothing had been kept (a
+      // retry would start a second one).
+      const discarded = await this.deliberations.discardTurn(created).then(
+        () => true,
+        (discardError: unknown) => {
+          this.logger.error(`could not take back ${created.messageId}, kept: ${String(discardError)}`);
+          return false;
+        },
+      );
+      if (discarded) throw queueUnavailable();
     }
     return { conversationId: created.conversationId, messageId: created.messageId };
   }

@@ -13,6 +13,7 @@ import {
 import type { ExtendedError, Namespace, Socket } from 'socket.io';
 import { ApiError } from '../common/api-error';
 import { errorAnswerOf } from '../common/error-answer';
+import { IDEMPOTENCY_KEY_RULE, isIdempotencyKey } from '../common/idempotency';
 import { RateLimiter } from '../common/rate-limiter';
 import { AuthService, type Identity } from '../auth/auth.service';
 import { DeliberationsService } from '../deliberations/deliberations.service';
@@ -312,11 +313,23 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     if (state?.stream) this.release(state);
   }
 
+  /**
+   * The body of POST /api/deliberations, plus an optional `idempotencyKey` (as its Idempotency-Key
+   * header: the same key and request answer the deliberation the first one started, so a retry
+   * after a lost ack or a 503 never starts a second).
+   */
   @SubscribeMessage('deliberate')
   async deliberate(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown) {
     try {
       const { userId, keyId } = stateOf(socket);
-      return await this.deliberations.start(userId, body, undefined, { apiKeyId: keyId });
+      let request = body;
+      let idempotencyKey: string | undefined;
+      if (body && typeof body === 'object' && !Array.isArray(body) && Object.hasOwn(body, 'idempotencyKey')) {
+        const { idempotencyKey: key, ...rest } = body as Record<string, unknown>;
+        if (!isIdempotencyKey(key)) return invalidAck({ idempotencyKey: IDEMPOTENCY_KEY_RULE });
+        [request, idempotencyKey] = [rest, key];
+      }
+      return await this.deliberations.start(userId, request, idempotencyKey, { apiKeyId: keyId });
     } catch (error) {
       return errorAck(error, 'deliberate');
     }

@@ -8,7 +8,7 @@ import type {
 } from '@conclave/contracts';
 import type { DataSource, EntityManager } from 'typeorm';
 import { returnedRows, toDeliveredEvent } from '../deliberation.store';
-import { recordResponse, type IdempotencyKey } from './idempotency.repository';
+import { IdempotencyRace, recordResponse, type IdempotencyKey } from './idempotency.repository';
 
 export interface Batch {
   id: string;
@@ -231,19 +231,87 @@ export class BatchesRepository {
   }
 
   /**
-   * Takes back a batch whose first items could not be enqueued (the queue was away, so the
-   * submission is refused): its idempotency key, its items' conversations (their messages with
-   * them) and the batch row, in one transaction. Nothing of it ran: nothing reached the queue.
+   * Takes back a batch nothing of which ran (none of its items reached the queue): its items'
+   * conversations (their messages with them) and the batch row, in one transaction. Its
+   * idempotency key is recorded only by `admit`, once the batch is kept.
    */
   async discard(batchId: string): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      await manager.query(`DELETE FROM idempotency_keys WHERE response->>'batchId' = $1`, [batchId]);
-      await manager.query(
-        'DELETE FROM conversations WHERE id IN (SELECT conversation_id FROM messages WHERE batch_id = $1)',
-        [batchId],
-      );
-      await manager.query('DELETE FROM batches WHERE id = $1', [batchId]);
-    });
+    await this.dataSource.transaction((manager) => deleteBatchRows(manager, batchId));
+  }
+
+  /**
+   * A stored batch's admission, in one transaction (one connection): its idempotency key
+   * recorded, its first items picked (pickItems) and handed to `enqueue`. The key's row is
+   * inserted first and held until the outcome is known, so a twin request with the same key waits
+   * for it and never answers from a batch that is then taken back:
+   * - `dispatched`: enqueued, the key recorded;
+   * - `twin`: a request with the same key was admitted first (answer what it answered): this
+   *   batch was taken back, never dispatched;
+   * - `discarded`: `enqueue` threw (`error`): the batch and its key are gone, nothing ran;
+   * - `kept`: `enqueue` threw and the take-back failed too (`error`): the batch stays stored with
+   *   its key and the workers' reconciler starts it once the queue is back (or, after losing to a
+   *   twin, this batch was not taken back and will run).
+   * Throws when PostgreSQL fails before the outcome (the batch stays stored, undispatched: the
+   * caller takes it back with `discard`).
+   */
+  async admit(
+    batchId: string,
+    accepted: BatchAccepted,
+    idempotency: IdempotencyKey | null,
+    enqueue: (items: { messageId: string; stage: string }[]) => Promise<void>,
+  ): Promise<{ kind: 'dispatched' | 'twin' } | { kind: 'discarded' | 'kept'; error: unknown }> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction();
+      const manager = runner.manager;
+      /** `work` under a savepoint: false (and undone) when it throws. */
+      const undoable = async (work: () => Promise<void>): Promise<boolean> => {
+        await manager.query('SAVEPOINT take_back');
+        try {
+          await work();
+          await manager.query('RELEASE SAVEPOINT take_back');
+          return true;
+        } catch {
+          await manager.query('ROLLBACK TO SAVEPOINT take_back');
+          return false;
+        }
+      };
+      if (idempotency) {
+        try {
+          await recordResponse(manager, idempotency, accepted);
+        } catch (error) {
+          if (!(error instanceof IdempotencyRace)) throw error;
+          const takenBack = await undoable(() => deleteBatchRows(manager, batchId));
+          await runner.commitTransaction();
+          return takenBack ? { kind: 'twin' } : { kind: 'kept', error };
+        }
+      }
+      const picked = await pickItemsIn(manager, batchId);
+      try {
+        if (picked && picked.items.length > 0) await enqueue(picked.items);
+      } catch (error) {
+        // Its key by its primary key (user, scope, key): the row this transaction holds.
+        const takenBack = await undoable(async () => {
+          if (idempotency) {
+            await manager.query(
+              'DELETE FROM idempotency_keys WHERE user_id = $1 AND scope = $2 AND key = $3',
+              [idempotency.userId, idempotency.scope, idempotency.key],
+            );
+          }
+          await deleteBatchRows(manager, batchId);
+        });
+        await runner.commitTransaction();
+        return { kind: takenBack ? 'discarded' : 'kept', error };
+      }
+      await runner.commitTransaction();
+      return { kind: 'dispatched' };
+    } catch (error) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
+    }
   }
 
   /** The batch, if it is the user's. */
@@ -383,66 +451,7 @@ export class BatchesRepository {
    * finish).
    */
   pickItems(batchId: string): Promise<DispatchPick | null> {
-    return this.dataSource.transaction(async (manager) => {
-      const [batch]: {
-        status: BatchStatus;
-        concurrency: number;
-        max_cost_usd: string | null;
-      }[] = await manager.query(
-        // NO KEY UPDATE: dispatchers exclude each other, but the foreign-key checks of the batch's
-        // messages (KEY SHARE) do not wait for them.
-        'SELECT status, concurrency, max_cost_usd FROM batches WHERE id = $1 FOR NO KEY UPDATE',
-        [batchId],
-      );
-      if (
-        !batch ||
-        batch.status === 'complete' ||
-        batch.status === 'cancelled' ||
-        batch.status === 'budget_exhausted'
-      )
-        return null;
-      if (batch.max_cost_usd !== null) {
-        // Only batches with a budget pay for this sum (model_calls by message, messages by batch).
-        const [{ spent, reached }]: { spent: string; reached: boolean }[] = await manager.query(
-          `SELECT COALESCE(SUM(mc.cost_usd), 0)::text AS spent, COALESCE(SUM(mc.cost_usd), 0) >= $2::numeric AS reached
-           FROM model_calls mc JOIN messages m ON m.id = mc.message_id WHERE m.batch_id = $1`,
-          [batchId, batch.max_cost_usd],
-        );
-        if (reached) {
-          const cancelled = await endQueued(
-            manager,
-            `SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued'
-             AND dispatched_at IS NULL`,
-            [batchId, budgetCancelReason(Number(batch.max_cost_usd), Number(spent))],
-          );
-          await manager.query(`UPDATE batches SET status = 'budget_exhausted' WHERE id = $1`, [batchId]);
-          return { items: [], cancelled };
-        }
-      }
-      const [{ inflight }]: { inflight: number }[] = await manager.query(
-        `SELECT COUNT(*)::int AS inflight FROM messages WHERE batch_id = $1 AND role = 'assistant'
-           AND dispatched_at IS NOT NULL AND status = ANY(conclave_open_statuses())`,
-        [batchId],
-      );
-      const slots = batch.concurrency - inflight;
-      if (slots <= 0) return { items: [] };
-      const items = returnedRows<{ id: string; stage: string }>(
-        await manager.query(
-          `UPDATE messages SET dispatched_at = now() WHERE id IN (
-             SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND dispatched_at IS NULL
-               AND status = 'queued' ORDER BY batch_index LIMIT $2)
-           RETURNING id, stage`,
-          [batchId, slots],
-        ),
-      );
-      if (items.length > 0) {
-        await manager.query(
-          `UPDATE batches SET status = 'running', started_at = COALESCE(started_at, now()) WHERE id = $1 AND status = 'queued'`,
-          [batchId],
-        );
-      }
-      return { items: items.map((i) => ({ messageId: i.id, stage: i.stage })) };
-    });
+    return this.dataSource.transaction((manager) => pickItemsIn(manager, batchId));
   }
 
   /** Ends the batch (complete, or cancelled / budget_exhausted if it was) once none of its items is queued or running. */
@@ -464,4 +473,75 @@ export class BatchesRepository {
     );
     return rows.map((r) => r.id);
   }
+}
+
+/** BatchesRepository.pickItems in the caller's transaction. */
+async function pickItemsIn(manager: EntityManager, batchId: string): Promise<DispatchPick | null> {
+  const [batch]: {
+    status: BatchStatus;
+    concurrency: number;
+    max_cost_usd: string | null;
+  }[] = await manager.query(
+    // NO KEY UPDATE: dispatchers exclude each other, but the foreign-key checks of the batch's
+    // messages (KEY SHARE) do not wait for them.
+    'SELECT status, concurrency, max_cost_usd FROM batches WHERE id = $1 FOR NO KEY UPDATE',
+    [batchId],
+  );
+  if (
+    !batch ||
+    batch.status === 'complete' ||
+    batch.status === 'cancelled' ||
+    batch.status === 'budget_exhausted'
+  )
+    return null;
+  if (batch.max_cost_usd !== null) {
+    // Only batches with a budget pay for this sum (model_calls by message, messages by batch).
+    const [{ spent, reached }]: { spent: string; reached: boolean }[] = await manager.query(
+      `SELECT COALESCE(SUM(mc.cost_usd), 0)::text AS spent, COALESCE(SUM(mc.cost_usd), 0) >= $2::numeric AS reached
+         FROM model_calls mc JOIN messages m ON m.id = mc.message_id WHERE m.batch_id = $1`,
+      [batchId, batch.max_cost_usd],
+    );
+    if (reached) {
+      const cancelled = await endQueued(
+        manager,
+        `SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued'
+           AND dispatched_at IS NULL`,
+        [batchId, budgetCancelReason(Number(batch.max_cost_usd), Number(spent))],
+      );
+      await manager.query(`UPDATE batches SET status = 'budget_exhausted' WHERE id = $1`, [batchId]);
+      return { items: [], cancelled };
+    }
+  }
+  const [{ inflight }]: { inflight: number }[] = await manager.query(
+    `SELECT COUNT(*)::int AS inflight FROM messages WHERE batch_id = $1 AND role = 'assistant'
+         AND dispatched_at IS NOT NULL AND status = ANY(conclave_open_statuses())`,
+    [batchId],
+  );
+  const slots = batch.concurrency - inflight;
+  if (slots <= 0) return { items: [] };
+  const items = returnedRows<{ id: string; stage: string }>(
+    await manager.query(
+      `UPDATE messages SET dispatched_at = now() WHERE id IN (
+           SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND dispatched_at IS NULL
+             AND status = 'queued' ORDER BY batch_index LIMIT $2)
+         RETURNING id, stage`,
+      [batchId, slots],
+    ),
+  );
+  if (items.length > 0) {
+    await manager.query(
+      `UPDATE batches SET status = 'running', started_at = COALESCE(started_at, now()) WHERE id = $1 AND status = 'queued'`,
+      [batchId],
+    );
+  }
+  return { items: items.map((i) => ({ messageId: i.id, stage: i.stage })) };
+}
+
+/** A batch's items' conversations (their messages with them) and the batch row. */
+async function deleteBatchRows(manager: EntityManager, batchId: string): Promise<void> {
+  await manager.query(
+    'DELETE FROM conversations WHERE id IN (SELECT conversation_id FROM messages WHERE batch_id = $1)',
+    [batchId],
+  );
+  await manager.query('DELETE FROM batches WHERE id = $1', [batchId]);
 }
