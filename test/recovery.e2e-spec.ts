@@ -3,6 +3,7 @@ import { fallbackTitle } from '@conclave/deliberation';
 import { TypeOrmDeliberationStore, createDataSource } from '@conclave/persistence';
 import { StageQueue, createRedis } from '@conclave/redis';
 import { expectContiguous, modeEvents, TestStack } from './support/harness';
+import { sleep } from './support/wait';
 
 describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
   const stack = new TestStack({
@@ -204,7 +205,7 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
       // Dropped as the failure is handled, beside the error event: given a moment.
       let job = await kept.getJob(`${messageId}__stage1`);
       for (let i = 0; i < 40 && job?.data.start; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
         job = await kept.getJob(`${messageId}__stage1`);
       }
       expect({ state: await job?.getState(), data: job?.data }).toEqual({

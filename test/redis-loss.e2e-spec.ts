@@ -3,6 +3,7 @@ import type { DeliveredEvent } from '@conclave/contracts';
 import IORedis from 'ioredis';
 import type { Socket } from 'socket.io-client';
 import { TestStack, expectContiguous } from './support/harness';
+import { sleep } from './support/wait';
 
 const requests = (tag: string) => [
   {
@@ -137,7 +138,7 @@ describe('Redis loses everything mid-run', () => {
     const deadline = Date.now() + timeoutMs;
     while (!(await test())) {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   };
 
@@ -257,7 +258,7 @@ describe('Redis loses everything mid-run', () => {
     expect(await unfinished(messageIds, batchId)).toBeGreaterThanOrEqual(2);
     // Work counts as stopped once it has not moved for RECONCILE_IDLE_MS; the only pass of the new
     // worker is at its start, and a worker process can start faster than that.
-    await new Promise((resolve) => setTimeout(resolve, Number(stack.env.RECONCILE_IDLE_MS) + 500));
+    await sleep(Number(stack.env.RECONCILE_IDLE_MS) + 500);
 
     const second = await stack.spawnWorker(ONLY_AT_START);
     spawned.push(second);
