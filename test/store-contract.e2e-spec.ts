@@ -10,6 +10,7 @@ import {
 } from '@conclave/persistence';
 import type { DataSource } from 'typeorm';
 import { sleep } from './support/wait';
+import { simulatedReply } from './support/replies';
 
 /**
  * The store's contract, one spec run against both stores: the in-memory one the engine's tests
@@ -88,18 +89,14 @@ const postgresFixture = (options: DeliberationStoreOptions = {}): StoreFixture =
   };
 };
 
-const answer = (key: string, content: string): CallOutcome => ({
-  ok: true,
-  key,
-  model: `sim/${key}`,
-  content,
-  servedModel: `sim/${key}`,
-  responseTimeMs: 3,
-  promptTokens: 1,
-  completionTokens: 2,
-  costUsd: 0.5,
-  simulated: true,
-});
+const answer = (key: string, content: string): CallOutcome =>
+  simulatedReply(key, content, {
+    model: `sim/${key}`,
+    responseTimeMs: 3,
+    promptTokens: 1,
+    completionTokens: 2,
+    costUsd: 0.5,
+  });
 
 const failed = (key: string, error: string): CallOutcome => ({
   ok: false,
