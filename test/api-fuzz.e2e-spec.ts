@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import type { Socket } from 'socket.io-client';
 import { TestStack } from './support/harness';
 import { expressRoutes, MOUNTED_PATHS, socketMessages } from './support/routes';
+import { sleep } from './support/wait';
 
 /**
  * Any JSON in (00-shared.md §1: "wrong types, oversize bodies: 400, never 500"): random and
@@ -479,7 +480,7 @@ describe('any JSON in: never a 5xx, nothing stored for a rejected request, the g
 
   async function expectAlive(): Promise<void> {
     // Late rejections and errors from the runs above land inside this test.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     expect((await send('GET', '/health/live')).status).toBe(200);
     expect(socket.connected).toBe(true);
   }
@@ -893,7 +894,7 @@ describe('any JSON in: never a 5xx, nothing stored for a rejected request, the g
     async function settledCounts(): Promise<Record<string, number>> {
       let last = await counts();
       for (let i = 0; i < 30; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
         const now = await counts();
         if (JSON.stringify(now) === JSON.stringify(last)) return now;
         last = now;
@@ -1289,7 +1290,7 @@ describe('every route, Socket.IO message and MCP tool in API-key mode: hostile i
       });
       if (view.body.finishedAt !== null) break;
       if (i >= 600) throw new Error('the batch never finished');
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
     const preset = await stack.api('POST', '/api/presets', {
       token: user,

@@ -6,6 +6,7 @@ import type {
   BatchView,
 } from '@conclave/contracts';
 import { TestStack } from './support/harness';
+import { sleep } from './support/wait';
 
 /**
  * Batch reports and comparisons on the real stack (issue 21), with simulated panels set up so the
@@ -43,7 +44,7 @@ describe('batch reports and comparisons', () => {
       const view = (await stack.api<BatchView>('GET', `/api/batches/${batchId}`)).body;
       if (view.status !== 'queued' && view.status !== 'running') return view;
       if (Date.now() > deadline) throw new Error(`batch ${batchId} not finished: ${JSON.stringify(view)}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
     }
   }
 

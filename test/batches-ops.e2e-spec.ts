@@ -1,6 +1,7 @@
 import type { BatchAccepted, BatchResultLine, BatchView, DeliveredEvent } from '@conclave/contracts';
 import type { Socket } from 'socket.io-client';
 import { TestStack } from './support/harness';
+import { until } from './support/wait';
 
 function batchComplete(socket: Socket, batchId: string, timeoutMs = 120_000): Promise<BatchView> {
   return new Promise((resolve, reject) => {
@@ -12,18 +13,6 @@ function batchComplete(socket: Socket, batchId: string, timeoutMs = 120_000): Pr
     });
     void socket.emitWithAck('subscribe', { batchId });
   });
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(probe: () => Promise<T | null | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await sleep(50);
-  }
 }
 
 describe('batch operations', () => {

@@ -21,6 +21,7 @@ import {
   type ScriptContext,
 } from '../libs/llm/src/testing/chat-completions-server';
 import { TestStack } from './support/harness';
+import { sleep, until } from './support/wait';
 
 /**
  * Stopping a running deliberation (POST /api/deliberations/:id/cancel, Socket.IO `cancel`, a
@@ -149,20 +150,6 @@ const MODES: ModeCase[] = [
     later: { stage: 'round_2', kind: 'reestimate', started: ['classify', 'round_1', 'round_2'] },
   },
 ];
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(
-  check: () => boolean | Promise<boolean>,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 /** How a request settled, or 'open' if it had not `withinMs` after `from`. */
 async function settledBy(request: RecordedChatRequest, from: number): Promise<RequestOutcome | 'open'> {

@@ -13,6 +13,7 @@ import {
 import { parse } from 'csv-parse/sync';
 import IORedis from 'ioredis';
 import { TestStack } from './support/harness';
+import { sleep } from './support/wait';
 
 const ROOT = path.resolve(__dirname, '..');
 const CLI = path.join(ROOT, 'bin/conclave.js');
@@ -102,7 +103,7 @@ function startConclave(args: string[], options: { tty?: boolean } = {}): Running
     while (!found()) {
       if (Date.now() > deadline || child.exitCode !== null)
         throw new Error(`never saw ${String(pattern)} in:\n${output()}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      await sleep(25);
     }
   };
   return { child, output, firstSeen, waitFor, exit };
@@ -394,7 +395,7 @@ describe('the conclave CLI', () => {
     const deadline = Date.now() + 30_000;
     let deleted = await cli('batch', 'delete', batchId);
     while (deleted.code !== 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       deleted = await cli('batch', 'delete', batchId);
     }
     expectExit(deleted, 0);

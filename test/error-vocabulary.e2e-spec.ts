@@ -3,6 +3,7 @@ import type { Socket } from 'socket.io-client';
 import { TestStack } from './support/harness';
 import { PrivatePostgres } from './support/private-postgres';
 import { PrivateRedis } from './support/private-redis';
+import { until } from './support/wait';
 
 /** What HTTP answered: status, Retry-After and body (an event stream's status only). */
 interface HttpAnswer {
@@ -64,14 +65,6 @@ function expectSameAnswer(what: string, http: HttpAnswer, ack: Ack): void {
   if (http.body?.fields) expected.fields = http.body.fields;
   if (http.retryAfter !== null) expected.retryAfterSeconds = Number(http.retryAfter);
   expect({ what, ack }).toEqual({ what, ack: { error: expected } });
-}
-
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 const NO_LIMITS = {
@@ -139,10 +132,14 @@ describe('one error vocabulary while PostgreSQL is away', () => {
       await cluster.start();
     }
     // Back: the same socket's messages work again.
-    await until('the cancel to go through', async () => {
-      const ack = await ackOf(socket, 'cancel', { messageId: second.messageId });
-      return ack.error?.statusCode !== 503;
-    });
+    await until(
+      async () => {
+        const ack = await ackOf(socket, 'cancel', { messageId: second.messageId });
+        return ack.error?.statusCode !== 503;
+      },
+      'the cancel to go through',
+      30_000,
+    );
     expect(await ackOf(socket, 'subscribe', { messageId: second.messageId })).toEqual({ ok: true });
   }, 120_000);
 });
@@ -259,7 +256,7 @@ describe('one error vocabulary, and one admission rule, while Redis is away', ()
       await stack.deliberate(council('Before Redis goes: two?')),
     ];
     await redis.kill();
-    await until('readiness to say Redis is down', async () => (await readiness()) === 503);
+    await until(async () => (await readiness()) === 503, 'readiness to say Redis is down', 30_000);
 
     const base = stack.baseUrl;
     const deliberate = await httpAnswer(base, 'POST', '/api/deliberations', council('While Redis is away?'));
@@ -290,7 +287,7 @@ describe('one error vocabulary, and one admission rule, while Redis is away', ()
   it('refuses a batch as it refuses a single deliberation, keeping nothing of it, and takes it once Redis is back', async () => {
     const base = stack.baseUrl;
     if (redis.running) await redis.kill();
-    await until('readiness to say Redis is down', async () => (await readiness()) === 503);
+    await until(async () => (await readiness()) === 503, 'readiness to say Redis is down', 30_000);
     const before = await stored();
     const deliberate = await httpAnswer(base, 'POST', '/api/deliberations', council('While Redis is away?'));
     expect(deliberate.status).toBe(503);
@@ -305,18 +302,22 @@ describe('one error vocabulary, and one admission rule, while Redis is away', ()
 
     // Redis back: the same submission, with the same key, is accepted as a new batch.
     await redis.start();
-    await until('readiness to say Redis is up', async () => (await readiness()) === 200);
-    await until('the queue to take work again', async () => {
-      const accepted = await httpAnswer(base, 'POST', '/api/batches', batch, {
-        'idempotency-key': 'batch-1',
-      });
-      if (accepted.status === 202) {
-        expect(accepted.body).toMatchObject({ total: 3, status: 'queued' });
-        return true;
-      }
-      expect(accepted.status).toBe(503);
-      return false;
-    });
+    await until(async () => (await readiness()) === 200, 'readiness to say Redis is up', 30_000);
+    await until(
+      async () => {
+        const accepted = await httpAnswer(base, 'POST', '/api/batches', batch, {
+          'idempotency-key': 'batch-1',
+        });
+        if (accepted.status === 202) {
+          expect(accepted.body).toMatchObject({ total: 3, status: 'queued' });
+          return true;
+        }
+        expect(accepted.status).toBe(503);
+        return false;
+      },
+      'the queue to take work again',
+      30_000,
+    );
     expect(await stored()).toMatchObject({
       batches: before.batches + 1,
       conversations: before.conversations + 3,

@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from './support/private-postgres';
 import { TestStack } from './support/harness';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { sleep } from './support/wait';
 
 /** A Redis server of this test's own, so it can be killed without touching the shared one. */
 async function privateRedis(): Promise<{ url: string; child: ChildProcess }> {

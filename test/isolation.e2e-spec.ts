@@ -4,6 +4,7 @@ import { hashApiKey } from '@conclave/persistence';
 import type { Socket } from 'socket.io-client';
 import { TestStack } from './support/harness';
 import { expressRoutes, MOUNTED_PATHS, socketMessages } from './support/routes';
+import { sleep } from './support/wait';
 
 /**
  * Isolation matrix: for every HTTP route and every Socket.IO message, user B gets for user A's ids
@@ -1285,7 +1286,7 @@ describe('isolation: a user never reaches another user’s conversations, messag
         break;
       }
       if (i >= 600) throw new Error(`batch ${fx.finishedBatchId} never finished`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
     const v1 = await as<{ conclave: { messageId: string } }>(alice, {
       method: 'POST',
@@ -1306,7 +1307,7 @@ describe('isolation: a user never reaches another user’s conversations, messag
       const view = await as<BatchView>(bob, { method: 'GET', url: `/api/batches/${bobBatchId}` });
       if (view.body.finishedAt !== null) break;
       if (i >= 600) throw new Error(`batch ${bobBatchId} never finished`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
     root = await stack.createUser('root', 'admin');
     bobSession = await mcpInitialize(bob);
@@ -1411,8 +1412,7 @@ describe('isolation: a user never reaches another user’s conversations, messag
           (w) =>
             w.name === 'batch_progress' && w.event?.batchId === fx.batchId && w.event.status === 'cancelled',
         );
-    for (const deadline = Date.now() + 5_000; !cancelHeard() && Date.now() < deadline;)
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    for (const deadline = Date.now() + 5_000; !cancelHeard() && Date.now() < deadline;) await sleep(50);
     expect(cancelHeard()).toBe(true);
     expect(watched.filter((w) => w.name === 'error' && w.event?.messageId === fx.itemMessage)).toEqual([]);
     expect(bobReceived).toEqual([]);

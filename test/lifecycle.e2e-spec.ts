@@ -6,7 +6,6 @@ import {
   LifecycleRepository,
   MIGRATIONS,
   TypeOrmDeliberationStore,
-  createDataSource,
   dataSourceOptions,
   ensureDatabase,
   ensureEventPartitions,
@@ -17,6 +16,8 @@ import {
 } from '@conclave/persistence';
 import { DataSource } from 'typeorm';
 import { rowsOf, TestStack } from './support/harness';
+import { dropDatabases } from './support/database';
+import { until } from './support/wait';
 
 /**
  * Issue 23, data lifecycle (API and storage): DELETE /api/batches/:id, the weekly partitions of
@@ -24,18 +25,6 @@ import { rowsOf, TestStack } from './support/harness';
  * retention chunk against the real database, and the migration that partitions a table with rows.
  * The fleet-wide retention job is in retention.e2e-spec.ts.
  */
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(probe: () => Promise<T | null | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await sleep(50);
-  }
-}
 
 const COUNCIL = { mode: 'council', councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c' };
 /** Events of messages that no longer exist (there must never be any: the foreign key cascades). */
@@ -390,10 +379,7 @@ describe('data lifecycle: DELETE /api/batches/:id, event partitions, migration',
     let db: DataSource | null = null;
     afterAll(async () => {
       await db?.destroy().catch(() => undefined);
-      const admin = createDataSource(databaseUrl.replace(/\/[^/]+$/, '/postgres'), 1);
-      await admin.initialize();
-      await admin.query(`DROP DATABASE IF EXISTS "${new URL(databaseUrl).pathname.slice(1)}" WITH (FORCE)`);
-      await admin.destroy();
+      await dropDatabases(databaseUrl);
     });
 
     it('moves every existing row into weekly partitions, keeps the keys, and can go back', async () => {

@@ -1,4 +1,5 @@
 import { COUNCIL_SEQUENCE, modeEvents, TestStack } from './support/harness';
+import { sleep } from './support/wait';
 
 describe('the whole-deliberation cap (DELIBERATION_CAP_MS)', () => {
   const stack = new TestStack({ DELIBERATION_CAP_MS: '1000' });
@@ -53,7 +54,7 @@ describe('the whole-deliberation cap (DELIBERATION_CAP_MS)', () => {
     };
     let seen = await slowCall();
     for (let i = 0; i < 50 && !seen.call; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
       seen = await slowCall();
     }
     expect(seen.status).toBe('failed');

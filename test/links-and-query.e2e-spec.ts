@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import type { BatchView } from '@conclave/contracts';
 import { TestStack } from './support/harness';
+import { sleep } from './support/wait';
 
 /**
  * Issue 33, items 4 and 5 on the real stack in API-key mode: links in answers never come from the
@@ -103,7 +104,7 @@ describe('links from the configured address and strict query parameters (API-key
     for (let i = 0; i < 200; i++) {
       const view = await stack.api<BatchView>('GET', `/api/batches/${batchId}`, { token: alice });
       if (view.body.status !== 'queued' && view.body.status !== 'running') return view.body;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
     throw new Error('batch did not finish');
   }

@@ -4,6 +4,7 @@ import IORedis from 'ioredis';
 import { io, type Socket } from 'socket.io-client';
 import { LiveHub } from '../apps/gateway/src/events/live-hub';
 import { expectContiguous, TestStack } from './support/harness';
+import { sleep } from './support/wait';
 
 /** A live event as a client sees it: no seq, no at, no call id. */
 interface Piece {
@@ -254,7 +255,7 @@ describe('live deltas (model_delta / model_partial)', () => {
     const lastSeq = Math.max(...stored(seen).map((e) => e.seq));
     // The short call settles while the client is away (the long one runs on).
     let storedNow = 0;
-    for (let settled = false; !settled; await new Promise((resolve) => setTimeout(resolve, 25))) {
+    for (let settled = false; !settled; await sleep(25)) {
       const rows = (await stack.db.query(
         `SELECT max(seq)::int AS "storedNow", bool_or(payload->>'state' = 'succeeded') AS settled
            FROM deliberation_events WHERE message_id = $1`,

@@ -8,6 +8,7 @@ import type { CallToolResult, Progress, TextContent } from '@modelcontextprotoco
 import type { DeliberationView } from '@conclave/contracts';
 import { finalTextOf } from '@conclave/outcomes';
 import { TestStack } from './support/harness';
+import { sleep } from './support/wait';
 
 /**
  * `conclave mcp`: the MCP server desktop clients start as a command, talking MCP on stdin/stdout
@@ -152,7 +153,7 @@ describe('conclave mcp (stdio)', () => {
   async function waitForStatus(messageId: string, wanted: string): Promise<DeliberationView> {
     let view = await storedView(messageId);
     for (let i = 0; i < 200 && view.status !== wanted; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
       view = await storedView(messageId);
     }
     expect(view.status).toBe(wanted);
@@ -229,7 +230,7 @@ describe('conclave mcp (stdio)', () => {
         }),
       ).rejects.toThrow(/timed out/i);
       // Before this change the cancellation stopped the run within milliseconds.
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await sleep(1500);
       expect((await storedView(messageId)).status).toBe('running');
       const cancelled = (await client.callTool({
         name: 'cancel_deliberation',

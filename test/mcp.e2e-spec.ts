@@ -14,6 +14,7 @@ import {
 import { MODE_NAMES, QUESTION_MAX_LENGTH, type DeliberationView, type ModeName } from '@conclave/contracts';
 import { finalTextOf } from '@conclave/outcomes';
 import { TestStack } from './support/harness';
+import { sleep } from './support/wait';
 
 /**
  * The MCP server at /mcp, driven by the SDK's own Client over Streamable HTTP, on the real stack
@@ -159,7 +160,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     for (let i = 0; i < 200; i++) {
       const view = await storedView(messageId, token);
       if (view.status === wanted) return view;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
     throw new Error(`deliberation ${messageId} never reached ${wanted}`);
   }
@@ -381,7 +382,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     expect(opening).toContain('get_deliberation with this messageId resumes it');
     expect(opening).toContain('except by cancel_deliberation');
     // Before this change the cancellation stopped the run within milliseconds.
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await sleep(2000);
     expect((await storedView(messageId)).status).toBe('running');
     const got = (await aliceClient.callTool({
       name: 'get_deliberation',
@@ -760,7 +761,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
         ),
         { token: alice, headers },
       );
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await sleep(1500);
       const cancel = await post(
         JSON.stringify({
           jsonrpc: '2.0',
@@ -781,7 +782,7 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
         arguments: { messageId: outcome.messageId, waitSeconds: 30 },
       });
       // The run goes on until cancel_deliberation stops it.
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await sleep(1000);
       expect((await storedView(outcome.messageId)).status).toBe('running');
       await aliceClient.callTool({
         name: 'cancel_deliberation',

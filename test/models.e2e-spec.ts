@@ -9,19 +9,11 @@ import {
   type OpenRouterModelsServer,
 } from '../libs/llm/src/testing/openrouter-models-server';
 import { TestStack } from './support/harness';
+import { sleep, until } from './support/wait';
 
 const KEY = 'sk-or-v1-e2e-secret-abcdef0123';
 /** Long enough for two requests to fall inside it, short enough to wait out. */
 const REFRESH_MS = 2000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  for (const deadline = Date.now() + timeoutMs; !check();) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(25);
-  }
-}
 
 const ids = (body: ModelsResponse, provider: string) =>
   body.models.filter((m) => m.provider === provider).map((m) => m.id);

@@ -16,6 +16,7 @@ import {
   type RecordedChatRequest,
 } from '../libs/llm/src/testing/chat-completions-server';
 import { TestStack } from './support/harness';
+import { sleep } from './support/wait';
 
 /**
  * The OpenAI-compatible endpoint (issue 22 §2) through the official `openai` SDK, on the real
@@ -101,7 +102,7 @@ describe('the OpenAI-compatible endpoint through the openai SDK', () => {
     for (let i = 0; i < 300; i++) {
       const current = await view(messageId, key);
       if (['complete', 'failed', 'cancelled'].includes(current.status)) return current;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
     throw new Error(`deliberation ${messageId} did not end`);
   };
@@ -391,7 +392,7 @@ describe('the OpenAI-compatible endpoint through the openai SDK', () => {
           { token: keys.erin },
         );
         messageId = conversation.body.messages.find((m) => m.role === 'assistant')?.id;
-      } else await new Promise((resolve) => setTimeout(resolve, 50));
+      } else await sleep(50);
     }
     expect(messageId).toBeDefined();
     controller.abort();

@@ -6,6 +6,7 @@ import OpenAI, { APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { graceExpiredReason } from '../apps/gateway/src/openai/retry-grace';
 import { TestStack } from './support/harness';
+import { sleep } from './support/wait';
 
 /**
  * Safe retries on /v1 (issue 32 §4), on the real stack with the official `openai` SDK: with an
@@ -30,7 +31,6 @@ const GRACE_MS = 2_000;
 const TICK_MS = 500;
 const LEASE_MS = 1_500;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const idOf = (chunk: ChatCompletionChunk) => chunk.id.replace(/^chatcmpl-/, '');
 
 describe('safe retries on /v1 with an Idempotency-Key', () => {

@@ -10,6 +10,7 @@ import type {
 import type { DeliberationOutcome } from '@conclave/outcomes';
 import { parse } from 'csv-parse/sync';
 import { TestStack } from './support/harness';
+import { until } from './support/wait';
 
 /**
  * Issue 32, points 2 and 3: a run stopped inside a stage keeps every answer that finished there,
@@ -165,22 +166,6 @@ const CASES: StopCase[] = [
     running: `sim/fac:${SLOW}@report`,
   },
 ];
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(
-  check: () => Promise<T | null | undefined | false>,
-  what: string,
-  timeoutMs = 15_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 type StoredEvent = { type: string; payload: Record<string, unknown> };
 

@@ -6,6 +6,7 @@ import { loadConfig } from '@conclave/config';
 import { createDataSource, migrate, TypeOrmDeliberationStore } from '@conclave/persistence';
 import type { DataSource } from 'typeorm';
 import { COUNCIL_SEQUENCE, TestStack, expectContiguous, modeEvents } from './support/harness';
+import { dropDatabases, scratchDatabaseUrl } from './support/database';
 import { PgBouncer } from './support/pgbouncer';
 
 /**
@@ -300,9 +301,7 @@ describe('through PgBouncer in transaction-pooling mode', () => {
 
 describe('migrate', () => {
   it('two runs at once on a fresh database take turns (advisory lock): both succeed, each migration applied once', async () => {
-    const url = `postgres://postgres@127.0.0.1:5432/conclave_mig_${Date.now().toString(36)}${process.pid}`;
-    const admin = createDataSource('postgres://postgres@127.0.0.1:5432/postgres', 1);
-    await admin.initialize();
+    const url = scratchDatabaseUrl('conclave_mig');
     try {
       const [one, two] = await Promise.all([migrate(url), migrate(url)]);
       const applied = [...one, ...two].sort();
@@ -313,9 +312,7 @@ describe('migrate', () => {
       expect(applied).toEqual(rows.map((r) => r.name).sort());
       expect(new Set(rows.map((r) => r.name)).size).toBe(rows.length);
     } finally {
-      const name = new URL(url).pathname.slice(1);
-      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await admin.destroy();
+      await dropDatabases(url);
     }
   });
 });

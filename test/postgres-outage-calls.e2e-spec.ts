@@ -10,6 +10,7 @@ import {
 } from '../libs/llm/src/testing/chat-completions-server';
 import { PrivatePostgres } from './support/private-postgres';
 import { TestStack } from './support/harness';
+import { sleep, until } from './support/wait';
 
 /** Every answer takes this long: the outage starts while the first stage's calls are in flight. */
 const ANSWER_MS = 6000;
@@ -43,14 +44,6 @@ function script({ request }: ScriptContext): ChatBehaviour {
     cost: COST_USD,
   };
 }
-
-const until = async (what: string, check: () => boolean | Promise<boolean>, timeoutMs: number) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
 
 /**
  * The provider is a local chat-completions server that counts the requests it gets; PostgreSQL is
@@ -121,20 +114,20 @@ describe.each<{ name: string; env: Record<string, string>; calls: (n: number) =>
 
     // Both first stages in flight (three answers and a title each): then PostgreSQL goes away,
     // and comes back once those answers have arrived.
-    await until('the first stages to call', () => server.requests.length >= 8, 30_000);
+    await until(() => server.requests.length >= 8, 'the first stages to call', 30_000);
     const cluster = pg as PrivatePostgres;
     await cluster.stop();
     const stopped = Date.now();
     expect(server.requests.filter((r) => r.outcome !== undefined)).toEqual([]);
-    await until('the answers to arrive', () => server.requests.every((r) => r.outcome !== undefined), 30_000);
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, OUTAGE_MS - (Date.now() - stopped))));
+    await until(() => server.requests.every((r) => r.outcome !== undefined), 'the answers to arrive', 30_000);
+    await sleep(Math.max(0, OUTAGE_MS - (Date.now() - stopped)));
     await cluster.start();
 
     const received = await Promise.all(following);
     received.forEach((events) => expect(events.at(-1)?.type).toBe('complete'));
     await until(
-      'every request to settle',
       () => server.requests.every((r) => r.outcome !== undefined),
+      'every request to settle',
       30_000,
     );
     const made = server.requests.length;
@@ -153,7 +146,7 @@ describe.each<{ name: string; env: Record<string, string>; calls: (n: number) =>
     // Every call made has its row (the usage of one whose answer could not be stored follows
     // within a second or so of PostgreSQL's return); per council one outcome per call: 3 answers,
     // a title, 3 rankings and a synthesis.
-    await until('every call to be recorded', async () => (await count()).all >= made, 30_000);
+    await until(async () => (await count()).all >= made, 'every call to be recorded', 30_000);
     expect(await count()).toEqual({ all: made, outcomes: 16 });
 
     let promptTokens = 0;

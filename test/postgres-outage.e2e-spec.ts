@@ -4,6 +4,7 @@ import { migrate } from '@conclave/persistence';
 import type { Socket } from 'socket.io-client';
 import { PrivatePostgres } from './support/private-postgres';
 import { TestStack, expectContiguous } from './support/harness';
+import { sleep } from './support/wait';
 
 const OUTAGE_MS = 10_000;
 /** How long any request may take to be answered while PostgreSQL is away. */
@@ -159,7 +160,7 @@ describe('PostgreSQL goes away for ten seconds mid-run', () => {
       expect(row.done).toBe(0);
       if (row.running >= 3) break;
       if (Date.now() > midRunBy) throw new Error('the deliberations did not start');
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
 
     const cluster = pg as PrivatePostgres;
@@ -188,12 +189,10 @@ describe('PostgreSQL goes away for ten seconds mid-run', () => {
       expect(workerReady).toMatchObject({ status: 503, body: { postgres: 'down', redis: 'up' } });
       expect(alive(worker)).toBe(true);
       expect(alive(gateway.child)).toBe(true);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await sleep(1000);
     }
     expect(rounds).toBeGreaterThan(1);
-    await new Promise((resolve) =>
-      setTimeout(resolve, Math.max(0, OUTAGE_MS - (Date.now() - outageStarted))),
-    );
+    await sleep(Math.max(0, OUTAGE_MS - (Date.now() - outageStarted)));
     await cluster.start();
 
     // Every deliberation finishes; the subscriber through the gateway sees each to its end.
@@ -207,7 +206,7 @@ describe('PostgreSQL goes away for ten seconds mid-run', () => {
     const deadline = Date.now() + 30_000;
     let view = await timed(`${gateway.baseUrl}/api/batches/${batchId}`);
     while (view.body?.status !== 'complete' && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
       view = await timed(`${gateway.baseUrl}/api/batches/${batchId}`);
     }
     expect(view.body).toMatchObject({ status: 'complete', total: 6, complete: 6, failed: 0 });

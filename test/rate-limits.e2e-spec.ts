@@ -9,6 +9,7 @@ import { ApiError } from '../apps/gateway/src/common/api-error';
 import { RateLimited, RateLimiter, type RateBucket } from '../apps/gateway/src/common/rate-limiter';
 import { TestStack } from './support/harness';
 import { freePort } from './support/private-postgres';
+import { sleep } from './support/wait';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** A whole number of minutes and hours since the epoch: fixed windows would start a new one here. */
@@ -421,7 +422,7 @@ class PrivateRedis {
         } catch (error) {
           if (i > 100) throw error;
           probe.disconnect();
-          await new Promise((resolve) => setTimeout(resolve, 100));
+          await sleep(100);
         }
       }
     } finally {
@@ -463,7 +464,7 @@ describe('while Redis is down', () => {
   async function until(probe: () => Promise<boolean>): Promise<void> {
     for (let i = 0; !(await probe()); i++) {
       if (i > 300) throw new Error('condition not reached');
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   }
 

@@ -3,6 +3,8 @@ import { fallbackTitle } from '@conclave/deliberation';
 import { TypeOrmDeliberationStore, createDataSource } from '@conclave/persistence';
 import { StageQueue, createRedis } from '@conclave/redis';
 import { expectContiguous, modeEvents, TestStack } from './support/harness';
+import { sleep } from './support/wait';
+import { simulatedReply } from './support/replies';
 
 describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
   const stack = new TestStack({
@@ -58,18 +60,13 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
   it('writes a stage in one round trip: opening, settled calls, a replaced outcome, the commit', async () => {
     const { messageId } = await stack.deliberate({ question: 'One trip', councilModels: ['sim/a', 'sim/b'] });
     const store = new TypeOrmDeliberationStore(stack.db);
-    const answer = (model: string, content: string) => ({
-      ok: true as const,
-      key: model,
-      model,
-      content,
-      servedModel: model,
-      responseTimeMs: 3,
-      promptTokens: 1,
-      completionTokens: 2,
-      costUsd: 0.5,
-      simulated: true,
-    });
+    const answer = (model: string, content: string) =>
+      simulatedReply(model, content, {
+        responseTimeMs: 3,
+        promptTokens: 1,
+        completionTokens: 2,
+        costUsd: 0.5,
+      });
     const progress = (model: string) => ({
       key: `model_progress:stage1:${model}:succeeded`,
       type: 'model_progress',
@@ -204,7 +201,7 @@ describe('recovery: write-once storage, lost jobs, failed jobs, titles', () => {
       // Dropped as the failure is handled, beside the error event: given a moment.
       let job = await kept.getJob(`${messageId}__stage1`);
       for (let i = 0; i < 40 && job?.data.start; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
         job = await kept.getJob(`${messageId}__stage1`);
       }
       expect({ state: await job?.getState(), data: job?.data }).toEqual({

@@ -18,10 +18,9 @@ import { Queue } from 'bullmq';
 import type { Cluster } from 'ioredis';
 import { io, type Socket } from 'socket.io-client';
 import { COUNCIL_SEQUENCE, expectContiguous, modeEvents, TestStack } from './support/harness';
+import { sleep } from './support/wait';
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** A port nothing listens on now (the kernel's choice), below 55536 so none of ours collide. */
 async function freePort(taken: Set<number>): Promise<number> {
   for (;;) {

@@ -5,6 +5,7 @@ import type { Socket } from 'socket.io-client';
 import { TestStack, expectContiguous } from './support/harness';
 import { freePort } from './support/private-postgres';
 import { PrivateRedis } from './support/private-redis';
+import { sleep } from './support/wait';
 
 const requests = (tag: string) => [
   {
@@ -139,7 +140,7 @@ describe('Redis loses everything mid-run', () => {
     const deadline = Date.now() + timeoutMs;
     while (!(await test())) {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   };
 
@@ -259,7 +260,7 @@ describe('Redis loses everything mid-run', () => {
     expect(await unfinished(messageIds, batchId)).toBeGreaterThanOrEqual(2);
     // Work counts as stopped once it has not moved for RECONCILE_IDLE_MS; the only pass of the new
     // worker is at its start, and a worker process can start faster than that.
-    await new Promise((resolve) => setTimeout(resolve, Number(stack.env.RECONCILE_IDLE_MS) + 500));
+    await sleep(Number(stack.env.RECONCILE_IDLE_MS) + 500);
 
     const second = await stack.spawnWorker(ONLY_AT_START);
     spawned.push(second);

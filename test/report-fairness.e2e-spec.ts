@@ -2,6 +2,7 @@ import type { BatchAccepted, BatchComparison, BatchReport, BatchView } from '@co
 import type { QueryRunner } from 'typeorm';
 import { BatchReportService } from '../apps/gateway/src/batches/batch-report';
 import { TestStack } from './support/harness';
+import { sleep } from './support/wait';
 
 /**
  * Batch reports and comparisons under one user's flood (issue 33, item 2), on the real stack in
@@ -62,7 +63,7 @@ describe('batch reports: fair across users, bounded per user, finished batches c
       const done = view.status !== 'queued' && view.status !== 'running' && view.finishedAt !== null;
       if (done && view.finishedAt !== after) return view;
       if (Date.now() > deadline) throw new Error(`batch ${batchId} not finished: ${JSON.stringify(view)}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   }
 
@@ -100,7 +101,7 @@ describe('batch reports: fair across users, bounded per user, finished batches c
     const deadline = Date.now() + 15_000;
     while (!check()) {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
     }
   }
 

@@ -5,6 +5,7 @@ import IORedis from 'ioredis';
 import type { LifecycleRunSummary } from '../apps/worker/src/maintenance/data-lifecycle.job';
 import type { RunningWorker } from '../apps/worker/src/worker';
 import { rowsOf, TestStack } from './support/harness';
+import { until } from './support/wait';
 
 /**
  * Issue 23, retention: the fleet-wide data-lifecycle job (one BullMQ job scheduler, two workers)
@@ -15,18 +16,6 @@ import { rowsOf, TestStack } from './support/harness';
 
 const DAY = 86_400_000;
 const CHUNK = 5;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(probe: () => Promise<T | null | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await sleep(100);
-  }
-}
-
 const COUNCIL = { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c' };
 const SLOW = { councilModels: ['sim/slow:delay60000', 'sim/b'], chairmanModel: 'sim/c' };
 

@@ -1,5 +1,6 @@
 import type { BatchAccepted, BatchView } from '@conclave/contracts';
 import { TestStack } from './support/harness';
+import { sleep } from './support/wait';
 
 /**
  * A retry of a batch's failed items runs them again: each is a batch item like any other and takes
@@ -31,7 +32,7 @@ describe('retry-failed counts its items against the hourly batch-item limit', ()
     const deadline = Date.now() + 30_000;
     while ((await batchView(batchId)).finishedAt === null) {
       if (Date.now() > deadline) throw new Error('the batch did not finish');
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
     expect(await batchView(batchId)).toMatchObject({ failed: 3, retriedItems: 0 });
 

@@ -15,6 +15,7 @@ import {
   type ScriptContext,
 } from '../libs/llm/src/testing/chat-completions-server';
 import { TestStack } from './support/harness';
+import { eventually, sleep } from './support/wait';
 
 /**
  * Issue 32, "revocation stops the work": revoking a key cancels what it started (batches, and
@@ -53,15 +54,6 @@ function script({ request }: ScriptContext): ChatBehaviour {
         : `answer of ${request.model}`;
   const delayMs = prompt.includes('SLOWER') ? 10_000 : prompt.includes('SLOW') ? 1500 : 20;
   return { kind: 'success', content, promptTokens: 10, completionTokens: 5, cost: 0.001, delayMs };
-}
-
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return check();
 }
 
 interface MessageRow {
@@ -196,7 +188,7 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     const other = await stack.deliberate({ question: 'OTHER-KEY SLOW', ...COUNCIL }, otherKey);
     const bobs = await stack.deliberate({ question: 'BOB SLOW', ...COUNCIL }, bobKey);
     // Two items running, their first calls in flight (each takes 4 s).
-    expect(await until(() => requestsFor('REVOKE-BATCH').length >= 4, 10_000)).toBe(true);
+    expect(await eventually(() => requestsFor('REVOKE-BATCH').length >= 4, 10_000)).toBe(true);
     const inFlight = requestsFor('REVOKE-BATCH').filter((r) => r.outcome === undefined);
     expect(inFlight.length).toBeGreaterThanOrEqual(4);
 
@@ -233,15 +225,17 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     const calls = requestsFor('REVOKE-BATCH');
     const endedAt = Math.max(...items.map((i) => new Date(i.completed_at!).getTime()));
     expect(calls.filter((r) => r.receivedAt > endedAt)).toEqual([]);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
     expect(requestsFor('REVOKE-BATCH')).toHaveLength(calls.length);
 
     // The user's other key, and another user, keep working to the end.
     for (const { messageId } of [other, bobs]) {
-      expect(await until(async () => (await message(messageId)).status === 'complete', 20_000)).toBe(true);
+      expect(await eventually(async () => (await message(messageId)).status === 'complete', 20_000)).toBe(
+        true,
+      );
     }
     expect(
-      await until(
+      await eventually(
         async () =>
           (await stack.api<BatchView>('GET', `/api/batches/${otherBatch}`, { token: otherKey })).body
             .status === 'complete',
@@ -275,7 +269,7 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
       );
       return n === 3;
     };
-    expect(await until(answered, 10_000)).toBe(true);
+    expect(await eventually(answered, 10_000)).toBe(true);
 
     const { stdout } = await stack.revokeKey(key.slice(0, 8));
     expect(stdout).toMatch(/cancelled 3 deliberations, 0 batches \(0 items\)/);
@@ -316,7 +310,7 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     const batchId = await submitBatch(submitter, 'OUTAGE SLOW', 1, 1);
     const finished = async () =>
       (await stack.api<BatchView>('GET', `/api/batches/${batchId}`, { token: retrier })).body;
-    expect(await until(async () => (await finished()).finishedAt !== null, 20_000)).toBe(true);
+    expect(await eventually(async () => (await finished()).finishedAt !== null, 20_000)).toBe(true);
     expect(await finished()).toMatchObject({ status: 'complete', failed: 1 });
     outage = false;
     const retried = await stack.api('POST', `/api/batches/${batchId}/retry-failed`, { token: retrier });
@@ -330,7 +324,7 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     const { stdout } = await stack.revokeKey(submitter.slice(0, 8));
     expect(stdout).toMatch(/cancelled 0 deliberations, 0 batches \(0 items\)/);
     expect(
-      await until(
+      await eventually(
         async () => (await finished()).status === 'complete' && (await finished()).complete === 1,
         20_000,
       ),
@@ -346,7 +340,7 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     const second = await stack.deliberate({ question: 'DAVE-2 HANG', ...COUNCIL }, daveSecond);
     const batchId = await submitBatch(dave, 'DAVE-BATCH SLOWER', 3, 1);
     const erins = await stack.deliberate({ question: 'ERIN SLOW', ...COUNCIL }, erin);
-    expect(await until(() => requestsFor('DAVE-BATCH').length >= 2, 10_000)).toBe(true);
+    expect(await eventually(() => requestsFor('DAVE-BATCH').length >= 2, 10_000)).toBe(true);
 
     const url = '/api/admin/users/dave/cancel-work';
     expect((await stack.api('POST', url)).status).toBe(401);
@@ -371,7 +365,7 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     }
     // Dave's keys still work; Erin's deliberation runs to its end.
     expect((await stack.api('GET', '/api/conversations', { token: dave })).status).toBe(200);
-    expect(await until(async () => (await message(erins.messageId)).status === 'complete', 20_000)).toBe(
+    expect(await eventually(async () => (await message(erins.messageId)).status === 'complete', 20_000)).toBe(
       true,
     );
     // Nothing left to cancel.
@@ -386,7 +380,7 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
   it('does the same from the command line: npm run user:cancel-work -- --user <name>', async () => {
     const frank = await stack.createUser('frank');
     const run = await stack.deliberate({ question: 'FRANK HANG', ...COUNCIL }, frank);
-    expect(await until(() => requestsFor('FRANK').length >= 2, 10_000)).toBe(true);
+    expect(await eventually(() => requestsFor('FRANK').length >= 2, 10_000)).toBe(true);
     const { stdout } = await promisify(execFile)(
       'npm',
       ['run', '-s', 'user:cancel-work', '--', '--user', 'frank'],
@@ -434,7 +428,7 @@ describe('revocation without the command reaching Redis', () => {
   it('stores the cancel, and the workers abort the calls still running', async () => {
     const key = await stack.createUser('offline');
     const { messageId } = await stack.deliberate({ question: 'OFFLINE HANG', ...COUNCIL }, key);
-    expect(await until(() => betaCall('OFFLINE') !== undefined, 10_000)).toBe(true);
+    expect(await eventually(() => betaCall('OFFLINE') !== undefined, 10_000)).toBe(true);
 
     const { stdout, stderr } = await stack.revokeKey(key.slice(0, 8), { REDIS_URL: 'redis://127.0.0.1:1' });
     const exitedAt = Date.now();
@@ -450,10 +444,10 @@ describe('revocation without the command reaching Redis', () => {
   it('cancels work of a key revoked without the command (or that slipped past it) within the reconcile interval', async () => {
     const key = await stack.createUser('sneaky');
     const { messageId } = await stack.deliberate({ question: 'SNEAKY HANG', ...COUNCIL }, key);
-    expect(await until(() => betaCall('SNEAKY') !== undefined, 10_000)).toBe(true);
+    expect(await eventually(() => betaCall('SNEAKY') !== undefined, 10_000)).toBe(true);
     await stack.db.query('UPDATE api_keys SET revoked_at = now() WHERE key_prefix = $1', [key.slice(0, 8)]);
     // The sweep takes keys revoked at least a second ago (the revoking command cancels at once itself).
-    expect(await until(async () => (await status(messageId)) === 'cancelled', 3000)).toBe(true);
+    expect(await eventually(async () => (await status(messageId)) === 'cancelled', 3000)).toBe(true);
     expect(await betaCall('SNEAKY')!.settled).toBe('client-disconnected');
     const [row]: { error: string }[] = await stack.db.query('SELECT error FROM messages WHERE id = $1', [
       messageId,

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createDataSource } from '@conclave/persistence';
 import { freePort } from './support/private-postgres';
+import { dropDatabases, SHARED_POSTGRES } from './support/database';
 
 /**
  * `npm start` (scripts/start.js) on a laptop where PostgreSQL and Redis are not running: with
@@ -127,13 +128,7 @@ describe('npm start when PostgreSQL and Redis are not running', () => {
   });
 
   afterAll(async () => {
-    const admin = createDataSource('postgres://postgres@127.0.0.1:5432/postgres', 1);
-    await admin.initialize();
-    try {
-      for (const name of databases) await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    } finally {
-      await admin.destroy();
-    }
+    await dropDatabases(...databases.map((name) => `${SHARED_POSTGRES}/${name}`));
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -1,6 +1,7 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { CallOutcome, DeliberationStore, ModeEvent, StageRow, StageWrite } from '@conclave/deliberation';
 import { MemoryStore } from '../libs/deliberation/src/testing/memory-store';
+import { dropDatabases, scratchDatabaseUrl } from './support/database';
 import {
   TypeOrmDeliberationStore,
   createDataSource,
@@ -8,6 +9,8 @@ import {
   type DeliberationStoreOptions,
 } from '@conclave/persistence';
 import type { DataSource } from 'typeorm';
+import { sleep } from './support/wait';
+import { simulatedReply } from './support/replies';
 
 /**
  * The store's contract, one spec run against both stores: the in-memory one the engine's tests
@@ -46,7 +49,7 @@ const memoryFixture = (): StoreFixture => ({
 });
 
 const postgresFixture = (options: DeliberationStoreOptions = {}): StoreFixture => {
-  const url = `postgres://postgres@127.0.0.1:5432/conclave_t_store_${randomBytes(5).toString('hex')}`;
+  const url = scratchDatabaseUrl('conclave_t_store');
   let db: DataSource;
   let store: TypeOrmDeliberationStore;
   return {
@@ -58,10 +61,7 @@ const postgresFixture = (options: DeliberationStoreOptions = {}): StoreFixture =
     },
     async stop() {
       await db?.destroy();
-      const admin = createDataSource('postgres://postgres@127.0.0.1:5432/postgres', 1);
-      await admin.initialize();
-      await admin.query(`DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
-      await admin.destroy();
+      await dropDatabases(url);
     },
     query: (sql, params) => db.query(sql, params),
     url,
@@ -89,18 +89,14 @@ const postgresFixture = (options: DeliberationStoreOptions = {}): StoreFixture =
   };
 };
 
-const answer = (key: string, content: string): CallOutcome => ({
-  ok: true,
-  key,
-  model: `sim/${key}`,
-  content,
-  servedModel: `sim/${key}`,
-  responseTimeMs: 3,
-  promptTokens: 1,
-  completionTokens: 2,
-  costUsd: 0.5,
-  simulated: true,
-});
+const answer = (key: string, content: string): CallOutcome =>
+  simulatedReply(key, content, {
+    model: `sim/${key}`,
+    responseTimeMs: 3,
+    promptTokens: 1,
+    completionTokens: 2,
+    costUsd: 0.5,
+  });
 
 const failed = (key: string, error: string): CallOutcome => ({
   ok: false,
@@ -408,7 +404,7 @@ describe.each([
     expect(opened).toBeInstanceOf(Date);
     // Database and test clocks agree to within a second on this machine.
     expect(Math.abs((opened as Date).getTime() - before)).toBeLessThan(1000);
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await sleep(30);
     await store.writeStage(messageId, { stage: 'stage1', events: [started('c')] });
     expect((await store.load(messageId, 0))?.stageOpenedAt).toEqual(opened);
     await store.writeStage(messageId, {

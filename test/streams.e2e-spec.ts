@@ -9,22 +9,12 @@ import { createGateway } from '../apps/gateway/src/app';
 import { DeliberationsService } from '../apps/gateway/src/deliberations/deliberations.service';
 import { EventHub } from '../apps/gateway/src/events/event-hub';
 import { TestStack } from './support/harness';
+import { eventually, sleep } from './support/wait';
 
 /**
  * Live connections (Socket.IO sockets and SSE streams): what a revoked key, a greedy key and a
  * client that stops reading can do to a gateway. Real PostgreSQL, Redis and Socket.IO throughout.
  */
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) return false;
-    await sleep(20);
-  }
-  return true;
-}
 
 /** Another gateway replica in this process, on the same PostgreSQL and Redis (and any other settings). */
 async function gateway(env: Record<string, string>): Promise<{ app: INestApplication; baseUrl: string }> {
@@ -174,7 +164,7 @@ describe('revoking a key closes its open sockets and SSE streams on every gatewa
     });
     const otherSse = await openSse(stack.baseUrl, theirs.messageId, stayer);
     expect(
-      await until(
+      await eventually(
         () =>
           socket.events.length > 0 &&
           sse.events.length > 0 &&
@@ -187,7 +177,7 @@ describe('revoking a key closes its open sockets and SSE streams on every gatewa
     const revoked = await stack.revokeKey(leaver.slice(0, 8));
     const exitedAt = Date.now();
     expect(revoked.stdout).toMatch(/revoked 1 key/);
-    expect(await until(() => socket.closedAt !== null && sse.closedAt !== null, 1000)).toBe(true);
+    expect(await eventually(() => socket.closedAt !== null && sse.closedAt !== null, 1000)).toBe(true);
     expect(socket.reason).toBe('io server disconnect');
     expect(Math.max(socket.closedAt ?? Infinity, sse.closedAt ?? Infinity)).toBeLessThanOrEqual(
       exitedAt + 1000,
@@ -200,9 +190,9 @@ describe('revoking a key closes its open sockets and SSE streams on every gatewa
     expect(otherSocket.closedAt).toBeNull();
     expect(otherSse.closedAt).toBeNull();
     // The stayer's streams keep receiving events.
-    expect(await until(() => otherSocket.events.length + otherSse.events.length > otherSeen + 1, 8000)).toBe(
-      true,
-    );
+    expect(
+      await eventually(() => otherSocket.events.length + otherSse.events.length > otherSeen + 1, 8000),
+    ).toBe(true);
     expect({ socket: socket.events.length, sse: sse.events.length }).toEqual(seen);
     expect(otherSocket.closedAt).toBeNull();
     expect(otherSse.closedAt).toBeNull();
@@ -220,17 +210,19 @@ describe('revoking a key closes its open sockets and SSE streams on every gatewa
     const ticketed = await openSse(stack.baseUrl, run.messageId, viewer, { ticketFrom: second.baseUrl });
     expect(ticketed.status).toBe(200);
     const byHeader = await openSse(stack.baseUrl, run.messageId, runner);
-    expect(await until(() => ticketed.events.length > 0 && byHeader.events.length > 0, 10_000)).toBe(true);
+    expect(await eventually(() => ticketed.events.length > 0 && byHeader.events.length > 0, 10_000)).toBe(
+      true,
+    );
 
     const revoked = await stack.revokeKey(viewer.slice(0, 8));
     const exitedAt = Date.now();
     expect(revoked.stdout).toMatch(/revoked 1 key/);
-    expect(await until(() => ticketed.closedAt !== null, 1000)).toBe(true);
+    expect(await eventually(() => ticketed.closedAt !== null, 1000)).toBe(true);
     expect(ticketed.closedAt!).toBeLessThanOrEqual(exitedAt + 1000);
     expect(ticketed.events).not.toContain('complete');
     // The run and the other key's stream go on; the revoked key gets no new ticket.
     const seen = byHeader.events.length;
-    expect(await until(() => byHeader.events.length > seen, 8000)).toBe(true);
+    expect(await eventually(() => byHeader.events.length > seen, 8000)).toBe(true);
     expect(byHeader.closedAt).toBeNull();
     const refused = await fetch(`${stack.baseUrl}/api/deliberations/${run.messageId}/events/ticket`, {
       method: 'POST',
@@ -248,13 +240,13 @@ describe('revoking a key closes its open sockets and SSE streams on every gatewa
       expect(await socket.socket.emitWithAck('subscribe', { messageId })).toEqual({ ok: true });
       const sse = await openSse(third.baseUrl, messageId, key);
       expect(sse.status).toBe(200);
-      expect(await until(() => socket.events.length > 0 && sse.events.length > 0, 10_000)).toBe(true);
+      expect(await eventually(() => socket.events.length > 0 && sse.events.length > 0, 10_000)).toBe(true);
 
       const revoked = await stack.revokeKey(key.slice(0, 8), { REDIS_URL: 'redis://127.0.0.1:1' });
       const exitedAt = Date.now();
       // The revocation stands in PostgreSQL even though no gateway was told.
       expect(revoked.stdout).toMatch(/revoked 1 key/);
-      expect(await until(() => socket.closedAt !== null && sse.closedAt !== null, 1500)).toBe(true);
+      expect(await eventually(() => socket.closedAt !== null && sse.closedAt !== null, 1500)).toBe(true);
       expect(Math.max(socket.closedAt ?? Infinity, sse.closedAt ?? Infinity)).toBeLessThanOrEqual(
         exitedAt + 1500,
       );
@@ -464,7 +456,7 @@ describe('caps, rate limits and slow consumers on live connections', () => {
       );
       queries.mockClear();
       await hub.resyncAll();
-      expect(await until(() => sockets.every((s) => s.events.length === 1), 2000)).toBe(true);
+      expect(await eventually(() => sockets.every((s) => s.events.length === 1), 2000)).toBe(true);
       expect(fetches).toHaveBeenCalledTimes(3);
       expect(fetches.mock.calls.every(([messageId]) => messageId === ids[7])).toBe(true);
       expect(queries.mock.calls.length).toBeLessThanOrEqual(1);
@@ -539,7 +531,7 @@ describe('caps, rate limits and slow consumers on live connections', () => {
       socket.socket.emit('subscribe', { messageId });
       await sleep(3000);
       tcp?.resume();
-      expect(await until(() => socket.closedAt !== null, 5000)).toBe(true);
+      expect(await eventually(() => socket.closedAt !== null, 5000)).toBe(true);
       expect(socket.events.length).toBeLessThan(EVENTS);
     }, 20_000);
 
@@ -547,9 +539,9 @@ describe('caps, rate limits and slow consumers on live connections', () => {
       const sse = await openSse(slow.baseUrl, messageId, key);
       const socket = watch(await connect(slow.baseUrl, key));
       expect(await socket.socket.emitWithAck('subscribe', { messageId })).toEqual({ ok: true });
-      expect(await until(() => sse.events.length === EVENTS && socket.events.length === EVENTS, 15_000)).toBe(
-        true,
-      );
+      expect(
+        await eventually(() => sse.events.length === EVENTS && socket.events.length === EVENTS, 15_000),
+      ).toBe(true);
       await sleep(1500);
       expect(sse.closedAt).toBeNull();
       expect(socket.closedAt).toBeNull();

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { DeliberationView } from '@conclave/contracts';
 import type { Page } from 'playwright-core';
 import { browserSuite, contrast, SHOTS } from './support/web-build';
+import { sleep } from './support/wait';
 
 /**
  * Issue 32 in the web client: a council that went on without a member says so at the top of the
@@ -70,7 +71,7 @@ describe('degraded and partial runs in the web client', () => {
       )) as { n: number }[];
       if (rows[0].n === 1) break;
       if (Date.now() > deadline) throw new Error('sim/athena did not answer');
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      await sleep(25);
     }
     expect((await stack.api('POST', `/api/deliberations/${messageId}/cancel`)).status).toBe(200);
     const view = (await stack.api<DeliberationView>('GET', `/api/deliberations/${messageId}`)).body;

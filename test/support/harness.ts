@@ -19,22 +19,10 @@ import { Queue } from 'bullmq';
 import { io, type Socket } from 'socket.io-client';
 import type { DataSource } from 'typeorm';
 import { createGateway } from '../../apps/gateway/src/app';
+import { dropDatabases } from './database';
 import { startWorker, type RunningWorker } from '../../apps/worker/src/worker';
 
 const ROOT = path.resolve(__dirname, '../..');
-
-/** The `postgres` database of the server a database URL points at. */
-function adminUrl(databaseUrl: string): string {
-  const url = new URL(databaseUrl);
-  url.pathname = '/postgres';
-  return url.toString();
-}
-
-function databaseName(databaseUrl: string): string {
-  const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
-  if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`unsupported database name "${name}"`);
-  return name;
-}
 
 /**
  * One isolated Conclave for a test file: its own database, its own Redis key prefix, a real
@@ -324,14 +312,8 @@ export class TestStack {
     const keys = await redis.keys(`${this.config.redisPrefix}:*`);
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();
-    // The server of DATABASE_URL (the shared one on 5432, or a test's private cluster).
-    const admin = createDataSource(adminUrl(this.config.databaseUrl), 1);
-    await admin.initialize();
-    try {
-      await admin.query(`DROP DATABASE IF EXISTS "${databaseName(this.config.databaseUrl)}" WITH (FORCE)`);
-    } finally {
-      await admin.destroy();
-    }
+    // On the server of DATABASE_URL (the shared one on 5432, or a test's private cluster).
+    await dropDatabases(this.config.databaseUrl);
   }
 }
 

@@ -13,6 +13,7 @@ import { ComparePage, CompareView } from '../src/compare';
 import { ComparePicker } from '../src/compare-picker';
 import type { ReactElement } from 'react';
 import { IntervalChart, ReportPage, ReportView } from '../src/report';
+import { sleep } from '../../../test/support/wait';
 
 const HOSTILE = '<img src=x onerror="window.pwned=1">';
 
@@ -380,7 +381,7 @@ beforeEach(() => {
 /** Renders, then lets the fetches started on mount (the batch list) settle. */
 async function show(ui: ReactElement) {
   const result = render(ui);
-  await act(async () => new Promise((resolve) => setTimeout(resolve, 0)));
+  await act(async () => sleep(0));
   return result;
 }
 

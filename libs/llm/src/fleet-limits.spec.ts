@@ -10,6 +10,7 @@ import {
 import { providerFromEnv } from './openai-compatible.provider';
 import { Completion, CompletionRequest, ModelCallError, ModelProvider } from './provider';
 import { abortableSleep, RetryingProvider } from './retry';
+import { sleep } from '../../../test/support/wait';
 
 const OK: Completion = { content: 'hi', servedModel: 'm', usage: null, simulated: false };
 
@@ -69,7 +70,7 @@ class ScriptedProvider implements ModelProvider {
     const outcome = this.outcomes[Math.min(this.calls, this.outcomes.length - 1)];
     this.calls++;
     this.callTimes.push(Date.now());
-    if (this.latencyMs) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
+    if (this.latencyMs) await sleep(this.latencyMs);
     if (outcome instanceof Error) throw outcome;
     return outcome;
   }

@@ -5,6 +5,7 @@ import { TestStack } from '../../../test/support/harness';
 import { expectOutcomeFits } from './fixtures/expectations';
 import { SCENARIOS, type Scenario } from './fixtures/scenarios';
 import { outcomeOf } from './outcome';
+import { sleep } from '../../../test/support/wait';
 
 /**
  * Outcomes of real deliberations: every mode, complete, with a failed panelist, with a failed
@@ -23,7 +24,7 @@ describe('outcomes of real deliberations', () => {
     for (;;) {
       const current = await view(id);
       if (done(current) || isTerminalStatus(current.status)) return current;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
   }
 

@@ -1,4 +1,5 @@
 import { KeyedSingleFlight } from './single-flight';
+import { sleep } from '../../../test/support/wait';
 
 function gate() {
   let open: () => void = () => undefined;
@@ -44,7 +45,7 @@ describe('KeyedSingleFlight', () => {
     const flight = new KeyedSingleFlight(async (key) => {
       active.add(key);
       most = Math.max(most, active.size);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await sleep(10);
       active.delete(key);
     });
     await Promise.all([flight.run('a'), flight.run('b')]);

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Outflow, outflowLimits } from './outflow';
+import { sleep } from '../../../../test/support/wait';
 
 const LIMITS = { highWaterBytes: 1000, maxBufferedBytes: 10_000, drainTimeoutMs: 300 };
 
@@ -33,7 +34,7 @@ describe('Outflow', () => {
     expect(outflow.room()).toBe(wait); // one wait per client
     let released = false;
     void wait?.then(() => (released = true));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
     expect(released).toBe(false);
     client.buffered = 200;
     client.progress.emit('drain');

@@ -3,6 +3,7 @@ import type { AddressInfo, Socket as NetSocket } from 'node:net';
 import { Server, type Socket } from 'socket.io';
 import { io as connect, type Socket as ClientSocket } from 'socket.io-client';
 import { sendHeldWrites, writeEachTurnAtOnce, type EngineConnection } from './turn-writes';
+import { sleep } from '../../../../test/support/wait';
 
 const EVENTS = 50;
 
@@ -82,7 +83,7 @@ describe('writeEachTurnAtOnce', () => {
         !(hooked.server.conn.transport as unknown as { writable: boolean }).writable ||
         tcp.writableCorked > 0
       ) {
-        await new Promise((resolve) => setTimeout(resolve, 5));
+        await sleep(5);
       }
       hooked.server.emit('big', 'x'.repeat(200_000));
       // Held for the turn's one write: all of it counts as not yet sent.

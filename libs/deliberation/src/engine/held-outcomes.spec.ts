@@ -1,19 +1,9 @@
 import { HeldOutcomes, outcomeBytes, writeThroughOutage } from './held-outcomes';
 import type { CallOutcome } from './types';
+import { simulatedReply } from '../../../../test/support/replies';
 
-const answer = (key: string, content: string): CallOutcome => ({
-  ok: true,
-  key,
-  model: 'sim/a',
-  content,
-  servedModel: 'sim/a',
-  responseTimeMs: 1,
-  promptTokens: null,
-  completionTokens: null,
-  costUsd: null,
-  simulated: true,
-  finishReason: null,
-});
+const answer = (key: string, content: string): CallOutcome =>
+  simulatedReply(key, content, { model: 'sim/a', finishReason: null });
 
 class Unavailable extends Error {
   readonly code = 'ECONNREFUSED';

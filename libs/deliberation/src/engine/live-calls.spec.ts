@@ -1,6 +1,7 @@
 import type { LiveCallId, ModelDeltaPayload, ModelPartialPayload } from '@conclave/contracts';
 import { DeliberationStopped, LiveCalls, STOPPED_MEMORY_MS, type LiveChannel } from './live-calls';
 import type { PlannedCall } from './types';
+import { sleep } from '../../../../test/support/wait';
 
 type Delta = ModelDeltaPayload & LiveCallId;
 type Partial = ModelPartialPayload & LiveCallId;
@@ -27,7 +28,7 @@ const call = (key: string, participant: string | number, model = `sim/${key}`): 
   messages: [],
 });
 
-const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const tick = (ms: number) => sleep(ms);
 
 describe('LiveCalls', () => {
   it('sends nothing while nobody watches, however much is written', async () => {

@@ -13,6 +13,7 @@ import {
 } from './quorum';
 import { StageRunner } from './stage-runner';
 import type { CallOutcome, ModeDefaults, PlannedCall, SuccessfulCall } from './types';
+import { simulatedReply } from '../../../../test/support/replies';
 
 const DEFAULTS: ModeDefaults = {
   timeoutMs: 10_000,
@@ -23,18 +24,7 @@ const DEFAULTS: ModeDefaults = {
   vote: { models: ['sim/a', 'sim/b', 'sim/c'] },
 };
 
-const ok = (key: string, model = key): CallOutcome => ({
-  ok: true,
-  key,
-  model,
-  content: 'answer',
-  servedModel: model,
-  responseTimeMs: 1,
-  promptTokens: null,
-  completionTokens: null,
-  costUsd: null,
-  simulated: true,
-});
+const ok = (key: string, model = key): CallOutcome => simulatedReply(key, 'answer', { model });
 const failed = (key: string, error = 'HTTP 400 from the simulated provider', model = key): CallOutcome => ({
   ok: false,
   key,

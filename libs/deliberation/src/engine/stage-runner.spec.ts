@@ -8,6 +8,7 @@ import { HeldOutcomes, type StoreRetry } from './held-outcomes';
 import { MemoryStore } from '../testing/memory-store';
 import type { FirstStageStart } from '@conclave/contracts';
 import type { CallOutcome, LoadedDeliberation, ModeDefaults } from './types';
+import { sleep, until } from '../../../../test/support/wait';
 
 const DEFAULTS: ModeDefaults = {
   timeoutMs: 10_000,
@@ -393,7 +394,7 @@ describe('StageRunner', () => {
     const provider: ModelProvider = {
       name: 'slow-for-one',
       async complete(request) {
-        if (slow.has(request.model)) await new Promise((resolve) => setTimeout(resolve, 30));
+        if (slow.has(request.model)) await sleep(30);
         return base.complete(request);
       },
     };
@@ -451,7 +452,7 @@ describe('StageRunner', () => {
     const write = store.writeStage.bind(store);
     store.writeStage = async (messageId, stageWrite) => {
       if (stageWrite.events.some((e) => e.payload.state === 'retrying')) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
       }
       return write(messageId, stageWrite);
     };
@@ -478,7 +479,7 @@ describe('StageRunner', () => {
     const write = store.writeStage.bind(store);
     store.writeStage = async (messageId, stageWrite) => {
       const opening = stageWrite.markRunning === true;
-      if (opening) await new Promise((resolve) => setTimeout(resolve, 40));
+      if (opening) await sleep(40);
       const written = await write(messageId, stageWrite);
       log.push(opening ? 'opened' : 'written');
       return written;
@@ -556,12 +557,12 @@ describe('StageRunner.failPermanently', () => {
 describe('callDeadline', () => {
   it('aborts with a TimeoutError when the time is up, and not after dispose', async () => {
     const timed = callDeadline(20);
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    await sleep(40);
     expect(timed.signal.aborted).toBe(true);
     expect((timed.signal.reason as Error).name).toBe('TimeoutError');
     const disposed = callDeadline(20);
     disposed.dispose();
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    await sleep(40);
     expect(disposed.signal.aborted).toBe(false);
   });
 
@@ -606,7 +607,7 @@ describe('StageRunner, live calls and stops', () => {
     );
     const { store, runner } = setUp(slowSimulated(60), { live });
     const running = runner.runStage('m1', 'stage1');
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
     live.watch('m1', 'r');
     await running;
     for (const outcome of store.outcomes.stage1) {
@@ -651,7 +652,7 @@ describe('StageRunner, live calls and stops', () => {
     const { store, runner, enqueued } = setUp(slowSimulated(5000), { live });
     const started = Date.now();
     const running = runner.runStage('m1', 'stage1');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     const ended = await runner.end('m1', 'stage1', null, {
       kind: 'cancelled',
       reason: 'Cancelled by the user.',
@@ -741,7 +742,7 @@ describe('StageRunner, storage away while calls settle', () => {
     isUnavailable: (error) => error instanceof Unavailable,
     maxWaitMs: 60_000,
     held: new HeldOutcomes(maxBytes),
-    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, Math.min(ms, 5))),
+    sleep: (ms) => sleep(Math.min(ms, 5)),
   });
   /** Counts the calls the provider was asked for, per model. */
   const counting = (inner: ModelProvider) => {
@@ -876,11 +877,3 @@ describe('StageRunner, storage away while calls settle', () => {
     expect(store.outcomes.stage1 ?? []).toEqual([]);
   });
 });
-
-async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}

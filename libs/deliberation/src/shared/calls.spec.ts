@@ -9,19 +9,15 @@ import {
   soleCallFailure,
   usageOfOutcome,
 } from './calls';
+import { simulatedReply } from '../../../../test/support/replies';
 
-const ok: SuccessfulCall = {
-  ok: true,
-  key: 'k',
+const ok: SuccessfulCall = simulatedReply('k', 'answer', {
   model: 'p/a',
-  content: 'answer',
-  servedModel: 'p/a',
   responseTimeMs: 12,
   promptTokens: 3,
   completionTokens: 4,
   costUsd: 0.5,
-  simulated: true,
-};
+});
 const bad: CallOutcome = { ok: false, key: 'j', model: 'p/b', error: 'timed out', responseTimeMs: 9 };
 const NONE = { responseTimeMs: null, promptTokens: null, completionTokens: null, costUsd: null };
 

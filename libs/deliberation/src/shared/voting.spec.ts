@@ -1,18 +1,9 @@
 import type { CallOutcome, StageRow, SuccessfulCall } from '../engine/types';
 import { ballotRow, castBallots, votesFromRows } from './voting';
+import { simulatedReply } from '../../../../test/support/replies';
 
-const ok = (key: string, model: string, content: string): SuccessfulCall => ({
-  ok: true,
-  key,
-  model,
-  content,
-  servedModel: model,
-  responseTimeMs: 7,
-  promptTokens: 1,
-  completionTokens: 2,
-  costUsd: null,
-  simulated: true,
-});
+const ok = (key: string, model: string, content: string): SuccessfulCall =>
+  simulatedReply(key, content, { model, responseTimeMs: 7, promptTokens: 1, completionTokens: 2 });
 const failed = (key: string, model: string): CallOutcome => ({
   ok: false,
   key,

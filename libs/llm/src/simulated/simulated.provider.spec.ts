@@ -8,6 +8,7 @@ import {
   streamPiecesOf,
   type SimulatedResponder,
 } from './simulated.provider';
+import { sleep } from '../../../../test/support/wait';
 
 const echo: SimulatedResponder = {
   kind: 'answer',
@@ -263,7 +264,7 @@ describe('SimulatedProvider streaming', () => {
     await expect(call).rejects.toMatchObject({ kind: 'aborted' });
     // Not now, nor once the pieces still due would have come (50 ms apart).
     expect(pieces).toHaveLength(2);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     expect(pieces).toHaveLength(2);
   });
 

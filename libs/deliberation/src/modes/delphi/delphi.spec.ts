@@ -12,6 +12,7 @@ import {
 } from './delphi.parse';
 import { buildDelphiSynthesisPrompt } from './delphi.prompts';
 import { confidenceInterval95, hasConverged, numericStats, qualitativeStats } from './delphi.stats';
+import { simulatedReply } from '../../../../../test/support/replies';
 
 describe('Delphi statistics', () => {
   it('computes mean, median, population standard deviation, range and CV', () => {
@@ -166,18 +167,8 @@ const base: DelphiConfig = {
 };
 
 /** The facilitator's classification call, answered with `content`. */
-const facilitatorSaid = (content: string): CallOutcome => ({
-  ok: true,
-  key: 'facilitator',
-  model: 'f',
-  content,
-  servedModel: 'f',
-  responseTimeMs: 1,
-  promptTokens: null,
-  completionTokens: null,
-  costUsd: null,
-  simulated: true,
-});
+const facilitatorSaid = (content: string): CallOutcome =>
+  simulatedReply('facilitator', content, { model: 'f' });
 
 describe('Delphi question type rules (05-delphi.md §F)', () => {
   const failed: CallOutcome = {

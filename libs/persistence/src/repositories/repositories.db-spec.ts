@@ -1,8 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { scratchDatabase, type ScratchDatabase } from '../../../../test/support/database';
 import { FIRST_STAGE_START_MAX_CHARS } from '@conclave/contracts';
 import { loadedFromStart } from '@conclave/deliberation';
-import { createDataSource, migrate } from '../data-source';
 import { TypeOrmDeliberationStore } from '../deliberation.store';
 import { ApiKeysRepository } from './api-keys.repository';
 import { BatchesRepository, type NewBatchItem } from './batches.repository';
@@ -10,10 +10,9 @@ import { ConversationsRepository } from './conversations.repository';
 import { DeliberationsRepository, type NewTurn, type StartedTurn } from './deliberations.repository';
 import { IdempotencyRace, IdempotencyRepository, type IdempotencyKey } from './idempotency.repository';
 import { UsageRepository } from './usage.repository';
+import { sleep } from '../../../../test/support/wait';
 
-/** A database of this file's own on the shared server, dropped at the end: runs side by side with anything. */
-const DATABASE_URL = `postgres://postgres@127.0.0.1:5432/conclave_r_${randomBytes(5).toString('hex')}`;
-
+let scratch: ScratchDatabase;
 let db: DataSource;
 let apiKeys: ApiKeysRepository;
 let batches: BatchesRepository;
@@ -23,9 +22,8 @@ let idempotency: IdempotencyRepository;
 let usage: UsageRepository;
 
 beforeAll(async () => {
-  await migrate(DATABASE_URL);
-  db = createDataSource(DATABASE_URL, 4);
-  await db.initialize();
+  scratch = await scratchDatabase({ prefix: 'conclave_r', poolSize: 4 });
+  db = scratch.db;
   apiKeys = new ApiKeysRepository(db);
   batches = new BatchesRepository(db);
   conversations = new ConversationsRepository(db);
@@ -35,14 +33,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await db?.destroy();
-  const admin = createDataSource('postgres://postgres@127.0.0.1:5432/postgres', 1);
-  await admin.initialize();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS "${new URL(DATABASE_URL).pathname.slice(1)}" WITH (FORCE)`);
-  } finally {
-    await admin.destroy();
-  }
+  await scratch?.drop();
 });
 
 const newUser = async (role: 'user' | 'admin' = 'user') =>
@@ -814,7 +805,7 @@ describe('BatchesRepository', () => {
         );
         if (n > 0) break;
         if (waited > 10_000) throw new Error('the dispatch never waited for the stopped row');
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
       }
       await stop.commitTransaction();
       const outcome = await dispatch;

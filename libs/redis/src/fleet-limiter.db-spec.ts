@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { FleetLease, ProviderLimits } from '@conclave/llm';
 import IORedis, { type Redis } from 'ioredis';
 import { RedisFleetLimiter, type RedisFleetLimiterOptions } from './fleet-limiter';
+import { sleep } from '../../../test/support/wait';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const never = () => new AbortController().signal;
 
 describe('RedisFleetLimiter (real Redis, two connections as two workers)', () => {

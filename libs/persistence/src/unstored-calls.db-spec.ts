@@ -1,33 +1,24 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { createDataSource, migrate } from './data-source';
+import { scratchDatabase, type ScratchDatabase } from '../../../test/support/database';
 import { TypeOrmDeliberationStore } from './deliberation.store';
 import { ApiKeysRepository } from './repositories/api-keys.repository';
 import { BudgetsRepository } from './repositories/budgets.repository';
 import { DeliberationsRepository } from './repositories/deliberations.repository';
 import { UsageRepository } from './repositories/usage.repository';
 import { UnstoredCalls, type UnstoredCall } from './unstored-calls';
+import { sleep } from '../../../test/support/wait';
 
-/** A database of this file's own on the shared server, dropped at the end. */
-const DATABASE_URL = `postgres://postgres@127.0.0.1:5432/conclave_u_${randomBytes(5).toString('hex')}`;
-
+let scratch: ScratchDatabase;
 let db: DataSource;
 
 beforeAll(async () => {
-  await migrate(DATABASE_URL);
-  db = createDataSource(DATABASE_URL, 2);
-  await db.initialize();
+  scratch = await scratchDatabase({ prefix: 'conclave_u', poolSize: 2 });
+  db = scratch.db;
 });
 
 afterAll(async () => {
-  await db?.destroy();
-  const admin = createDataSource('postgres://postgres@127.0.0.1:5432/postgres', 1);
-  await admin.initialize();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS "${new URL(DATABASE_URL).pathname.slice(1)}" WITH (FORCE)`);
-  } finally {
-    await admin.destroy();
-  }
+  await scratch?.drop();
 });
 
 async function newMessage(): Promise<{ userId: string; messageId: string }> {
@@ -95,7 +86,7 @@ describe('UnstoredCalls', () => {
     const ledger = new UnstoredCalls(db);
     // 'a' was stored by the write that seemed to fail; 'b' is stored later, by a rerun's own call.
     ledger.add([call(messageId, 'a', { at: new Date(Date.now() + 60_000) }), call(messageId, 'b')]);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
     await stored(messageId, 'b');
     await ledger.flush();
     const [{ n }]: { n: number }[] = await db.query(

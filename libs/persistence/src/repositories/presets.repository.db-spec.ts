@@ -1,33 +1,23 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { createDataSource, migrate } from '../data-source';
+import { scratchDatabase, type ScratchDatabase } from '../../../../test/support/database';
 import { ApiKeysRepository } from './api-keys.repository';
 import { PresetsRepository } from './presets.repository';
 
-/** A database of this file's own on the shared server, dropped at the end: runs side by side with anything. */
-const DATABASE_URL = `postgres://postgres@127.0.0.1:5432/conclave_r_${randomBytes(5).toString('hex')}`;
-
+let scratch: ScratchDatabase;
 let db: DataSource;
 let presets: PresetsRepository;
 let apiKeys: ApiKeysRepository;
 
 beforeAll(async () => {
-  await migrate(DATABASE_URL);
-  db = createDataSource(DATABASE_URL, 8);
-  await db.initialize();
+  scratch = await scratchDatabase({ prefix: 'conclave_r', poolSize: 8 });
+  db = scratch.db;
   presets = new PresetsRepository(db);
   apiKeys = new ApiKeysRepository(db);
 });
 
 afterAll(async () => {
-  await db?.destroy();
-  const admin = createDataSource('postgres://postgres@127.0.0.1:5432/postgres', 1);
-  await admin.initialize();
-  try {
-    await admin.query(`DROP DATABASE IF EXISTS "${new URL(DATABASE_URL).pathname.slice(1)}" WITH (FORCE)`);
-  } finally {
-    await admin.destroy();
-  }
+  await scratch?.drop();
 });
 
 const newUser = async () => (await apiKeys.createUserWithKey(`u-${randomUUID()}`, 'user')).userId;

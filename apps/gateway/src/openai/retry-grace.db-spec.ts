@@ -11,10 +11,9 @@ import {
   type GraceRun,
   type GraceTiming,
 } from './retry-grace';
+import { sleep } from '../../../../test/support/wait';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe('the /v1 retry grace: timing and members', () => {
   it('renews a quarter of the grace apart (250 ms to 5 s), three renewals ahead; 0 is off', () => {
     expect(graceTiming(0)).toBeNull();
