@@ -7,7 +7,7 @@ export { MESSAGE_STATUSES_FUNCTIONS, STAGE_WRITE_FUNCTION, STAGE_WRITE_GROUP_FUN
 /**
  * The live text of every function the database has, in an order they can be created in.
  * Migrations never import these (they carry the texts they ran, frozen); a database the migrations
- * build must define exactly these functions (migrations/migrations.spec.ts).
+ * build must define exactly these functions (migrations/migrations.db-spec.ts).
  */
 export const LIVE_FUNCTIONS: readonly string[] = [
   MESSAGE_STATUSES_FUNCTIONS,

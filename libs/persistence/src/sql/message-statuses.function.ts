@@ -7,7 +7,7 @@
  * index on `status IN ('queued', 'running')` still matches), no call per row.
  *
  * The live text, its one home; migration 1764600000000 carries the text it ran, frozen.
- * migrations.spec.ts checks a migrated database defines exactly this text and that it agrees with
+ * migrations.db-spec.ts checks a migrated database defines exactly this text and that it agrees with
  * the TypeScript list.
  */
 export const MESSAGE_STATUSES_FUNCTIONS = `

@@ -7,7 +7,7 @@
  * its own.
  *
  * The live text, its one home; migration 1764300000000 carries the text it ran, frozen. To change
- * the function: edit it here and add a migration with a frozen copy (migrations.spec.ts checks a
+ * the function: edit it here and add a migration with a frozen copy (migrations.db-spec.ts checks a
  * migrated database defines exactly this text).
  */
 export const STAGE_WRITE_GROUP_FUNCTION = `

@@ -27,7 +27,7 @@
  * This is the live text, its one home; no migration imports it. Each migration carries the text it
  * ran, frozen (1763820000000, 1763830000000, 1763840000000, 1764100000000, 1764200000000,
  * 1764600000000), and
- * migrations/migrations.spec.ts checks that a database the migrations build defines exactly this
+ * migrations/migrations.db-spec.ts checks that a database the migrations build defines exactly this
  * text. To change the function: edit it here and add a migration with a frozen copy of the new
  * text. It stays compatible with older engines, which ignored the outcomes of 'replaced', never
  * sent conversationTitle and send no finish_reason, and with engines before 1764200000000, which
