@@ -222,13 +222,13 @@ describe('one error vocabulary, and one admission rule, while Redis is away', ()
       const submit = () =>
         httpAnswer(stack.baseUrl, 'POST', '/api/batches', batch, { 'idempotency-key': key });
       const pending = Promise.all([submit(), submit()]);
-      await until('both submissions to wait on the key', async () => {
+      await until(async () => {
         const [{ n }] = (await stack.db.query(
           `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
            WHERE NOT l.granted AND c.relname = 'idempotency_keys'`,
         )) as { n: number }[];
         return n >= 2;
-      });
+      }, 'both submissions to wait on the key');
       await holder.commitTransaction();
       return await pending;
     } finally {
@@ -327,7 +327,7 @@ describe('one error vocabulary, and one admission rule, while Redis is away', ()
   it('keeps a batch it could not take back, and says so with a 202 (the reconciler starts it), not a 5xx', async () => {
     const base = stack.baseUrl;
     if (redis.running) await redis.kill();
-    await until('readiness to say Redis is down', async () => (await readiness()) === 503);
+    await until(async () => (await readiness()) === 503, 'readiness to say Redis is down');
     // The take-back fails (as when PostgreSQL goes too): the batch stays stored and will run, so
     // the client must not be told that nothing was started.
     await stack.db.query(`CREATE FUNCTION review_no_batch_delete() RETURNS trigger LANGUAGE plpgsql AS
@@ -355,7 +355,7 @@ describe('one error vocabulary, and one admission rule, while Redis is away', ()
 
   it('accepts a deliberation it could not take back (the reconciler runs it), and its retry answers that one', async () => {
     if (redis.running) await redis.kill();
-    await until('readiness to say Redis is down', async () => (await readiness()) === 503);
+    await until(async () => (await readiness()) === 503, 'readiness to say Redis is down');
     await stack.db.query(`CREATE FUNCTION review_no_conversation_delete() RETURNS trigger LANGUAGE plpgsql AS
       $$ BEGIN RAISE EXCEPTION 'deletes refused by the test'; END $$`);
     await stack.db.query(`CREATE TRIGGER review_no_conversation_delete BEFORE DELETE ON conversations
@@ -383,7 +383,7 @@ describe('one error vocabulary, and one admission rule, while Redis is away', ()
 
   it('never answers a twin request with a batch that is then taken back', async () => {
     if (redis.running) await redis.kill();
-    await until('readiness to say Redis is down', async () => (await readiness()) === 503);
+    await until(async () => (await readiness()) === 503, 'readiness to say Redis is down');
     const before = await stored();
     // Both held where the key is recorded: one is admitted first, fails to enqueue and is taken
     // back while the other waits on its key.
@@ -437,10 +437,10 @@ describe('a batch refused while the queue is away gives back its hourly items', 
     });
     // The 3 items were given back: the resubmission fits in the hour's 3.
     let accepted: HttpAnswer | undefined;
-    await until('the resubmission to be answered', async () => {
+    await until(async () => {
       accepted = await httpAnswer(base, 'POST', '/api/batches', batch);
       return accepted.status !== 503;
-    });
+    }, 'the resubmission to be answered');
     expect({ status: accepted?.status, body: accepted?.body }).toEqual({
       status: 202,
       body: { batchId: expect.any(String) as string, total: 3, status: 'queued' },
