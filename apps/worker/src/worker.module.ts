@@ -1,6 +1,6 @@
 import { BullModule } from '@nestjs/bullmq';
 import { Module, type DynamicModule } from '@nestjs/common';
-import type { ConclaveConfig } from '@conclave/config';
+import { listenDatabaseUrl, type ConclaveConfig } from '@conclave/config';
 import { STAGE_QUEUE_DEFINITION, type StageQueueJobs } from '@conclave/contracts';
 import {
   HeldOutcomes,
@@ -92,8 +92,16 @@ export class WorkerModule {
           useFactory: (redis: RedisClient, log: Logger) =>
             new LiveCalls(new RedisLiveChannel(redis, config.redisPrefix), (message) => log.warn(message)),
         },
-        // Deaf until LiveControl has subscribed to the control channel (and whenever it is lost).
-        { provide: StopHearing, useFactory: () => new StopHearing({ hearing: false }) },
+        // Deaf until LiveControl listens (and whenever its deciding channel is lost): PostgreSQL's
+        // stop notices when there is a connection to LISTEN on, else the Redis control channel.
+        {
+          provide: StopHearing,
+          useFactory: () =>
+            new StopHearing({
+              hearing: false,
+              decidedBy: listenDatabaseUrl(config) ? 'database' : 'control',
+            }),
+        },
         {
           // The usage of calls whose answers could not be stored, written once PostgreSQL takes it.
           provide: UnstoredCalls,

@@ -1,12 +1,13 @@
 import { ConfigError, loadConfig } from './config';
-import { migrationDatabaseUrl } from './database-settings';
+import { listenDatabaseUrl, migrationDatabaseUrl } from './database-settings';
 
 describe('DATABASE_POOL_MODE and DATABASE_DIRECT_URL', () => {
   it('default to session pooling (PostgreSQL itself) and no direct URL', () => {
-    expect(loadConfig({}).database).toEqual({ poolMode: 'session', directUrl: null });
+    expect(loadConfig({}).database).toEqual({ poolMode: 'session', directUrl: null, listenUrl: null });
     expect(loadConfig({ DATABASE_POOL_MODE: '', DATABASE_DIRECT_URL: '' }).database).toEqual({
       poolMode: 'session',
       directUrl: null,
+      listenUrl: null,
     });
   });
 
@@ -19,6 +20,7 @@ describe('DATABASE_POOL_MODE and DATABASE_DIRECT_URL', () => {
     expect(config.database).toEqual({
       poolMode: 'transaction',
       directUrl: 'postgresql://app:secret@db:5432/conclave',
+      listenUrl: null,
     });
     expect(loadConfig({ DATABASE_POOL_MODE: 'Transaction' }).database.poolMode).toBe('transaction');
   });
@@ -63,6 +65,33 @@ describe('DATABASE_POOL_MODE and DATABASE_DIRECT_URL', () => {
     // A session-pooling PgBouncer keeps a session's lock: migrations may go through it.
     expect(migrationDatabaseUrl(loadConfig({ DATABASE_URL: bouncer, DATABASE_POOL_MODE: 'session' }))).toBe(
       bouncer,
+    );
+  });
+
+  it('LISTEN for stops on DATABASE_LISTEN_URL, else the direct URL, else DATABASE_URL unless it is a transaction pooler', () => {
+    const bouncer = 'postgres://app@pgbouncer:6432/conclave';
+    const direct = 'postgres://app@db:5432/conclave';
+    const listen = 'postgres://listener@db:5432/conclave';
+    expect(listenDatabaseUrl(loadConfig({ DATABASE_URL: direct }))).toBe(direct);
+    expect(
+      listenDatabaseUrl(
+        loadConfig({ DATABASE_URL: bouncer, DATABASE_POOL_MODE: 'transaction', DATABASE_LISTEN_URL: listen }),
+      ),
+    ).toBe(listen);
+    expect(
+      listenDatabaseUrl(
+        loadConfig({ DATABASE_URL: bouncer, DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: direct }),
+      ),
+    ).toBe(direct);
+    // LISTEN does not work through a transaction pooler: none (stops come over Redis only).
+    expect(
+      listenDatabaseUrl(loadConfig({ DATABASE_URL: bouncer, DATABASE_POOL_MODE: 'transaction' })),
+    ).toBeNull();
+    expect(listenDatabaseUrl(loadConfig({ DATABASE_URL: bouncer, DATABASE_POOL_MODE: 'session' }))).toBe(
+      bouncer,
+    );
+    expect(() => loadConfig({ DATABASE_LISTEN_URL: 'pgbouncer:6432' })).toThrow(
+      /^DATABASE_LISTEN_URL must be a URL/,
     );
   });
 });

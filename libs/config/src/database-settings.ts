@@ -24,6 +24,12 @@ export interface DatabaseSettings {
    * `migrate` refuses when DATABASE_POOL_MODE is `transaction`. Holds credentials: never log it.
    */
   directUrl: string | null;
+  /**
+   * DATABASE_LISTEN_URL: where a worker LISTENs for stops (a connection of its own that stays open;
+   * a transaction pooler cannot carry LISTEN). Null: see listenDatabaseUrl. Holds credentials:
+   * never log it.
+   */
+  listenUrl: string | null;
 }
 
 export function parseDatabasePoolMode(raw: string | undefined): DatabasePoolMode {
@@ -43,7 +49,7 @@ export function parseDatabasePoolMode(raw: string | undefined): DatabasePoolMode
 }
 
 /** A postgres:// URL or nothing; the message never repeats the value (it may hold a password). */
-export function parseDirectUrl(raw: string | undefined): string | null {
+export function parseDirectUrl(raw: string | undefined, name = 'DATABASE_DIRECT_URL'): string | null {
   const value = raw?.trim() ?? '';
   if (value === '') return null;
   let url: URL | null = null;
@@ -54,7 +60,7 @@ export function parseDirectUrl(raw: string | undefined): string | null {
   }
   if (!url || !/^postgres(ql)?:$/.test(url.protocol) || !url.hostname) {
     throw new ConfigError(
-      'DATABASE_DIRECT_URL must be a URL like postgres://user@host:5432/conclave (PostgreSQL itself, not a pooler)',
+      `${name} must be a URL like postgres://user@host:5432/conclave (PostgreSQL itself, not a pooler)`,
     );
   }
   return value;
@@ -64,6 +70,7 @@ export function parseDatabaseSettings(env: NodeJS.ProcessEnv): DatabaseSettings 
   return {
     poolMode: parseDatabasePoolMode(env.DATABASE_POOL_MODE),
     directUrl: parseDirectUrl(env.DATABASE_DIRECT_URL),
+    listenUrl: parseDirectUrl(env.DATABASE_LISTEN_URL, 'DATABASE_LISTEN_URL'),
   };
 }
 
@@ -81,4 +88,19 @@ export function migrationDatabaseUrl(config: { databaseUrl: string; database: Da
     );
   }
   return config.databaseUrl;
+}
+
+/**
+ * The URL a worker LISTENs on for stops (channel `conclave_stops`): DATABASE_LISTEN_URL, else
+ * DATABASE_DIRECT_URL, else DATABASE_URL unless that is a transaction pooler
+ * (DATABASE_POOL_MODE=transaction), where LISTEN does not work: null, and the worker hears stops
+ * on the Redis control channel only (with the gap OPERATIONS.md "Stopping" describes).
+ */
+export function listenDatabaseUrl(config: {
+  databaseUrl: string;
+  database: DatabaseSettings;
+}): string | null {
+  if (config.database.listenUrl) return config.database.listenUrl;
+  if (config.database.directUrl) return config.database.directUrl;
+  return config.database.poolMode === 'transaction' ? null : config.databaseUrl;
 }

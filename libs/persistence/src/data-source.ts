@@ -14,6 +14,7 @@ import { StageWriteGroup1764300000000 } from './migrations/1764300000000-stage-w
 import { WorkByKey1764450000000 } from './migrations/1764450000000-work-by-key';
 import { AdminSessions1764533000000 } from './migrations/1764533000000-admin-sessions';
 import { MessageStatuses1764600000000 } from './migrations/1764600000000-message-statuses';
+import { StopNotices1764710000000 } from './migrations/1764710000000-stop-notices';
 import { ensureEventPartitions } from './lifecycle/event-partitions';
 import { partitionsAhead } from './lifecycle/plan';
 
@@ -33,6 +34,7 @@ export const MIGRATIONS = [
   WorkByKey1764450000000,
   AdminSessions1764533000000,
   MessageStatuses1764600000000,
+  StopNotices1764710000000,
 ];
 
 export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {

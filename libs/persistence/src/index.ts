@@ -8,6 +8,7 @@ export {
 export * from './api-keys';
 export * from './batches';
 export * from './work-stops';
+export * from './stop-listener';
 export * from './repositories';
 export * from './lifecycle';
 export * from './unavailable';

@@ -45,4 +45,60 @@ describe('StopHearing', () => {
     expect(hearing.heardSinceTime(12_000, 1000)).toBe(false);
     expect(hearing.heardSinceTime(17_000, 1000)).toBe(true);
   });
+
+  describe('decided by the database channel (a worker that LISTENs on PostgreSQL)', () => {
+    it('keeps a mark through a break of the control channel: every stop is announced on the database one too', () => {
+      const hearing = new StopHearing({ hearing: false, decidedBy: 'database' });
+      hearing.resumed('control');
+      // Redis is heard, PostgreSQL not yet: nothing carried is trusted.
+      expect(hearing.hearing).toBe(false);
+      expect(hearing.mark()).toBeNull();
+      hearing.resumed('database');
+      const mark = hearing.mark();
+      hearing.lost('control');
+      expect(hearing.hears('control')).toBe(false);
+      expect(hearing.heardSince(mark)).toBe(true);
+      hearing.resumed('control');
+      expect(hearing.heardSince(mark)).toBe(true);
+    });
+
+    it('voids a mark when the database channel broke, even if the control channel never did', () => {
+      // The case the control channel alone cannot cover: the process that stopped the
+      // deliberation could not reach Redis, so this worker's unbroken subscription heard nothing.
+      const hearing = new StopHearing({ hearing: false, decidedBy: 'database' });
+      hearing.resumed('control');
+      hearing.resumed('database');
+      const mark = hearing.mark();
+      hearing.lost('database');
+      expect(hearing.heardSince(mark)).toBe(false);
+      expect(hearing.hears('control')).toBe(true);
+      hearing.resumed('database');
+      expect(hearing.heardSince(mark)).toBe(false);
+      expect(hearing.heardSince(hearing.mark())).toBe(true);
+    });
+
+    it('dates its hearing from the database channel', () => {
+      let now = 10_000;
+      const hearing = new StopHearing({ hearing: false, decidedBy: 'database', now: () => now });
+      hearing.resumed('control');
+      expect(hearing.heardSinceTime(20_000, 1000)).toBe(false);
+      now = 12_000;
+      hearing.resumed('database');
+      expect(hearing.heardSinceTime(12_500, 1000)).toBe(false);
+      expect(hearing.heardSinceTime(13_000, 1000)).toBe(true);
+      now = 14_000;
+      hearing.lost('control');
+      expect(hearing.heardSinceTime(13_000, 1000)).toBe(true);
+    });
+  });
+
+  it('by default is decided by the control channel, and ignores the database one', () => {
+    const hearing = new StopHearing();
+    expect(hearing.decidedBy).toBe('control');
+    const mark = hearing.mark();
+    hearing.lost('database');
+    expect(hearing.heardSince(mark)).toBe(true);
+    hearing.lost();
+    expect(hearing.heardSince(mark)).toBe(false);
+  });
 });

@@ -11,6 +11,7 @@ import { STAGE_WRITE_1763840000000 } from './1763840000000-call-finish-reason';
 import { STAGE_WRITE_1764100000000 } from './1764100000000-event-partitions';
 import { STAGE_WRITE_GROUP_1764300000000 } from './1764300000000-stage-write-group';
 import { MESSAGE_STATUSES_1764600000000, STAGE_WRITE_1764600000000 } from './1764600000000-message-statuses';
+import { STOP_NOTICE_1764710000000 } from './1764710000000-stop-notices';
 
 /** A database of this file's own on the shared server, dropped at the end: runs side by side with anything. */
 const DATABASE_URL = `postgres://postgres@127.0.0.1:5432/conclave_mg_${randomBytes(5).toString('hex')}`;
@@ -52,11 +53,13 @@ describe('frozen migrations', () => {
     try {
       // In a transaction rolled back at the end: only the live texts' functions, then read them back.
       await runner.startTransaction();
-      for (const name of Object.keys(migrated)) await runner.query(`DROP FUNCTION ${name}`);
+      // CASCADE: a trigger's function takes its trigger with it (rolled back with the rest).
+      for (const name of Object.keys(migrated)) await runner.query(`DROP FUNCTION ${name} CASCADE`);
       for (const text of LIVE_FUNCTIONS) await runner.query(text);
       const live = await definitions(runner);
       await runner.rollbackTransaction();
       expect(Object.keys(live)).toEqual([
+        'conclave_notify_stop()',
         'conclave_open_statuses()',
         'conclave_stage_write(uuid,jsonb)',
         'conclave_stage_write_group(jsonb)',
@@ -92,6 +95,7 @@ describe('frozen migrations', () => {
       1764100000000: sha(STAGE_WRITE_1764100000000),
       1764300000000: sha(STAGE_WRITE_GROUP_1764300000000),
       1764600000000: sha(MESSAGE_STATUSES_1764600000000 + STAGE_WRITE_1764600000000),
+      1764710000000: sha(STOP_NOTICE_1764710000000),
     }).toEqual({
       1763820000000: '7d15c98d4e4a5927',
       1763830000000: '5cf424c32344ae8d',
@@ -99,6 +103,7 @@ describe('frozen migrations', () => {
       1764100000000: 'c4bc74ed6d22cf6e',
       1764300000000: '16690067cbad7885',
       1764600000000: 'aeffe02c17de3955',
+      1764710000000: 'ed490c96587fc494',
     });
   });
 });
