@@ -785,6 +785,55 @@ describe('StageRunner, storage away while calls settle', () => {
     expect(unstored).toEqual([]);
   });
 
+  it('answers that do not fit the bound fail their own stage only: the stages already waiting wait on', async () => {
+    // One bound for the worker; stage A's answers fit it, stage B's (one huge answer) do not.
+    const retry = storeRetry(64 * 1024);
+    const a = counting(simulatedProvider());
+    const first = setUp(a.provider, { storeRetry: retry });
+    const faultA = outage(first.store, (w) => w.markRunning !== true);
+    const runA = first.runner.runStage('m1', 'stage1');
+    let endedA = false;
+    void runA.then(
+      () => (endedA = true),
+      () => (endedA = true),
+    );
+    await until(() => faultA.refused() >= 3 && retry.held.outcomes > 0);
+
+    const huge: ModelProvider = {
+      name: 'huge',
+      key: 'huge',
+      complete: async () => ({
+        content: 'x'.repeat(200_000),
+        servedModel: 'sim/a',
+        usage: null,
+        simulated: true,
+      }),
+    };
+    const second = setUp(huge, { storeRetry: retry });
+    // B's writes take a while to be refused (a slow outage): A's writes are tried again meanwhile.
+    const write = second.store.writeStage.bind(second.store);
+    second.store.writeStage = async (messageId, stageWrite) => {
+      if (stageWrite.markRunning === true) return write(messageId, stageWrite);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      throw new Unavailable('connect ETIMEDOUT');
+    };
+    await expect(second.runner.runStage('m1', 'stage1')).rejects.toBeInstanceOf(Unavailable);
+    const refusedBefore = faultA.refused();
+    await until(() => faultA.refused() > refusedBefore + 3);
+    expect(endedA).toBe(false);
+
+    faultA.back();
+    await runA;
+    expect(a.calls.sort()).toEqual(['sim/a', 'sim/b', 'sim/c']);
+    expect((first.store.outcomes.stage1 ?? []).map((o) => o.model).sort()).toEqual([
+      'sim/a',
+      'sim/b',
+      'sim/c',
+    ]);
+    expect(first.enqueued).toEqual(['stage2']);
+    expect(retry.held.bytes).toBe(0);
+  });
+
   it('without StoreRetry, a write that meets the outage fails the stage at once', async () => {
     const { store, runner } = setUp();
     const fault = outage(store, (w) => w.markRunning !== true);

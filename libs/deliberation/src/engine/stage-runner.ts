@@ -166,6 +166,8 @@ interface Closing {
   titleStored?: CallOutcome | null;
   /** The title call runs in this job and has not settled: the commit does not wait for it. */
   titlePending?: boolean;
+  /** Its answers fitted the held bound when taken on: the write may wait for storage (StoreRetry). */
+  waits?: boolean;
 }
 
 /** What a commit delivers before the stage's own events: the opening, then how the last calls settled. */
@@ -452,10 +454,12 @@ export class StageRunner {
         unstored(group);
         throw gaveUp.error;
       }
-      // The answers wait here until stored: counted against the process's bound (StoreRetry).
-      const release = this.options.storeRetry?.held.hold(group.map((g) => g.outcome));
+      // The answers wait here until stored, when they fit the process's bound (StoreRetry):
+      // decided once, so a group that does not fit fails alone and the others wait on.
+      const held = this.options.storeRetry?.held.hold(group.map((g) => g.outcome));
+      const release = held?.release;
       try {
-        return await flush(group);
+        return await flush(group, held?.waits ?? true);
       } catch (error) {
         gaveUp ??= { error };
         abandon.abort(error);
@@ -466,7 +470,7 @@ export class StageRunner {
         release?.();
       }
     });
-    const flush = async (group: Settled[]): Promise<CallOutcome[]> => {
+    const flush = async (group: Settled[], waits: boolean): Promise<CallOutcome[]> => {
       await opened;
       const titleItem = group.find((g) => g.title);
       const own = group.filter((g) => !g.title);
@@ -477,15 +481,17 @@ export class StageRunner {
       if (own.length === 0) {
         // The title alone: the stage's calls are still running, or the stage has been committed.
         // Its failure is the title's, not the stage's: the end falls back to the question's words.
-        await this.durably(messageId, () =>
-          this.store.writeStage(messageId, { stage, events: [], ...title }),
+        await this.durably(
+          messageId,
+          () => this.store.writeStage(messageId, { stage, events: [], ...title }),
+          waits,
         ).catch((error: unknown) => {
           this.options.log?.(`could not store the title of ${messageId}: ${String(error)}`);
           if (titleItem) unstored([titleItem]);
         });
         saved = [];
       } else if (unsettled > 0) {
-        const settled = await this.settle(messageId, stage, own, eventsOf, title);
+        const settled = await this.settle(messageId, stage, own, eventsOf, title, waits);
         saved = settled.saved;
         if (settled.ended) ended = true;
         saved.forEach((outcome) => stored.set(outcome.key, outcome));
@@ -498,6 +504,7 @@ export class StageRunner {
           title,
           titleStored: titleItem?.outcome ?? titleStored,
           titlePending,
+          waits,
         });
       }
       if (titleItem) titleStored = titleItem.outcome;
@@ -813,7 +820,8 @@ export class StageRunner {
     stage: string,
     settled: Settled[],
     eventsOf: SettledEvents,
-    title: TitleFields = {},
+    title: TitleFields,
+    waits: boolean,
   ): Promise<{ saved: CallOutcome[]; ended: boolean }> {
     const { written, saved } = await this.writeSettled(
       messageId,
@@ -823,6 +831,7 @@ export class StageRunner {
         events: settled.flatMap(({ call }, i) => eventsOf(call, outcomes[i])),
         ...title,
       }),
+      waits,
     );
     if (written.kind === 'written') this.publish(written.events);
     return { saved, ended: written.kind !== 'written' };
@@ -838,6 +847,7 @@ export class StageRunner {
     messageId: string,
     outcomes: CallOutcome[],
     build: (outcomes: CallOutcome[]) => StageWrite,
+    waits: boolean,
   ): Promise<{
     written: Exclude<StageWriteResult, { kind: 'replaced' }>;
     saved: CallOutcome[];
@@ -845,12 +855,12 @@ export class StageRunner {
     failed: unknown;
   }> {
     const write = { ...build(outcomes), outcomes };
-    const first = await this.durably(messageId, () => this.store.writeStage(messageId, write));
+    const first = await this.durably(messageId, () => this.store.writeStage(messageId, write), waits);
     if (first.value.kind !== 'replaced')
       return { written: first.value, saved: outcomes, failed: first.failed };
     const stored = first.value.outcomes;
     const rewrite = build(stored);
-    const again = await this.durably(messageId, () => this.store.writeStage(messageId, rewrite));
+    const again = await this.durably(messageId, () => this.store.writeStage(messageId, rewrite), waits);
     if (again.value.kind === 'replaced') throw new Error('a stage write without outcomes answered replaced');
     return { written: again.value, saved: stored, failed: first.failed ?? again.failed };
   }
@@ -858,17 +868,19 @@ export class StageRunner {
   /**
    * A write, tried again while the store is unavailable (StoreRetry): the answers it carries are
    * kept instead of asked for again. Without StoreRetry, or once waiting is over, its error stands.
+   * `waits`: false for answers that did not fit the held bound when taken on (no waiting for them).
    */
   private async durably<T>(
     messageId: string,
     write: () => Promise<T>,
+    waits = true,
   ): Promise<{ value: T; failed: unknown }> {
     const retry = this.options.storeRetry;
     if (!retry) return { value: await write(), failed: null };
     return writeThroughOutage(write, {
       isUnavailable: retry.isUnavailable,
       maxWaitMs: retry.maxWaitMs,
-      canWait: () => !retry.held.full,
+      canWait: waits,
       now: this.now,
       ...(retry.sleep ? { sleep: retry.sleep } : {}),
       onWait: (error, attempt) => {
@@ -1005,34 +1017,39 @@ export class StageRunner {
     const mine = last.map((s) => s.outcome);
     let committed = reduction;
     let next: Carried | null = null;
-    const { written, saved, failed } = await this.writeSettled(messageId, mine, (outcomes) => {
-      // Built again from the stored outcomes when an earlier run's stand in for these.
-      if (outcomes !== mine && closing.reduceWith) committed = closing.reduceWith(outcomes);
-      const { rows, events, transition } = committed;
-      // Moving on: the next stage opens in this same commit (its start and 'started' events).
-      next = this.prepareNext(
-        loaded,
-        mode,
-        stage,
-        committed,
-        closing.outcomesWith?.(outcomes) ?? outcomes,
-        closing.titleStored,
-      );
-      return {
-        stage,
-        guard: true,
-        rows,
-        events: [
-          ...eventsBefore(closing, outcomes),
-          ...events,
-          ...closingEvents(transition, needsTitle),
-          ...(next?.opening ?? []),
-        ],
-        update: messageUpdateFor(transition),
-        ...(transition.kind === 'done' && needsTitle ? { title: fallbackTitle(question) } : {}),
-        ...closing.title,
-      };
-    });
+    const { written, saved, failed } = await this.writeSettled(
+      messageId,
+      mine,
+      (outcomes) => {
+        // Built again from the stored outcomes when an earlier run's stand in for these.
+        if (outcomes !== mine && closing.reduceWith) committed = closing.reduceWith(outcomes);
+        const { rows, events, transition } = committed;
+        // Moving on: the next stage opens in this same commit (its start and 'started' events).
+        next = this.prepareNext(
+          loaded,
+          mode,
+          stage,
+          committed,
+          closing.outcomesWith?.(outcomes) ?? outcomes,
+          closing.titleStored,
+        );
+        return {
+          stage,
+          guard: true,
+          rows,
+          events: [
+            ...eventsBefore(closing, outcomes),
+            ...events,
+            ...closingEvents(transition, needsTitle),
+            ...(next?.opening ?? []),
+          ],
+          update: messageUpdateFor(transition),
+          ...(transition.kind === 'done' && needsTitle ? { title: fallbackTitle(question) } : {}),
+          ...closing.title,
+        };
+      },
+      closing.waits ?? true,
+    );
     if (written.kind !== 'written') {
       // A commit that met the outage may have been applied before its connection went: its job
       // runs again, finds the stage committed, and enqueues and publishes what follows.
