@@ -834,6 +834,57 @@ describe('StageRunner, storage away while calls settle', () => {
     expect(retry.held.bytes).toBe(0);
   });
 
+  it('the time cap while storage is away aborts the calls at once and writes the end once storage is back', async () => {
+    const mode = modeDefinition('jury');
+    if (!mode) throw new Error('jury is not registered');
+    const resolved = mode.resolveConfig(
+      {
+        question: 'Judge it',
+        modeConfig: { content: 'Text', jurorModels: ['sim/a', 'sim/b', 'sim/c'], timeoutMs: 60_000 },
+      },
+      DEFAULTS,
+    );
+    if (!resolved.ok) throw new Error(JSON.stringify(resolved.fields));
+    const store = new MemoryStore('Judge it', resolved.config, { mode: 'jury', stage: mode.firstStage });
+    const enqueued: string[] = [];
+    const { provider, aborted } = hangingProvider();
+    const runner = new StageRunner(
+      modeDefinition,
+      store,
+      provider,
+      { publish: async () => undefined },
+      {
+        enqueueStage: async (_id, stage) => {
+          enqueued.push(stage);
+        },
+        stageJobState: async () => 'pending',
+        rescheduleStage: async () => undefined,
+      },
+      // The calls would end at their own timeout only after 60 s.
+      { historyTurns: 0, deliberationCapMs: 1000, storeRetry: storeRetry(1024 * 1024) },
+    );
+    // The first stage calls no model; the next one calls the jurors.
+    await runner.runStage('m1', mode.firstStage);
+    expect(enqueued).toHaveLength(1);
+    const [jurors] = enqueued.splice(0);
+    // Its opening goes through; PostgreSQL is away from then on (the ending write too).
+    const fault = outage(store, (w) => w.markRunning !== true);
+    const run = runner.runStage('m1', jurors);
+    await until(() => aborted.length === 3, 20_000);
+    expect(store.state.status).not.toBe('failed');
+    fault.back();
+    await run;
+    expect(store.state.status).toBe('failed');
+    expect(store.events.filter((e) => e.type === 'error')).toEqual([
+      expect.objectContaining({ message: 'The deliberation ran past its 1 s limit and was stopped.' }),
+    ]);
+    const outcomes = Object.values(store.outcomes).flat();
+    expect(outcomes).toHaveLength(3);
+    for (const outcome of outcomes)
+      expect(outcome).toMatchObject({ ok: false, error: 'stopped: the deliberation ended' });
+    expect(enqueued).toEqual([]);
+  });
+
   it('without StoreRetry, a write that meets the outage fails the stage at once', async () => {
     const { store, runner } = setUp();
     const fault = outage(store, (w) => w.markRunning !== true);

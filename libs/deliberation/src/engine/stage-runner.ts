@@ -266,6 +266,11 @@ export class StageRunner {
    * was lost): the calls it carried are not handed to onUnstored, which would count them twice.
    */
   private readonly lostAfterStoring = new WeakSet<object>();
+  /**
+   * Endings at the time cap whose write waits for storage, by message: the writes of the stage's
+   * calls (aborted by the cap) wait for them, so that the commit finds the message ended.
+   */
+  private readonly capEndings = new Map<string, Promise<unknown>>();
 
   constructor(
     /** The modes it can run, handed in: the engine knows no mode itself. */
@@ -472,6 +477,8 @@ export class StageRunner {
     });
     const flush = async (group: Settled[], waits: boolean): Promise<CallOutcome[]> => {
       await opened;
+      // The time cap came while storage was away: its end is written first (see endAtCap).
+      await this.capEndings.get(messageId)?.catch(() => undefined);
       const titleItem = group.find((g) => g.title);
       const own = group.filter((g) => !g.title);
       const title = titleItem ? this.titleFields(loaded, titleItem.outcome) : {};
@@ -738,14 +745,43 @@ export class StageRunner {
     return this.live.stop(messageId, STOPPED_CALL_ERROR[kind]);
   }
 
+  /**
+   * Ends a deliberation at its time cap. When storage is away (StoreRetry), its calls in this
+   * process are aborted at once all the same (their outcomes are stored as stopped, as after a
+   * user's stop), and the ending is written as soon as storage takes it, within STORE_HOLD_MS;
+   * the writes of those calls wait for it, so the stage's commit finds the message ended.
+   */
   private async endAtCap(loaded: LoadedDeliberation): Promise<void> {
+    const { messageId, stage, batchId } = loaded;
     const seconds = Math.round(this.options.deliberationCapMs / 1000);
-    const message = `The deliberation ran past its ${seconds} s limit and was stopped.`;
+    const end: DeliberationEnd = {
+      kind: 'failed',
+      message: `The deliberation ran past its ${seconds} s limit and was stopped.`,
+    };
+    const retry = this.options.storeRetry;
     try {
-      await this.end(loaded.messageId, loaded.stage, loaded.batchId, { kind: 'failed', message });
+      await this.end(messageId, stage, batchId, end);
+      return;
     } catch (error) {
-      // The calls still end at their own timeout, and the reconciler finds a stalled message.
-      this.options.log?.(`could not stop ${loaded.messageId} at its time limit: ${String(error)}`);
+      if (!retry?.isUnavailable(error)) {
+        // The calls still end at their own timeout, and the reconciler finds a stalled message.
+        this.options.log?.(`could not stop ${messageId} at its time limit: ${String(error)}`);
+        return;
+      }
+    }
+    const ending = this.durably(messageId, () => this.store.writeStage(messageId, endingWrite(stage, end)));
+    this.capEndings.set(messageId, ending);
+    this.stopCalls(messageId, end.kind);
+    try {
+      const { value: written } = await ending;
+      if (written.kind !== 'written') return;
+      this.publish(written.events);
+      if (written.events.length > 0) await this.finished(messageId, batchId);
+    } catch (error) {
+      // Its stage's job fails with the same outage and runs again later: past the cap, it ends then.
+      this.options.log?.(`could not stop ${messageId} at its time limit: ${String(error)}`);
+    } finally {
+      if (this.capEndings.get(messageId) === ending) this.capEndings.delete(messageId);
     }
   }
 
