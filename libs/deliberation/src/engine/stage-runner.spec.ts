@@ -5,7 +5,7 @@ import { LiveCalls } from './live-calls';
 import { endingWrite } from './ending';
 import { HeldOutcomes, type StoreRetry } from './held-outcomes';
 import { MemoryStore } from '../testing/memory-store';
-import type { FirstStageStart } from '@conclave/contracts';
+import type { DeliveredEvent, FirstStageStart } from '@conclave/contracts';
 import type { CallOutcome, LoadedDeliberation, ModeDefaults } from './types';
 
 const DEFAULTS: ModeDefaults = {
@@ -62,11 +62,16 @@ function setUp(provider?: ModelProvider, options: Partial<StageRunnerOptions> = 
   if (!resolved.ok) throw new Error(JSON.stringify(resolved.fields));
   const store = new MemoryStore('Which is better?', resolved.config);
   const enqueued: string[] = [];
+  const published: DeliveredEvent[] = [];
   const runner = new StageRunner(
     modeDefinition,
     store,
     provider ?? simulatedProvider(),
-    { publish: async () => undefined },
+    {
+      publish: async (events) => {
+        published.push(...events);
+      },
+    },
     {
       enqueueStage: async (_id, stage) => {
         enqueued.push(stage);
@@ -76,7 +81,7 @@ function setUp(provider?: ModelProvider, options: Partial<StageRunnerOptions> = 
     },
     { historyTurns: 0, deliberationCapMs: 600_000, ...options },
   );
-  return { store, runner, enqueued };
+  return { store, runner, enqueued, published };
 }
 
 describe('StageRunner', () => {
@@ -883,6 +888,38 @@ describe('StageRunner, storage away while calls settle', () => {
     for (const outcome of outcomes)
       expect(outcome).toMatchObject({ ok: false, error: 'stopped: the deliberation ended' });
     expect(enqueued).toEqual([]);
+  });
+
+  it("a batch item's last commit applied before its reply was lost: the job run again moves the batch on", async () => {
+    const finished: (string | null)[] = [];
+    const { store, runner, enqueued, published } = setUp(undefined, {
+      storeRetry: storeRetry(1024 * 1024),
+      onFinished: async (_messageId, batchId) => {
+        finished.push(batchId);
+      },
+    });
+    store.state.batchId = 'b1';
+    await runner.runStage('m1', 'stage1');
+    await runner.runStage('m1', 'stage2');
+    expect(enqueued).toEqual(['stage2', 'stage3']);
+    // The last commit is applied, then its connection goes before the reply.
+    const write = store.writeStage.bind(store);
+    let lost = 0;
+    store.writeStage = async (messageId, stageWrite) => {
+      const written = await write(messageId, stageWrite);
+      if (stageWrite.update?.status === 'complete' && lost++ === 0)
+        throw new Unavailable('Connection terminated');
+      return written;
+    };
+    await expect(runner.runStage('m1', 'stage3')).rejects.toBeInstanceOf(Unavailable);
+    expect(store.state.status).toBe('complete');
+    expect(finished).toEqual([]);
+    expect(published.some((e) => e.type === 'complete')).toBe(false);
+    // Its job runs again (not its first start), finds the message done, publishes what was stored
+    // and lets the batch go on.
+    await runner.runStage('m1', 'stage3');
+    expect(finished).toEqual(['b1']);
+    await until(() => published.some((e) => e.type === 'complete'));
   });
 
   it('without StoreRetry, a write that meets the outage fails the stage at once', async () => {

@@ -308,7 +308,17 @@ export class StageRunner {
       (start
         ? loadedFromStart(messageId, stage, start)
         : await this.store.load(messageId, this.options.historyTurns));
-    if (!loaded || isTerminalStatus(loaded.status)) return null;
+    if (!loaded || isTerminalStatus(loaded.status)) {
+      // A job run again that finds its deliberation ended: its last commit may have been applied
+      // with its reply lost (PostgreSQL away), so its events were never published and a batch's
+      // item never moved the batch on. Both are done now; both are idempotent (events keep their
+      // seq; a batch starts what its concurrency allows and closes when nothing is left).
+      if (loaded && !firstStart) {
+        this.publish(await this.store.eventsAfter(messageId, 0));
+        if (loaded.batchId !== null) await this.finished(messageId, loaded.batchId);
+      }
+      return null;
+    }
     if (loaded.stage !== stage) {
       // This stage was committed by an earlier attempt that died before it scheduled the next one
       // or published its events: do both again (both are idempotent).
@@ -1088,7 +1098,9 @@ export class StageRunner {
     );
     if (written.kind !== 'written') {
       // A commit that met the outage may have been applied before its connection went: its job
-      // runs again, finds the stage committed, and enqueues and publishes what follows.
+      // runs again and finds the stage committed. It then enqueues the next stage and publishes
+      // the stored events; after the last stage it finds the message ended, publishes them and
+      // a batch's item lets the batch move on (see the start of runStage).
       if (failed !== null) {
         // 'skipped' comes after the outcomes are stored (or answered 'replaced' with them).
         if (written.kind === 'skipped' && typeof failed === 'object') this.lostAfterStoring.add(failed);
