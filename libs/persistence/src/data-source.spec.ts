@@ -34,4 +34,22 @@ describe('dataSourceOptions', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   }, 20_000);
+
+  it('a query that waits longer than the connect timeout for a free connection of the pool fails as unavailable', async () => {
+    const dataSource = createDataSource('postgres://postgres@127.0.0.1:5432/postgres', 1, 300);
+    await dataSource.initialize();
+    try {
+      // The pool's only connection is busy for a while.
+      const busy = dataSource.query('SELECT pg_sleep(3)');
+      const error: unknown = await dataSource.query('SELECT 1').then(
+        () => null,
+        (e: unknown) => e,
+      );
+      await busy;
+      expect(error).not.toBeNull();
+      expect(isStoreUnavailable(error)).toBe(true);
+    } finally {
+      await dataSource.destroy();
+    }
+  }, 20_000);
 });
