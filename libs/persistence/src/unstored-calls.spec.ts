@@ -172,6 +172,8 @@ describe('UnstoredCalls', () => {
     const deadline = Date.now() + 30_000;
     while (ledger.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(ledger.size).toBe(0);
+    // The last batch has left the queue; its insert may still be under way.
+    await ledger.flush();
     const [{ n }]: { n: number }[] = await db.query(
       `SELECT count(*)::int AS n FROM model_calls WHERE message_id = $1 AND stage = 'unstored'`,
       [messageId],
