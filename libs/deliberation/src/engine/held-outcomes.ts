@@ -14,6 +14,8 @@ export interface StoreRetry {
   held: HeldOutcomes;
   /** Waits between attempts; a timer unless a test replaces it. */
   sleep?: (ms: number) => Promise<void>;
+  /** The most one attempt is given (15 s unless a test sets it; see writeThroughOutage). */
+  attemptMs?: number;
 }
 
 /** Roughly what an outcome takes in memory: its text twice over (UTF-16) and its fields. */

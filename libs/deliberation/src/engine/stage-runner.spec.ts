@@ -890,6 +890,69 @@ describe('StageRunner, storage away while calls settle', () => {
     expect(enqueued).toEqual([]);
   });
 
+  it('the time cap while PostgreSQL does not answer at all (a partition) aborts the calls at once all the same', async () => {
+    const mode = modeDefinition('jury');
+    if (!mode) throw new Error('jury is not registered');
+    const resolved = mode.resolveConfig(
+      {
+        question: 'Judge it',
+        modeConfig: { content: 'Text', jurorModels: ['sim/a', 'sim/b', 'sim/c'], timeoutMs: 60_000 },
+      },
+      DEFAULTS,
+    );
+    if (!resolved.ok) throw new Error(JSON.stringify(resolved.fields));
+    const store = new MemoryStore('Judge it', resolved.config, { mode: 'jury', stage: mode.firstStage });
+    const enqueued: string[] = [];
+    const { provider, aborted } = hangingProvider();
+    const runner = new StageRunner(
+      modeDefinition,
+      store,
+      provider,
+      { publish: async () => undefined },
+      {
+        enqueueStage: async (_id, stage) => {
+          enqueued.push(stage);
+        },
+        stageJobState: async () => 'pending',
+        rescheduleStage: async () => undefined,
+      },
+      // The calls would end at their own timeout only after 60 s.
+      {
+        historyTurns: 0,
+        deliberationCapMs: 1000,
+        storeRetry: { ...storeRetry(1024 * 1024), attemptMs: 1000 },
+      },
+    );
+    // The first stage calls no model; the next one calls the jurors.
+    await runner.runStage('m1', mode.firstStage);
+    expect(enqueued).toHaveLength(1);
+    const [jurors] = enqueued.splice(0);
+    // Its opening goes through; PostgreSQL is away from then on (the ending write too).
+    const fault = outage(store, (w) => w.markRunning !== true);
+    // The ending's first attempt gets no answer at all.
+    const refuse = store.writeStage.bind(store);
+    let hung = 0;
+    store.writeStage = (messageId, stageWrite) =>
+      stageWrite.update?.status === 'failed' && hung++ === 0
+        ? new Promise<never>(() => undefined)
+        : refuse(messageId, stageWrite);
+    const run = runner.runStage('m1', jurors);
+    await until(() => aborted.length === 3, 20_000);
+    expect(hung).toBeGreaterThan(0);
+    expect(store.state.status).not.toBe('failed');
+    fault.back();
+    await run;
+    expect(store.state.status).toBe('failed');
+    expect(store.events.filter((e) => e.type === 'error')).toEqual([
+      expect.objectContaining({ message: 'The deliberation ran past its 1 s limit and was stopped.' }),
+    ]);
+    const outcomes = Object.values(store.outcomes).flat();
+    expect(outcomes).toHaveLength(3);
+    for (const outcome of outcomes)
+      expect(outcome).toMatchObject({ ok: false, error: 'stopped: the deliberation ended' });
+    expect(enqueued).toEqual([]);
+  });
+
   it("a batch item's last commit applied before its reply was lost: the job run again moves the batch on", async () => {
     const finished: (string | null)[] = [];
     const { store, runner, enqueued, published } = setUp(undefined, {

@@ -756,10 +756,10 @@ export class StageRunner {
   }
 
   /**
-   * Ends a deliberation at its time cap. When storage is away (StoreRetry), its calls in this
-   * process are aborted at once all the same (their outcomes are stored as stopped, as after a
-   * user's stop), and the ending is written as soon as storage takes it, within STORE_HOLD_MS;
-   * the writes of those calls wait for it, so the stage's commit finds the message ended.
+   * Ends a deliberation at its time cap. With StoreRetry its calls in this process are aborted at
+   * once, whether or not storage answers (their outcomes are stored as stopped, as after a user's
+   * stop), and the ending is written as soon as storage takes it, within STORE_HOLD_MS; the
+   * writes of those calls wait for it, so the stage's commit finds the message ended.
    */
   private async endAtCap(loaded: LoadedDeliberation): Promise<void> {
     const { messageId, stage, batchId } = loaded;
@@ -768,16 +768,14 @@ export class StageRunner {
       kind: 'failed',
       message: `The deliberation ran past its ${seconds} s limit and was stopped.`,
     };
-    const retry = this.options.storeRetry;
-    try {
-      await this.end(messageId, stage, batchId, end);
-      return;
-    } catch (error) {
-      if (!retry?.isUnavailable(error)) {
+    if (!this.options.storeRetry) {
+      try {
+        await this.end(messageId, stage, batchId, end);
+      } catch (error) {
         // The calls still end at their own timeout, and the reconciler finds a stalled message.
         this.options.log?.(`could not stop ${messageId} at its time limit: ${String(error)}`);
-        return;
       }
+      return;
     }
     const ending = this.durably(messageId, () => this.store.writeStage(messageId, endingWrite(stage, end)));
     this.capEndings.set(messageId, ending);
@@ -929,6 +927,7 @@ export class StageRunner {
       canWait: waits,
       now: this.now,
       ...(retry.sleep ? { sleep: retry.sleep } : {}),
+      ...(retry.attemptMs ? { attemptMs: retry.attemptMs } : {}),
       onWait: (error, attempt) => {
         if (attempt !== 1) return;
         this.options.log?.(
