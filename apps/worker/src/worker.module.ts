@@ -15,6 +15,7 @@ import {
   BatchDispatcher,
   TypeOrmDeliberationStore,
   UnstoredCalls,
+  callDigest,
   isStoreUnavailable,
 } from '@conclave/persistence';
 import { DataSource } from 'typeorm';
@@ -161,7 +162,6 @@ export class WorkerModule {
                 },
                 // Calls made whose answers could not be stored still count in usage and budgets.
                 onUnstored: (messageId, calls) => {
-                  const at = new Date();
                   unstoredCalls.add(
                     calls.map(({ stage, outcome }) => ({
                       messageId,
@@ -174,7 +174,7 @@ export class WorkerModule {
                       completionTokens: outcome.ok ? outcome.completionTokens : null,
                       costUsd: outcome.ok ? outcome.costUsd : null,
                       simulated: outcome.ok ? outcome.simulated : false,
-                      at,
+                      digest: callDigest(outcome.ok ? outcome.content : outcome.error),
                     })),
                   );
                 },

@@ -18,6 +18,11 @@ export interface ConclaveConfig {
   databaseUrl: string;
   /** DATABASE_POOL_MODE and DATABASE_DIRECT_URL: a pooler in front of PostgreSQL (database-settings.ts). */
   database: DatabaseSettings;
+  /**
+   * DATABASE_CONNECT_TIMEOUT_MS: how long opening a PostgreSQL connection (or waiting for one of
+   * the pool's) may take before it fails as "storage unavailable"; 0 waits without end.
+   */
+  databaseConnectTimeoutMs: number;
   /** REDIS_URL: the one Redis, when not on a cluster (unused when `redisCluster` is set). */
   redisUrl: string;
   /** REDIS_CLUSTER_NODES: set, every Redis connection is a Redis Cluster client (redis-settings.ts). */
@@ -349,6 +354,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ConclaveConfig
     port: int(env, 'PORT', 3000),
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/conclave',
     database: parseDatabaseSettings(env),
+    databaseConnectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 10_000, 0),
     ...parseRedisSettings(env),
     authMode: authRaw,
     bodyLimit: env.BODY_LIMIT ?? '256kb',

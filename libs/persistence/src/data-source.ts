@@ -37,7 +37,20 @@ export const MIGRATIONS = [
   StopNotices1764710000000,
 ];
 
-export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourceOptions {
+/**
+ * How long opening a connection, or waiting for a free one of the pool, may take (pg's
+ * connectionTimeoutMillis; 0: without end). A server that does not answer (a network partition
+ * rather than a refused connection) then fails as unavailable instead of hanging. No statement or
+ * query timeout is set: reports, exports, migrations and retention run long statements on these
+ * same pools; the stage's writes are bounded by STORE_HOLD_MS instead (writeThroughOutage).
+ */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+export function dataSourceOptions(
+  databaseUrl: string,
+  poolSize = 10,
+  connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS,
+): DataSourceOptions {
   return {
     type: 'postgres',
     url: databaseUrl,
@@ -48,12 +61,16 @@ export function dataSourceOptions(databaseUrl: string, poolSize = 10): DataSourc
     synchronize: false,
     migrationsRun: false,
     logging: ['error'],
-    extra: { max: poolSize },
+    extra: { max: poolSize, connectionTimeoutMillis: connectTimeoutMs },
   };
 }
 
-export function createDataSource(databaseUrl: string, poolSize?: number): DataSource {
-  return new DataSource(dataSourceOptions(databaseUrl, poolSize));
+export function createDataSource(
+  databaseUrl: string,
+  poolSize?: number,
+  connectTimeoutMs?: number,
+): DataSource {
+  return new DataSource(dataSourceOptions(databaseUrl, poolSize, connectTimeoutMs));
 }
 
 /** The key of the advisory lock `migrate` holds (any fixed bigint; advisory locks are per database). */
@@ -94,7 +111,11 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   const name = decodeURIComponent(url.pathname.slice(1));
   if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`unsupported database name "${name}"`);
   url.pathname = '/postgres';
-  const admin = new DataSource({ type: 'postgres', url: url.toString(), extra: { max: 1 } });
+  const admin = new DataSource({
+    type: 'postgres',
+    url: url.toString(),
+    extra: { max: 1, connectionTimeoutMillis: DEFAULT_CONNECT_TIMEOUT_MS },
+  });
   await admin.initialize();
   try {
     const rows: unknown[] = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);

@@ -18,8 +18,10 @@ export function isStoreUnavailable(error: unknown): boolean {
   if (e?.name === 'QueryRunnerAlreadyReleasedError' || e?.name === 'QueryRunnerProviderAlreadyReleasedError')
     return true;
   const message = typeof e?.message === 'string' ? e.message : '';
+  // pg-pool's "timeout exceeded when trying to connect": no connection within
+  // DATABASE_CONNECT_TIMEOUT_MS (a server that does not answer, or every connection busy).
   if (
-    /Connection terminated|connection timeout|Connection is closed|Stream isn't writeable|enableOfflineQueue|the database system is (starting up|shutting down)/i.test(
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Connection is closed|Stream isn't writeable|enableOfflineQueue|the database system is (starting up|shutting down)/i.test(
       message,
     )
   )

@@ -6,7 +6,7 @@ import { ApiKeysRepository } from './repositories/api-keys.repository';
 import { BudgetsRepository } from './repositories/budgets.repository';
 import { DeliberationsRepository } from './repositories/deliberations.repository';
 import { UsageRepository } from './repositories/usage.repository';
-import { UnstoredCalls, type UnstoredCall } from './unstored-calls';
+import { UnstoredCalls, callDigest, type UnstoredCall } from './unstored-calls';
 import { sleep } from '../../../test/support/wait';
 
 let scratch: ScratchDatabase;
@@ -49,7 +49,7 @@ const call = (messageId: string, key: string, overrides: Partial<UnstoredCall> =
   completionTokens: 20,
   costUsd: 0.0015,
   simulated: false,
-  at: new Date(),
+  digest: callDigest('an answer of its own'),
   ...overrides,
 });
 
@@ -84,9 +84,9 @@ describe('UnstoredCalls', () => {
     const { messageId } = await newMessage();
     await stored(messageId, 'a');
     const ledger = new UnstoredCalls(db);
-    // 'a' was stored by the write that seemed to fail; 'b' is stored later, by a rerun's own call.
-    ledger.add([call(messageId, 'a', { at: new Date(Date.now() + 60_000) }), call(messageId, 'b')]);
-    await sleep(20);
+    // 'a' was stored by the write that seemed to fail (its row is this call's: same text, same
+    // time); 'b' is stored later, by a rerun's own call.
+    ledger.add([call(messageId, 'a', { responseTimeMs: 10, digest: callDigest('x') }), call(messageId, 'b')]);
     await stored(messageId, 'b');
     await ledger.flush();
     const [{ n }]: { n: number }[] = await db.query(
@@ -94,6 +94,23 @@ describe('UnstoredCalls', () => {
       [messageId],
     );
     expect(n).toBe(1);
+  });
+
+  it("tells a call's own stored row by the row, whatever PostgreSQL's and the worker's clocks say", async () => {
+    const { messageId } = await newMessage();
+    // This call's row was written (the reply lost) by a PostgreSQL whose clock runs a minute ahead.
+    await stored(messageId, 'a');
+    await db.query(`UPDATE model_calls SET created_at = now() + interval '1 minute' WHERE message_id = $1`, [
+      messageId,
+    ]);
+    const ledger = new UnstoredCalls(db);
+    ledger.add([call(messageId, 'a', { responseTimeMs: 10, digest: callDigest('x') })]);
+    await ledger.flush();
+    const [{ n }]: { n: number }[] = await db.query(
+      `SELECT count(*)::int AS n FROM model_calls WHERE message_id = $1 AND stage = 'unstored'`,
+      [messageId],
+    );
+    expect(n).toBe(0);
   });
 
   it('drops the calls of a deliberation that is gone, and keeps at most its limit', async () => {
@@ -136,6 +153,24 @@ describe('UnstoredCalls', () => {
       [messageId],
     );
     expect(n).toBe(1);
+  });
+
+  it('writes a backlog batch after batch while PostgreSQL takes them, not one batch per interval', async () => {
+    const { messageId } = await newMessage();
+    const ledger = new UnstoredCalls(db, { intervalMs: 60_000 });
+    ledger.add(Array.from({ length: 1200 }, (_, i) => call(messageId, `k${i}`)));
+    // Well within the interval: the three batches follow each other.
+    const deadline = Date.now() + 30_000;
+    while (ledger.size > 0 && Date.now() < deadline) await sleep(20);
+    expect(ledger.size).toBe(0);
+    // The last batch has left the queue; its insert may still be under way.
+    await ledger.flush();
+    const [{ n }]: { n: number }[] = await db.query(
+      `SELECT count(*)::int AS n FROM model_calls WHERE message_id = $1 AND stage = 'unstored'`,
+      [messageId],
+    );
+    expect(n).toBe(1200);
+    await ledger.close();
   });
 
   it('on close, writes every call that waits, not only the first 500', async () => {

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { isStoreUnavailable } from './unavailable';
 
@@ -22,8 +22,19 @@ export interface UnstoredCall {
   completionTokens: number | null;
   costUsd: number | null;
   simulated: boolean;
-  /** When its stage gave it up: a write of it applied before then (its reply lost) stands instead. */
-  at: Date;
+  /**
+   * callDigest of its answer (or error): with the key, model, outcome and response time it tells
+   * this call's own row, written by a write whose reply was lost, from a later run's call.
+   */
+  digest: string;
+}
+
+/**
+ * What tells a call's stored row apart without its text: the MD5 (hex) of its answer, or of its
+ * error when it failed, as PostgreSQL's md5() gives it for the stored content or error.
+ */
+export function callDigest(text: string): string {
+  return createHash('md5').update(text, 'utf8').digest('hex');
 }
 
 /**
@@ -31,7 +42,9 @@ export interface UnstoredCall {
  * than a stage waits, or a write refused), and writes it to model_calls as usage-only rows (stage
  * UNSTORED_CALLS_STAGE, no answer) once PostgreSQL takes it: so usage, cost and budgets count
  * every call made, as the provider's bill does. A call whose own outcome did reach model_calls
- * before it was given up (a write applied whose reply was lost) is not counted twice; one whose
+ * before it was given up (a write applied whose reply was lost) is not counted twice: that row is
+ * told by its key, model, outcome, response time and the digest of its text, not by any clock (a
+ * later run's call of the same key is a call of its own, and counted); one whose
  * deliberation is gone meanwhile is dropped. Holds at most `limit` calls (a few hundred bytes each);
  * past that the oldest are dropped and said so in the log.
  */
@@ -91,12 +104,19 @@ export class UnstoredCalls {
     }
   }
 
+  /**
+   * Writes in batches of 500, one after the other while PostgreSQL takes them (the backlog of an
+   * outage drains as fast as it accepts the inserts); after a batch that did not go through, waits
+   * `intervalMs` (1 s) before trying again.
+   */
   private schedule(delayMs: number): void {
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
+      const before = this.pending.length;
       void this.flush().finally(() => {
-        if (this.pending.length > 0) this.schedule(this.options.intervalMs ?? 1000);
+        if (this.pending.length === 0) return;
+        this.schedule(this.pending.length < before ? 0 : (this.options.intervalMs ?? 1000));
       });
     }, delayMs);
     this.timer.unref();
@@ -115,7 +135,7 @@ export class UnstoredCalls {
       completion_tokens: call.completionTokens,
       cost_usd: call.costUsd,
       simulated: call.simulated,
-      at: call.at.toISOString(),
+      digest: call.digest,
     }));
     try {
       await this.dataSource.query(
@@ -125,10 +145,12 @@ export class UnstoredCalls {
            r.response_time_ms, r.prompt_tokens, r.completion_tokens, r.cost_usd, r.simulated
          FROM jsonb_to_recordset($1::jsonb) AS r(message_id uuid, call_key text, stage text, key text,
            model text, ok boolean, response_time_ms int, prompt_tokens int, completion_tokens int,
-           cost_usd numeric, simulated boolean, at timestamptz)
+           cost_usd numeric, simulated boolean, digest text)
          WHERE EXISTS (SELECT 1 FROM messages m WHERE m.id = r.message_id)
            AND NOT EXISTS (SELECT 1 FROM model_calls c WHERE c.message_id = r.message_id
-             AND c.stage = r.stage AND c.call_key = r.key AND c.created_at <= r.at)
+             AND c.stage = r.stage AND c.call_key = r.key AND c.model = r.model AND c.ok = r.ok
+             AND c.response_time_ms = r.response_time_ms
+             AND md5(COALESCE(c.content, c.error, '')) = r.digest)
          ON CONFLICT DO NOTHING`,
         [JSON.stringify(rows), UNSTORED_CALLS_STAGE],
       );

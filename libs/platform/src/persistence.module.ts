@@ -18,7 +18,7 @@ export class PersistenceModule {
       global: true,
       imports: [
         TypeOrmModule.forRoot({
-          ...dataSourceOptions(config.databaseUrl, options.poolSize),
+          ...dataSourceOptions(config.databaseUrl, options.poolSize, config.databaseConnectTimeoutMs),
           retryAttempts: 3,
           retryDelay: 1000,
         }),

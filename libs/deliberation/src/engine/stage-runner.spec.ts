@@ -6,7 +6,7 @@ import { StopHearing } from './stop-hearing';
 import { endingWrite } from './ending';
 import { HeldOutcomes, type StoreRetry } from './held-outcomes';
 import { MemoryStore } from '../testing/memory-store';
-import type { FirstStageStart } from '@conclave/contracts';
+import type { DeliveredEvent, FirstStageStart } from '@conclave/contracts';
 import type { CallOutcome, LoadedDeliberation, ModeDefaults } from './types';
 import { sleep, until } from '../../../../test/support/wait';
 
@@ -64,11 +64,16 @@ function setUp(provider?: ModelProvider, options: Partial<StageRunnerOptions> = 
   if (!resolved.ok) throw new Error(JSON.stringify(resolved.fields));
   const store = new MemoryStore('Which is better?', resolved.config);
   const enqueued: string[] = [];
+  const published: DeliveredEvent[] = [];
   const runner = new StageRunner(
     modeDefinition,
     store,
     provider ?? simulatedProvider(),
-    { publish: async () => undefined },
+    {
+      publish: async (events) => {
+        published.push(...events);
+      },
+    },
     {
       enqueueStage: async (_id, stage) => {
         enqueued.push(stage);
@@ -78,7 +83,7 @@ function setUp(provider?: ModelProvider, options: Partial<StageRunnerOptions> = 
     },
     { historyTurns: 0, deliberationCapMs: 600_000, ...options },
   );
-  return { store, runner, enqueued };
+  return { store, runner, enqueued, published };
 }
 
 describe('StageRunner', () => {
@@ -867,6 +872,201 @@ describe('StageRunner, storage away while calls settle', () => {
     expect((store.outcomes.stage1 ?? []).map((o) => o.model).sort()).toEqual(['sim/a', 'sim/b', 'sim/c']);
     // They are stored: counting them again as unstored would bill them twice.
     expect(unstored).toEqual([]);
+  });
+
+  it('answers that do not fit the bound fail their own stage only: the stages already waiting wait on', async () => {
+    // One bound for the worker; stage A's answers fit it, stage B's (one huge answer) do not.
+    const retry = storeRetry(64 * 1024);
+    const a = counting(simulatedProvider());
+    const first = setUp(a.provider, { storeRetry: retry });
+    const faultA = outage(first.store, (w) => w.markRunning !== true);
+    const runA = first.runner.runStage('m1', 'stage1');
+    let endedA = false;
+    void runA.then(
+      () => (endedA = true),
+      () => (endedA = true),
+    );
+    await until(() => faultA.refused() >= 3 && retry.held.outcomes > 0);
+
+    const huge: ModelProvider = {
+      name: 'huge',
+      key: 'huge',
+      complete: async () => ({
+        content: 'x'.repeat(200_000),
+        servedModel: 'sim/a',
+        usage: null,
+        simulated: true,
+      }),
+    };
+    const second = setUp(huge, { storeRetry: retry });
+    // B's writes take a while to be refused (a slow outage): A's writes are tried again meanwhile.
+    const write = second.store.writeStage.bind(second.store);
+    second.store.writeStage = async (messageId, stageWrite) => {
+      if (stageWrite.markRunning === true) return write(messageId, stageWrite);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      throw new Unavailable('connect ETIMEDOUT');
+    };
+    await expect(second.runner.runStage('m1', 'stage1')).rejects.toBeInstanceOf(Unavailable);
+    const refusedBefore = faultA.refused();
+    await until(() => faultA.refused() > refusedBefore + 3);
+    expect(endedA).toBe(false);
+
+    faultA.back();
+    await runA;
+    expect(a.calls.sort()).toEqual(['sim/a', 'sim/b', 'sim/c']);
+    expect((first.store.outcomes.stage1 ?? []).map((o) => o.model).sort()).toEqual([
+      'sim/a',
+      'sim/b',
+      'sim/c',
+    ]);
+    expect(first.enqueued).toEqual(['stage2']);
+    expect(retry.held.bytes).toBe(0);
+  });
+
+  it('the time cap while storage is away aborts the calls at once and writes the end once storage is back', async () => {
+    const mode = modeDefinition('jury');
+    if (!mode) throw new Error('jury is not registered');
+    const resolved = mode.resolveConfig(
+      {
+        question: 'Judge it',
+        modeConfig: { content: 'Text', jurorModels: ['sim/a', 'sim/b', 'sim/c'], timeoutMs: 60_000 },
+      },
+      DEFAULTS,
+    );
+    if (!resolved.ok) throw new Error(JSON.stringify(resolved.fields));
+    const store = new MemoryStore('Judge it', resolved.config, { mode: 'jury', stage: mode.firstStage });
+    const enqueued: string[] = [];
+    const { provider, aborted } = hangingProvider();
+    const runner = new StageRunner(
+      modeDefinition,
+      store,
+      provider,
+      { publish: async () => undefined },
+      {
+        enqueueStage: async (_id, stage) => {
+          enqueued.push(stage);
+        },
+        stageJobState: async () => 'pending',
+        rescheduleStage: async () => undefined,
+      },
+      // The calls would end at their own timeout only after 60 s.
+      { historyTurns: 0, deliberationCapMs: 1000, storeRetry: storeRetry(1024 * 1024) },
+    );
+    // The first stage calls no model; the next one calls the jurors.
+    await runner.runStage('m1', mode.firstStage);
+    expect(enqueued).toHaveLength(1);
+    const [jurors] = enqueued.splice(0);
+    // Its opening goes through; PostgreSQL is away from then on (the ending write too).
+    const fault = outage(store, (w) => w.markRunning !== true);
+    const run = runner.runStage('m1', jurors);
+    await until(() => aborted.length === 3, 20_000);
+    expect(store.state.status).not.toBe('failed');
+    fault.back();
+    await run;
+    expect(store.state.status).toBe('failed');
+    expect(store.events.filter((e) => e.type === 'error')).toEqual([
+      expect.objectContaining({ message: 'The deliberation ran past its 1 s limit and was stopped.' }),
+    ]);
+    const outcomes = Object.values(store.outcomes).flat();
+    expect(outcomes).toHaveLength(3);
+    for (const outcome of outcomes)
+      expect(outcome).toMatchObject({ ok: false, error: 'stopped: the deliberation ended' });
+    expect(enqueued).toEqual([]);
+  });
+
+  it('the time cap while PostgreSQL does not answer at all (a partition) aborts the calls at once all the same', async () => {
+    const mode = modeDefinition('jury');
+    if (!mode) throw new Error('jury is not registered');
+    const resolved = mode.resolveConfig(
+      {
+        question: 'Judge it',
+        modeConfig: { content: 'Text', jurorModels: ['sim/a', 'sim/b', 'sim/c'], timeoutMs: 60_000 },
+      },
+      DEFAULTS,
+    );
+    if (!resolved.ok) throw new Error(JSON.stringify(resolved.fields));
+    const store = new MemoryStore('Judge it', resolved.config, { mode: 'jury', stage: mode.firstStage });
+    const enqueued: string[] = [];
+    const { provider, aborted } = hangingProvider();
+    const runner = new StageRunner(
+      modeDefinition,
+      store,
+      provider,
+      { publish: async () => undefined },
+      {
+        enqueueStage: async (_id, stage) => {
+          enqueued.push(stage);
+        },
+        stageJobState: async () => 'pending',
+        rescheduleStage: async () => undefined,
+      },
+      // The calls would end at their own timeout only after 60 s.
+      {
+        historyTurns: 0,
+        deliberationCapMs: 1000,
+        storeRetry: { ...storeRetry(1024 * 1024), attemptMs: 1000 },
+      },
+    );
+    // The first stage calls no model; the next one calls the jurors.
+    await runner.runStage('m1', mode.firstStage);
+    expect(enqueued).toHaveLength(1);
+    const [jurors] = enqueued.splice(0);
+    // Its opening goes through; PostgreSQL is away from then on (the ending write too).
+    const fault = outage(store, (w) => w.markRunning !== true);
+    // The ending's first attempt gets no answer at all.
+    const refuse = store.writeStage.bind(store);
+    let hung = 0;
+    store.writeStage = (messageId, stageWrite) =>
+      stageWrite.update?.status === 'failed' && hung++ === 0
+        ? new Promise<never>(() => undefined)
+        : refuse(messageId, stageWrite);
+    const run = runner.runStage('m1', jurors);
+    await until(() => aborted.length === 3, 20_000);
+    expect(hung).toBeGreaterThan(0);
+    expect(store.state.status).not.toBe('failed');
+    fault.back();
+    await run;
+    expect(store.state.status).toBe('failed');
+    expect(store.events.filter((e) => e.type === 'error')).toEqual([
+      expect.objectContaining({ message: 'The deliberation ran past its 1 s limit and was stopped.' }),
+    ]);
+    const outcomes = Object.values(store.outcomes).flat();
+    expect(outcomes).toHaveLength(3);
+    for (const outcome of outcomes)
+      expect(outcome).toMatchObject({ ok: false, error: 'stopped: the deliberation ended' });
+    expect(enqueued).toEqual([]);
+  });
+
+  it("a batch item's last commit applied before its reply was lost: the job run again moves the batch on", async () => {
+    const finished: (string | null)[] = [];
+    const { store, runner, enqueued, published } = setUp(undefined, {
+      storeRetry: storeRetry(1024 * 1024),
+      onFinished: async (_messageId, batchId) => {
+        finished.push(batchId);
+      },
+    });
+    store.state.batchId = 'b1';
+    await runner.runStage('m1', 'stage1');
+    await runner.runStage('m1', 'stage2');
+    expect(enqueued).toEqual(['stage2', 'stage3']);
+    // The last commit is applied, then its connection goes before the reply.
+    const write = store.writeStage.bind(store);
+    let lost = 0;
+    store.writeStage = async (messageId, stageWrite) => {
+      const written = await write(messageId, stageWrite);
+      if (stageWrite.update?.status === 'complete' && lost++ === 0)
+        throw new Unavailable('Connection terminated');
+      return written;
+    };
+    await expect(runner.runStage('m1', 'stage3')).rejects.toBeInstanceOf(Unavailable);
+    expect(store.state.status).toBe('complete');
+    expect(finished).toEqual([]);
+    expect(published.some((e) => e.type === 'complete')).toBe(false);
+    // Its job runs again (not its first start), finds the message done, publishes what was stored
+    // and lets the batch go on.
+    await runner.runStage('m1', 'stage3');
+    expect(finished).toEqual(['b1']);
+    await until(() => published.some((e) => e.type === 'complete'));
   });
 
   it('without StoreRetry, a write that meets the outage fails the stage at once', async () => {

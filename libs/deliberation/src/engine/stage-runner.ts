@@ -180,6 +180,8 @@ interface Closing {
   titleStored?: CallOutcome | null;
   /** The title call runs in this job and has not settled: the commit does not wait for it. */
   titlePending?: boolean;
+  /** Its answers fitted the held bound when taken on: the write may wait for storage (StoreRetry). */
+  waits?: boolean;
 }
 
 /** What a commit delivers before the stage's own events: the opening, then how the last calls settled. */
@@ -279,6 +281,11 @@ export class StageRunner {
    * was lost): the calls it carried are not handed to onUnstored, which would count them twice.
    */
   private readonly lostAfterStoring = new WeakSet<object>();
+  /**
+   * Endings at the time cap whose write waits for storage, by message: the writes of the stage's
+   * calls (aborted by the cap) wait for them, so that the commit finds the message ended.
+   */
+  private readonly capEndings = new Map<string, Promise<unknown>>();
 
   constructor(
     /** The modes it can run, handed in: the engine knows no mode itself. */
@@ -322,7 +329,17 @@ export class StageRunner {
       (start
         ? loadedFromStart(messageId, stage, start)
         : await this.store.load(messageId, this.options.historyTurns));
-    if (!loaded || isTerminalStatus(loaded.status)) return null;
+    if (!loaded || isTerminalStatus(loaded.status)) {
+      // A job run again that finds its deliberation ended: its last commit may have been applied
+      // with its reply lost (PostgreSQL away), so its events were never published and a batch's
+      // item never moved the batch on. Both are done now; both are idempotent (events keep their
+      // seq; a batch starts what its concurrency allows and closes when nothing is left).
+      if (loaded && !firstStart) {
+        this.publish(await this.store.eventsAfter(messageId, 0));
+        if (loaded.batchId !== null) await this.finished(messageId, loaded.batchId);
+      }
+      return null;
+    }
     if (loaded.stage !== stage) {
       // This stage was committed by an earlier attempt that died before it scheduled the next one
       // or published its events: do both again (both are idempotent).
@@ -473,10 +490,12 @@ export class StageRunner {
         unstored(group);
         throw gaveUp.error;
       }
-      // The answers wait here until stored: counted against the process's bound (StoreRetry).
-      const release = this.options.storeRetry?.held.hold(group.map((g) => g.outcome));
+      // The answers wait here until stored, when they fit the process's bound (StoreRetry):
+      // decided once, so a group that does not fit fails alone and the others wait on.
+      const held = this.options.storeRetry?.held.hold(group.map((g) => g.outcome));
+      const release = held?.release;
       try {
-        return await flush(group);
+        return await flush(group, held?.waits ?? true);
       } catch (error) {
         gaveUp ??= { error };
         abandon.abort(error);
@@ -487,8 +506,10 @@ export class StageRunner {
         release?.();
       }
     });
-    const flush = async (group: Settled[]): Promise<CallOutcome[]> => {
+    const flush = async (group: Settled[], waits: boolean): Promise<CallOutcome[]> => {
       await opened;
+      // The time cap came while storage was away: its end is written first (see endAtCap).
+      await this.capEndings.get(messageId)?.catch(() => undefined);
       const titleItem = group.find((g) => g.title);
       const own = group.filter((g) => !g.title);
       const title = titleItem ? this.titleFields(loaded, titleItem.outcome) : {};
@@ -498,15 +519,17 @@ export class StageRunner {
       if (own.length === 0) {
         // The title alone: the stage's calls are still running, or the stage has been committed.
         // Its failure is the title's, not the stage's: the end falls back to the question's words.
-        await this.durably(messageId, () =>
-          this.store.writeStage(messageId, { stage, events: [], ...title }),
+        await this.durably(
+          messageId,
+          () => this.store.writeStage(messageId, { stage, events: [], ...title }),
+          waits,
         ).catch((error: unknown) => {
           this.options.log?.(`could not store the title of ${messageId}: ${String(error)}`);
           if (titleItem) unstored([titleItem]);
         });
         saved = [];
       } else if (unsettled > 0) {
-        const settled = await this.settle(messageId, stage, own, eventsOf, title);
+        const settled = await this.settle(messageId, stage, own, eventsOf, title, waits);
         saved = settled.saved;
         if (settled.ended) ended = true;
         saved.forEach((outcome) => stored.set(outcome.key, outcome));
@@ -519,6 +542,7 @@ export class StageRunner {
           title,
           titleStored: titleItem?.outcome ?? titleStored,
           titlePending,
+          waits,
         });
       }
       if (titleItem) titleStored = titleItem.outcome;
@@ -777,14 +801,41 @@ export class StageRunner {
     return this.live.stop(messageId, STOPPED_CALL_ERROR[kind]);
   }
 
+  /**
+   * Ends a deliberation at its time cap. With StoreRetry its calls in this process are aborted at
+   * once, whether or not storage answers (their outcomes are stored as stopped, as after a user's
+   * stop), and the ending is written as soon as storage takes it, within STORE_HOLD_MS; the
+   * writes of those calls wait for it, so the stage's commit finds the message ended.
+   */
   private async endAtCap(loaded: LoadedDeliberation): Promise<void> {
+    const { messageId, stage, batchId } = loaded;
     const seconds = Math.round(this.options.deliberationCapMs / 1000);
-    const message = `The deliberation ran past its ${seconds} s limit and was stopped.`;
+    const end: DeliberationEnd = {
+      kind: 'failed',
+      message: `The deliberation ran past its ${seconds} s limit and was stopped.`,
+    };
+    if (!this.options.storeRetry) {
+      try {
+        await this.end(messageId, stage, batchId, end);
+      } catch (error) {
+        // The calls still end at their own timeout, and the reconciler finds a stalled message.
+        this.options.log?.(`could not stop ${messageId} at its time limit: ${String(error)}`);
+      }
+      return;
+    }
+    const ending = this.durably(messageId, () => this.store.writeStage(messageId, endingWrite(stage, end)));
+    this.capEndings.set(messageId, ending);
+    this.stopCalls(messageId, end.kind);
     try {
-      await this.end(loaded.messageId, loaded.stage, loaded.batchId, { kind: 'failed', message });
+      const { value: written } = await ending;
+      if (written.kind !== 'written') return;
+      this.publish(written.events);
+      if (written.events.length > 0) await this.finished(messageId, batchId);
     } catch (error) {
-      // The calls still end at their own timeout, and the reconciler finds a stalled message.
-      this.options.log?.(`could not stop ${loaded.messageId} at its time limit: ${String(error)}`);
+      // Its stage's job fails with the same outage and runs again later: past the cap, it ends then.
+      this.options.log?.(`could not stop ${messageId} at its time limit: ${String(error)}`);
+    } finally {
+      if (this.capEndings.get(messageId) === ending) this.capEndings.delete(messageId);
     }
   }
 
@@ -859,7 +910,8 @@ export class StageRunner {
     stage: string,
     settled: Settled[],
     eventsOf: SettledEvents,
-    title: TitleFields = {},
+    title: TitleFields,
+    waits: boolean,
   ): Promise<{ saved: CallOutcome[]; ended: boolean }> {
     const { written, saved } = await this.writeSettled(
       messageId,
@@ -869,6 +921,7 @@ export class StageRunner {
         events: settled.flatMap(({ call }, i) => eventsOf(call, outcomes[i])),
         ...title,
       }),
+      waits,
     );
     if (written.kind === 'written') this.publish(written.events);
     return { saved, ended: written.kind !== 'written' };
@@ -884,6 +937,7 @@ export class StageRunner {
     messageId: string,
     outcomes: CallOutcome[],
     build: (outcomes: CallOutcome[]) => StageWrite,
+    waits: boolean,
   ): Promise<{
     written: Exclude<StageWriteResult, { kind: 'replaced' }>;
     saved: CallOutcome[];
@@ -891,12 +945,12 @@ export class StageRunner {
     failed: unknown;
   }> {
     const write = { ...build(outcomes), outcomes };
-    const first = await this.durably(messageId, () => this.store.writeStage(messageId, write));
+    const first = await this.durably(messageId, () => this.store.writeStage(messageId, write), waits);
     if (first.value.kind !== 'replaced')
       return { written: first.value, saved: outcomes, failed: first.failed };
     const stored = first.value.outcomes;
     const rewrite = build(stored);
-    const again = await this.durably(messageId, () => this.store.writeStage(messageId, rewrite));
+    const again = await this.durably(messageId, () => this.store.writeStage(messageId, rewrite), waits);
     if (again.value.kind === 'replaced') throw new Error('a stage write without outcomes answered replaced');
     return { written: again.value, saved: stored, failed: first.failed ?? again.failed };
   }
@@ -904,19 +958,22 @@ export class StageRunner {
   /**
    * A write, tried again while the store is unavailable (StoreRetry): the answers it carries are
    * kept instead of asked for again. Without StoreRetry, or once waiting is over, its error stands.
+   * `waits`: false for answers that did not fit the held bound when taken on (no waiting for them).
    */
   private async durably<T>(
     messageId: string,
     write: () => Promise<T>,
+    waits = true,
   ): Promise<{ value: T; failed: unknown }> {
     const retry = this.options.storeRetry;
     if (!retry) return { value: await write(), failed: null };
     return writeThroughOutage(write, {
       isUnavailable: retry.isUnavailable,
       maxWaitMs: retry.maxWaitMs,
-      canWait: () => !retry.held.full,
+      canWait: waits,
       now: this.now,
       ...(retry.sleep ? { sleep: retry.sleep } : {}),
+      ...(retry.attemptMs ? { attemptMs: retry.attemptMs } : {}),
       onWait: (error, attempt) => {
         if (attempt !== 1) return;
         this.options.log?.(
@@ -1051,37 +1108,44 @@ export class StageRunner {
     const mine = last.map((s) => s.outcome);
     let committed = reduction;
     let next: Carried | null = null;
-    const { written, saved, failed } = await this.writeSettled(messageId, mine, (outcomes) => {
-      // Built again from the stored outcomes when an earlier run's stand in for these.
-      if (outcomes !== mine && closing.reduceWith) committed = closing.reduceWith(outcomes);
-      const { rows, events, transition } = committed;
-      // Moving on: the next stage opens in this same commit (its start and 'started' events).
-      next = this.prepareNext(
-        loaded,
-        mode,
-        stage,
-        committed,
-        closing.outcomesWith?.(outcomes) ?? outcomes,
-        closing.titleStored,
-      );
-      return {
-        stage,
-        guard: true,
-        rows,
-        events: [
-          ...eventsBefore(closing, outcomes),
-          ...events,
-          ...closingEvents(transition, needsTitle),
-          ...(next?.opening ?? []),
-        ],
-        update: messageUpdateFor(transition),
-        ...(transition.kind === 'done' && needsTitle ? { title: fallbackTitle(question) } : {}),
-        ...closing.title,
-      };
-    });
+    const { written, saved, failed } = await this.writeSettled(
+      messageId,
+      mine,
+      (outcomes) => {
+        // Built again from the stored outcomes when an earlier run's stand in for these.
+        if (outcomes !== mine && closing.reduceWith) committed = closing.reduceWith(outcomes);
+        const { rows, events, transition } = committed;
+        // Moving on: the next stage opens in this same commit (its start and 'started' events).
+        next = this.prepareNext(
+          loaded,
+          mode,
+          stage,
+          committed,
+          closing.outcomesWith?.(outcomes) ?? outcomes,
+          closing.titleStored,
+        );
+        return {
+          stage,
+          guard: true,
+          rows,
+          events: [
+            ...eventsBefore(closing, outcomes),
+            ...events,
+            ...closingEvents(transition, needsTitle),
+            ...(next?.opening ?? []),
+          ],
+          update: messageUpdateFor(transition),
+          ...(transition.kind === 'done' && needsTitle ? { title: fallbackTitle(question) } : {}),
+          ...closing.title,
+        };
+      },
+      closing.waits ?? true,
+    );
     if (written.kind !== 'written') {
       // A commit that met the outage may have been applied before its connection went: its job
-      // runs again, finds the stage committed, and enqueues and publishes what follows.
+      // runs again and finds the stage committed. It then enqueues the next stage and publishes
+      // the stored events; after the last stage it finds the message ended, publishes them and
+      // a batch's item lets the batch move on (see the start of runStage).
       if (failed !== null) {
         // 'skipped' comes after the outcomes are stored (or answered 'replaced' with them).
         if (written.kind === 'skipped' && typeof failed === 'object') this.lostAfterStoring.add(failed);
