@@ -11,6 +11,7 @@ import {
   RedisFleetLimiter,
   createRedis,
   isCluster,
+  leasedCallsOf,
   publishLive,
   type RedisClient,
 } from '@conclave/redis';
@@ -18,7 +19,7 @@ import { Queue } from 'bullmq';
 import type { Cluster } from 'ioredis';
 import { io, type Socket } from 'socket.io-client';
 import { COUNCIL_SEQUENCE, expectContiguous, modeEvents, TestStack } from './support/harness';
-import { sleep } from './support/wait';
+import { sleep, until } from './support/wait';
 
 const run = promisify(execFile);
 /** A port nothing listens on now (the kernel's choice), below 55536 so none of ours collide. */
@@ -422,6 +423,16 @@ describe('Redis Cluster: three masters, two gateways, two workers', () => {
     if (!holder) throw new Error('no worker took stage 1');
 
     await fastDone; // the slow calls are still in flight
+    // ... and listed by the holder's heartbeat: the worker taking over counts them.
+    await until(
+      async () =>
+        Object.values(await redis.hgetall(`${stack.config.queuePrefix}:watch:leases`)).some(
+          (raw) =>
+            (leasedCallsOf(raw, messageId)?.calls.filter((c) => c.stage === 'stage1').length ?? 0) >= 2,
+        ),
+      'the heartbeat to list the slow calls',
+      20_000,
+    );
     holder.kill('SIGKILL');
     await new Promise((resolve) => holder.once('exit', resolve));
     expect(events.filter((e) => e.type === 'model_progress' && e.state === 'started')).toHaveLength(3);
@@ -433,9 +444,11 @@ describe('Redis Cluster: three masters, two gateways, two workers', () => {
     expect(modeEvents(events).map((e) => e.type)).toEqual(COUNCIL_SEQUENCE);
     const rows = await stack.stageRows(messageId);
     expect(rows).toHaveLength(9); // three answers, the label map, three rankings, the aggregate, one synthesis
-    // The fast answer stored before the crash was reused, not asked for again.
+    // The fast answer stored before the crash was reused, not asked for again; the two slow calls
+    // that died with the holder are counted (usage-only rows).
     const calls: { stage: string; n: number }[] = await stack.db.query(
-      `SELECT stage, COUNT(*)::int AS n FROM model_calls WHERE message_id = $1 GROUP BY stage ORDER BY stage`,
+      `SELECT stage, COUNT(*)::int AS n FROM model_calls WHERE message_id = $1 AND stage <> 'unstored'
+       GROUP BY stage ORDER BY stage`,
       [messageId],
     );
     expect(calls).toEqual([
@@ -444,6 +457,17 @@ describe('Redis Cluster: three masters, two gateways, two workers', () => {
       { stage: 'stage3', n: 1 },
       { stage: 'title', n: 1 },
     ]);
+    // (and the title call, when its answer had not been stored yet)
+    const lost: { model: string; title: boolean }[] = await stack.db.query(
+      `SELECT model, call_key LIKE '%:title:title:%' AS title FROM model_calls
+       WHERE message_id = $1 AND stage = 'unstored' ORDER BY model`,
+      [messageId],
+    );
+    expect(lost.filter((r) => !r.title).map((r) => r.model)).toEqual([
+      'sim/slow1:delay3000@answer',
+      'sim/slow2:delay3000@answer',
+    ]);
+    expect(lost.filter((r) => r.title).length).toBeLessThanOrEqual(1);
   }, 45_000);
 
   it("a live channel's publish reaches and counts every subscriber, whichever node each is connected to", async () => {

@@ -1,18 +1,22 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import { Resumer, StageRunner } from '@conclave/deliberation';
+import { LiveCalls, Resumer, StageRunner } from '@conclave/deliberation';
 import type { Logger } from '@conclave/observability';
 import { BatchDispatcher } from '@conclave/persistence';
 import { CONFIG, LOGGER, REDIS_PRODUCER } from '@conclave/platform';
 import { QueueWatch, type RedisClient } from '@conclave/redis';
 import { ActiveStages } from './active-stages';
 
+/** How soon after calls begin the heartbeat lists them (see Recovery.start). */
+const SOON_MS = 50;
+
 /** The error a deliberation is closed with when its stage's job failed for good. */
 export const internalErrorDuring = (stage: string): string =>
   `The deliberation stopped because of an internal error during ${stage}. Please try again.`;
 
 /**
- * The worker's heartbeat (WORKER_HEARTBEAT_MS): renews its lease on the stages it runs and checks
+ * The worker's heartbeat (WORKER_HEARTBEAT_MS): renews its lease on the stages it runs (and lists
+ * its model calls in flight, see RunStageHandler) and checks
  * that Redis still holds the queue (QueueWatch). When Redis has lost it (restarted empty, flushed),
  * the worker whose heartbeat noticed first waits until every live worker has renewed its lease
  * (two heartbeats, plus the time a connection takes to come back), then queues again every
@@ -23,6 +27,9 @@ export const internalErrorDuring = (stage: string): string =>
 export class Recovery {
   private timer: NodeJS.Timeout | undefined;
   private beating = false;
+  /** A beat asked for while one was on its way (calls began): it follows at once. */
+  private again = false;
+  private soonTimer: NodeJS.Timeout | undefined;
   private resuming = false;
   private stopped = false;
   private beats = 0;
@@ -34,6 +41,7 @@ export class Recovery {
     private readonly runner: StageRunner,
     private readonly batches: BatchDispatcher,
     private readonly active: ActiveStages,
+    private readonly live: LiveCalls,
     @Inject(REDIS_PRODUCER) private readonly redis: RedisClient,
     @Inject(CONFIG) private readonly config: ConclaveConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -57,6 +65,9 @@ export class Recovery {
     void this.beat();
     this.timer = setInterval(() => void this.beat(), this.heartbeatMs);
     this.timer.unref();
+    // Calls that begin are listed within SOON_MS, not at the next heartbeat: should this worker die
+    // meanwhile, the worker taking its stage over counts them (see RunStageHandler).
+    this.live.onTracked(() => this.soon());
     // Back after an outage: look at once rather than at the next heartbeat.
     this.redis.on('ready', this.onReady);
   }
@@ -65,6 +76,8 @@ export class Recovery {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearTimeout(this.soonTimer);
+    this.live.onTracked(() => undefined);
     this.redis.off('ready', this.onReady);
     // Best effort and brief: with Redis away the lease simply ages out.
     await Promise.race([
@@ -90,17 +103,32 @@ export class Recovery {
     };
   }
 
+  /** A beat within SOON_MS (many calls that begin together share it). */
+  private soon(): void {
+    if (this.soonTimer || this.stopped) return;
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = undefined;
+      if (this.beating) this.again = true;
+      else void this.beat();
+    }, SOON_MS);
+    this.soonTimer.unref();
+  }
+
   private async beat(): Promise<void> {
     if (this.beating || this.stopped) return;
     this.beating = true;
     try {
-      const { lost } = await this.watch.beat(this.active.keys());
+      const { lost } = await this.watch.beat(this.active.keys(), this.live.inFlightCalls());
       const first = this.beats++ === 0;
       if (lost) this.resumeAfterLoss(lost, first);
     } catch {
       // Redis away: the connection reports it; the next heartbeat tries again.
     } finally {
       this.beating = false;
+      if (this.again) {
+        this.again = false;
+        void this.beat();
+      }
     }
   }
 

@@ -6,7 +6,13 @@ import { ApiKeysRepository } from './repositories/api-keys.repository';
 import { BudgetsRepository } from './repositories/budgets.repository';
 import { DeliberationsRepository } from './repositories/deliberations.repository';
 import { UsageRepository } from './repositories/usage.repository';
-import { UnstoredCalls, callDigest, type UnstoredCall } from './unstored-calls';
+import {
+  UnstoredCalls,
+  callDigest,
+  recordLostCalls,
+  type LostCall,
+  type UnstoredCall,
+} from './unstored-calls';
 import { sleep } from '../../../test/support/wait';
 
 let scratch: ScratchDatabase;
@@ -184,5 +190,66 @@ describe('UnstoredCalls', () => {
       [messageId],
     );
     expect(n).toBe(1200);
+  });
+});
+
+describe('recordLostCalls', () => {
+  const lost = (messageId: string, key: string, overrides: Partial<LostCall> = {}): LostCall => ({
+    messageId,
+    stage: 'stage1',
+    key,
+    model: 'local/a',
+    worker: 'host:1:abcd',
+    startedAt: 1_000_000,
+    listedAt: 1_002_500,
+    ...overrides,
+  });
+
+  it('counts each call once, whoever records it, with unknown tokens and cost', async () => {
+    const { userId, messageId } = await newMessage();
+    await stored(messageId, 'c');
+    const calls = [lost(messageId, 'a'), lost(messageId, 'b', { model: 'sim/b' })];
+    expect(await recordLostCalls(db, calls)).toBe(2);
+    // A second worker taking the same stage over, or the same one after a retry: nothing more.
+    expect(await recordLostCalls(db, calls)).toBe(0);
+    const rows: Record<string, unknown>[] = await db.query(
+      `SELECT model, ok, prompt_tokens, completion_tokens, cost_usd, simulated, response_time_ms, error
+       FROM model_calls WHERE message_id = $1 AND stage = 'unstored' ORDER BY model`,
+      [messageId],
+    );
+    expect(rows).toEqual([
+      expect.objectContaining({
+        model: 'local/a',
+        ok: false,
+        prompt_tokens: null,
+        cost_usd: null,
+        simulated: false,
+      }),
+      expect.objectContaining({ model: 'sim/b', ok: false, completion_tokens: null, simulated: true }),
+    ]);
+    expect(rows[0].response_time_ms).toBe(2500);
+    // Counted as calls; their unknown cost adds nothing (the stored call's does).
+    expect(await new UsageRepository(db).ofMessage(messageId)).toEqual({
+      promptTokens: 100,
+      completionTokens: 20,
+      costUsd: 0.0015,
+    });
+    expect(await new BudgetsRepository(db).spentThisMonth(userId)).toBeCloseTo(0.0015, 6);
+  });
+
+  it('skips a call whose own row was stored before its worker died, and deliberations that are gone', async () => {
+    const { messageId } = await newMessage();
+    await stored(messageId, 'a');
+    const gone = randomUUID();
+    expect(await recordLostCalls(db, [lost(messageId, 'a'), lost(gone, 'b')])).toBe(0);
+  });
+
+  it('counts calls of the same key lost by two workers (two deaths) as two calls', async () => {
+    const { messageId } = await newMessage();
+    const n = await recordLostCalls(db, [
+      lost(messageId, 'a'),
+      lost(messageId, 'a', { worker: 'host:2:ef01', startedAt: 1_010_000 }),
+    ]);
+    expect(n).toBe(2);
   });
 });

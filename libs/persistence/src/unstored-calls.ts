@@ -166,3 +166,59 @@ export class UnstoredCalls {
     }
   }
 }
+
+/** A model call that was in flight on a worker that died: sent, and billed, but never answered here. */
+export interface LostCall {
+  messageId: string;
+  stage: string;
+  key: string;
+  model: string;
+  /** The dead worker's id, and when the call began on its clock (ms): together they name the call. */
+  worker: string;
+  startedAt: number;
+  /** When the dead worker's last heartbeat listed it (its clock, ms). */
+  listedAt: number;
+}
+
+/** The error of a lost call's usage-only row: what is known of it. */
+export const LOST_CALL_ERROR = 'not stored: the worker making the call stopped before its answer arrived';
+
+/** The call_key of a lost call's usage-only row: the same for every worker that records it. */
+export const lostCallRowKey = (call: LostCall): string =>
+  `lost:${call.worker}:${call.stage}:${call.key}:${call.startedAt}`;
+
+/**
+ * Writes usage-only rows (stage UNSTORED_CALLS_STAGE) for calls that died in flight with their
+ * worker, once each however many workers record them (call_key from lostCallRowKey, ON CONFLICT DO
+ * NOTHING). Their tokens and cost are unknown (null: the provider's reply never arrived), so
+ * usage and budgets count the call but add no cost for it. To be called before the dead worker's
+ * stage runs again: a call whose own row is stored (it ended, and was stored, between the
+ * heartbeat that listed it and the death) is not counted twice. Resolves with how many rows were
+ * written.
+ */
+export async function recordLostCalls(dataSource: DataSource, calls: LostCall[]): Promise<number> {
+  if (calls.length === 0) return 0;
+  const rows = calls.map((call) => ({
+    message_id: call.messageId,
+    call_key: lostCallRowKey(call),
+    stage: call.stage,
+    key: call.key,
+    model: call.model,
+    response_time_ms: Math.max(0, Math.round(call.listedAt - call.startedAt)),
+    simulated: call.model.startsWith('sim/'),
+  }));
+  const written: unknown[] = await dataSource.query(
+    `INSERT INTO model_calls (message_id, stage, call_key, model, ok, error, response_time_ms,
+       prompt_tokens, completion_tokens, cost_usd, simulated)
+     SELECT r.message_id, $2, r.call_key, r.model, false, $3, r.response_time_ms, NULL, NULL, NULL, r.simulated
+     FROM jsonb_to_recordset($1::jsonb) AS r(message_id uuid, call_key text, stage text, key text,
+       model text, response_time_ms int, simulated boolean)
+     WHERE EXISTS (SELECT 1 FROM messages m WHERE m.id = r.message_id)
+       AND NOT EXISTS (SELECT 1 FROM model_calls c WHERE c.message_id = r.message_id
+         AND c.stage = r.stage AND c.call_key = r.key)
+     ON CONFLICT DO NOTHING
+     RETURNING 1`,
+    [JSON.stringify(rows), UNSTORED_CALLS_STAGE, LOST_CALL_ERROR],
+  );
+  return written.length;
+}

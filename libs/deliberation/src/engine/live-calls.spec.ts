@@ -256,3 +256,23 @@ describe('LiveCalls', () => {
     }
   });
 });
+
+describe('LiveCalls: calls in flight, for the heartbeat', () => {
+  it('lists every tracked call (with its model, even in anonymous modes) until it settles', () => {
+    const live = new LiveCalls(null);
+    let told = 0;
+    live.onTracked(() => (told += 1));
+    const endA = live.track('m1', 'stage1', call('a', 1, 'local/a'));
+    const endT = live.track('m1', 'title', call('t', 'local/t', 'local/t'));
+    expect(told).toBe(2);
+    expect(live.inFlightCalls()).toEqual([
+      { messageId: 'm1', stage: 'stage1', key: 'a', model: 'local/a', startedAt: expect.any(Number) },
+      { messageId: 'm1', stage: 'title', key: 't', model: 'local/t', startedAt: expect.any(Number) },
+    ]);
+    endA();
+    expect(live.inFlightCalls().map((c) => c.key)).toEqual(['t']);
+    endT();
+    endT();
+    expect(live.inFlightCalls()).toEqual([]);
+  });
+});

@@ -37,6 +37,20 @@ export class DeliberationStopped extends Error {
   }
 }
 
+/**
+ * A model call in flight on this worker, as its heartbeat lists it (see InFlightCalls): if the
+ * worker dies, the worker that takes its stage over counts the call, which the provider bills
+ * though its answer died with the process.
+ */
+export interface InFlightCall {
+  messageId: string;
+  stage: string;
+  key: string;
+  model: string;
+  /** When it began (this worker's clock, ms). */
+  startedAt: number;
+}
+
 /** One call in flight, as the engine drives it. */
 export interface LiveCall {
   /** Aborted when the deliberation is stopped (with a DeliberationStopped reason). */
@@ -77,6 +91,9 @@ export class LiveCalls {
   /** Deliberations stopped here recently, with the reason and when (oldest first). */
   private readonly stopped = new Map<string, { reason: string; at: number }>();
   private timer: NodeJS.Timeout | null = null;
+  /** Every call in flight here, silent ones (titles) included (see track). */
+  private readonly inFlight = new Set<InFlightCall>();
+  private tracked: () => void = () => undefined;
 
   constructor(
     private readonly channel: LiveChannel | null,
@@ -153,6 +170,24 @@ export class LiveCalls {
       if (this.stopped.size <= STOPPED_MEMORY_LIMIT && now - at <= STOPPED_MEMORY_MS) break;
       this.stopped.delete(id);
     }
+  }
+
+  /** Lists a call as in flight here until the returned function is called (when it settles). */
+  track(messageId: string, stage: string, call: PlannedCall): () => void {
+    const entry: InFlightCall = { messageId, stage, key: call.key, model: call.model, startedAt: Date.now() };
+    this.inFlight.add(entry);
+    this.tracked();
+    return () => void this.inFlight.delete(entry);
+  }
+
+  /** Called whenever a call begins (the heartbeat lists it soon rather than at its next beat). */
+  onTracked(listener: () => void): void {
+    this.tracked = listener;
+  }
+
+  /** The calls in flight here now (tracked ones), for the worker's heartbeat. */
+  inFlightCalls(): InFlightCall[] {
+    return [...this.inFlight];
   }
 
   /** A gateway has a watcher for the deliberation: send it the answers so far, then deltas. */

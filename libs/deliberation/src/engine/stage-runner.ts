@@ -1016,6 +1016,7 @@ export class StageRunner {
     let notices: Promise<void> = (options.after ?? Promise.resolve()).catch(() => undefined);
     let outcome: CallOutcome;
     const live = options.silent ? null : this.live.begin(messageId, stage, call);
+    const untrack = this.live.track(messageId, stage, call);
     const deadline = callDeadline(options.timeoutMs, options.abandon, live?.signal, options.cut);
     try {
       const completion = await this.provider.complete({
@@ -1077,6 +1078,7 @@ export class StageRunner {
     } finally {
       deadline.dispose();
       live?.end();
+      untrack();
     }
     await notices;
     return outcome;
