@@ -5,18 +5,15 @@
  *
  * The guard patches `net.Socket.prototype.connect`, which every PostgreSQL and Redis client goes
  * through. Jest's worker processes run files of every tier one after another, so the patch is
- * installed once per process and consults a flag that each tier's set-up sets (test/support/services.ts
- * clears it for the db and e2e tiers).
+ * installed once per process and consults a switch that each tier's set-up turns on or off
+ * (test/support/services.ts turns it off for the db and e2e tiers). The switch lives on the `net`
+ * module itself: core modules are shared by every test file of a worker process, while each file
+ * gets a `process` object of its own (a switch kept there stayed on for the files that followed).
  */
 import net from 'node:net';
+import { noServicesGuard } from './services-guard';
 
-const FLAG = Symbol.for('conclave.test.noServices');
-const VIOLATIONS = Symbol.for('conclave.test.serviceConnections');
-const INSTALLED = Symbol.for('conclave.test.noServicesGuard');
 const SERVICES: Record<number, string> = { 5432: 'PostgreSQL', 6379: 'Redis' };
-
-type Guarded = typeof process & { [FLAG]?: boolean; [VIOLATIONS]?: string[]; [INSTALLED]?: boolean };
-const guarded = process as Guarded;
 
 /** The port a `socket.connect(...)` call asks for, or null (a Unix socket path). */
 function portOf(args: unknown[]): number | null {
@@ -28,28 +25,29 @@ function portOf(args: unknown[]): number | null {
   return null;
 }
 
-if (!guarded[INSTALLED]) {
-  guarded[INSTALLED] = true;
+const guard = noServicesGuard();
+if (!guard.installed) {
+  guard.installed = true;
   const connect = net.Socket.prototype.connect as (...args: unknown[]) => net.Socket;
   net.Socket.prototype.connect = function guardedConnect(this: net.Socket, ...args: unknown[]) {
     const port = portOf(args);
-    if (guarded[FLAG] && port !== null && SERVICES[port]) {
+    if (guard.on && port !== null && SERVICES[port]) {
       const message =
         `a unit or web test connected to ${SERVICES[port]} (port ${port}); these tiers run without ` +
         'services: move the test to a *.db-spec.ts file (db tier) or an *.e2e-spec.ts file (e2e tier)';
-      (guarded[VIOLATIONS] ??= []).push(message);
+      guard.violations.push(message);
       throw new Error(message);
     }
     return connect.apply(this, args);
   } as typeof net.Socket.prototype.connect;
 }
 
-guarded[FLAG] = true;
-guarded[VIOLATIONS] = [];
+guard.on = true;
+guard.violations = [];
 
 // A client may swallow the thrown error and retry: the test still fails, with the reason.
 afterEach(() => {
-  const violations = guarded[VIOLATIONS] ?? [];
-  guarded[VIOLATIONS] = [];
-  if (violations.length > 0) throw new Error(violations[0]);
+  const [first] = guard.violations;
+  guard.violations = [];
+  if (first) throw new Error(first);
 });

@@ -3,4 +3,8 @@
  * unit tiers' connection guard (test/support/no-services.ts), if this worker process installed
  * it for an earlier file, lets connections through.
  */
-(process as typeof process & { [key: symbol]: unknown })[Symbol.for('conclave.test.noServices')] = false;
+import { noServicesGuard } from './services-guard';
+
+const guard = noServicesGuard();
+guard.on = false;
+guard.violations = [];
