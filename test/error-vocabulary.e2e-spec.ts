@@ -142,6 +142,56 @@ describe('one error vocabulary while PostgreSQL is away', () => {
     );
     expect(await ackOf(socket, 'subscribe', { messageId: second.messageId })).toEqual({ ok: true });
   }, 120_000);
+
+  it('answers MCP tool calls and resource reads with the words and retry hint HTTP gives', async () => {
+    const kept = await stack.deliberate(council('Read over MCP during the outage?'));
+    const mcp = async (body: unknown) => {
+      const response = await fetch(`${stack.baseUrl}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(body),
+      });
+      const text = await response.text();
+      const data = text.split('\n').find((line) => line.startsWith('data: '));
+      return {
+        status: response.status,
+        message: JSON.parse(data ? data.slice(6) : text) as Record<string, unknown>,
+      };
+    };
+    const cluster = pg as PrivatePostgres;
+    await cluster.stop();
+    try {
+      const tool = await mcp({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'get_deliberation', arguments: { messageId: kept.messageId, waitSeconds: 0 } },
+      });
+      expect(tool).toEqual({
+        status: 200,
+        message: expect.objectContaining({
+          result: expect.objectContaining({
+            isError: true,
+            content: [{ type: 'text', text: 'Storage is unavailable right now; try again in 5 seconds.' }],
+          }) as unknown,
+        }) as unknown,
+      });
+      const resource = await mcp({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'resources/read',
+        params: { uri: `conclave://deliberations/${kept.messageId}` },
+      });
+      expect(resource.message.error).toEqual({
+        code: -32603,
+        // The SDK puts "MCP error <code>: " before an McpError's message.
+        message: 'MCP error -32603: Storage is unavailable right now; try again in 5 seconds',
+        data: { statusCode: 503, retryAfterSeconds: 5 },
+      });
+    } finally {
+      await cluster.start();
+    }
+  }, 120_000);
 });
 
 describe('one error vocabulary, and one admission rule, while Redis is away', () => {

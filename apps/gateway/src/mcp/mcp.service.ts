@@ -26,7 +26,8 @@ import type { Request, Response } from 'express';
 import type { RedisClient } from '@conclave/redis';
 import * as z from 'zod/v4';
 import { AuthService } from '../auth/auth.service';
-import { ApiError } from '../common/api-error';
+import { ApiError, RETRY_AFTER_SECONDS } from '../common/api-error';
+import { STORAGE_UNAVAILABLE } from '../common/error-answer';
 import { RateLimiter } from '../common/rate-limiter';
 import { idempotencyContext, type IdempotencyContext } from '../common/idempotency';
 import { PublicUrl } from '../common/public-url';
@@ -303,10 +304,11 @@ export class McpService implements ToolBackend {
   /** A resources/* failure as the client sees it: storage away (worth a retry), else ours (logged). */
   private resourceError(method: string, error: unknown): McpError {
     if (isStoreUnavailable(error)) {
-      return new McpError(
-        ErrorCode.InternalError,
-        'Storage is unavailable right now; try again in a few seconds',
-      );
+      // The words and retry hint HTTP and Socket.IO give for the same condition (errorAnswerOf).
+      return new McpError(ErrorCode.InternalError, STORAGE_UNAVAILABLE, {
+        statusCode: 503,
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
+      });
     }
     this.logError(method, error);
     return new McpError(ErrorCode.InternalError, 'Something went wrong on our side');

@@ -21,6 +21,7 @@ import {
 } from '@conclave/outcomes';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError } from '../common/api-error';
+import { STORAGE_UNAVAILABLE } from '../common/error-answer';
 import { deliberationRequestSchema, MODE_SUMMARIES } from '../deliberations/request-schema';
 import { ProgressTracker, stageLabel, type ProgressUpdate } from './progress';
 
@@ -150,7 +151,7 @@ export function errorResult(error: unknown, backend: ToolBackend, what: string):
     return toolError(body.message);
   }
   if (backend.isUnavailable(error)) {
-    return toolError('Storage is unavailable right now; try again in a few seconds.');
+    return toolError(`${STORAGE_UNAVAILABLE}.`);
   }
   backend.logError(what, error);
   return toolError('Something went wrong on our side; try again.');
