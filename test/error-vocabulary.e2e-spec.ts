@@ -500,3 +500,163 @@ describe('a batch refused while the queue is away gives back its hourly items', 
     expect(more.status).toBe(429);
   }, 90_000);
 });
+
+describe("a retry of a batch's failed items while Redis is away", () => {
+  let redis: PrivateRedis;
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    redis = await PrivateRedis.create();
+    stack = new TestStack({ REDIS_URL: redis.url, ...NO_LIMITS });
+    await stack.start();
+  }, 60_000);
+
+  afterAll(async () => {
+    if (!redis.running) await redis.start();
+    await stack?.stop();
+    await redis.kill();
+  }, 60_000);
+
+  const readiness = async () => (await fetch(`${stack.baseUrl}/health/ready`)).status;
+  interface View {
+    status: string;
+    failed: number;
+    retriedItems: number;
+    finishedAt: string | null;
+  }
+  const viewOf = async (batchId: string) =>
+    (await httpAnswer(stack.baseUrl, 'GET', `/api/batches/${batchId}`)).body as unknown as View;
+  const rowsOf = async (batchId: string) => ({
+    batch: await stack.db.query(`SELECT status, finished_at, api_key_id FROM batches WHERE id = $1`, [
+      batchId,
+    ]),
+    items: await stack.db.query(
+      `SELECT id, status, attempt, superseded_at, dispatched_at FROM messages
+       WHERE batch_id = $1 AND role = 'assistant' ORDER BY id`,
+      [batchId],
+    ),
+    conversations: await stack.db.query(`SELECT count(*)::int AS n FROM conversations`),
+  });
+
+  it('refuses it as it refuses a new batch, leaving the batch as it was, and takes it once Redis is back', async () => {
+    const base = stack.baseUrl;
+    const batch = {
+      name: 'retried while Redis is away',
+      defaults: { councilModels: ['sim/a:fail', 'sim/b:fail'], chairmanModel: 'sim/c' },
+      items: [{ question: 'Fails once?' }, { question: 'Fails twice?' }],
+      generateTitles: false,
+    };
+    const submitted = await httpAnswer(base, 'POST', '/api/batches', batch);
+    expect(submitted.status).toBe(202);
+    const { batchId } = submitted.body as unknown as { batchId: string };
+    await until(async () => (await viewOf(batchId)).finishedAt !== null, 'the batch to finish', 60_000);
+    expect(await viewOf(batchId)).toMatchObject({ failed: 2, retriedItems: 0 });
+    const before = await rowsOf(batchId);
+
+    await redis.kill();
+    await until(async () => (await readiness()) === 503, 'readiness to say Redis is down', 30_000);
+    const newBatch = await httpAnswer(base, 'POST', '/api/batches', batch);
+    expect(newBatch.status).toBe(503);
+    const retry = await httpAnswer(base, 'POST', `/api/batches/${batchId}/retry-failed`);
+    expect({ status: retry.status, retryAfter: retry.retryAfter, body: retry.body }).toEqual({
+      status: 503,
+      retryAfter: '5',
+      body: newBatch.body,
+    });
+    // Nothing of the retry was kept: its failed items are still failed, the batch still finished.
+    expect(await rowsOf(batchId)).toEqual(before);
+    expect(await viewOf(batchId)).toMatchObject({ failed: 2, retriedItems: 0 });
+
+    // Redis back: the same request is accepted, and the items run again (failing again).
+    await redis.start();
+    await until(async () => (await readiness()) === 200, 'readiness to say Redis is up', 30_000);
+    await until(
+      async () => {
+        const accepted = await httpAnswer(base, 'POST', `/api/batches/${batchId}/retry-failed`);
+        if (accepted.status === 202) {
+          expect(accepted.body).toEqual({ batchId, retried: 2, status: 'running' });
+          return true;
+        }
+        expect(accepted.status).toBe(503);
+        return false;
+      },
+      'the queue to take work again',
+      30_000,
+    );
+    await until(
+      async () => {
+        const view = await viewOf(batchId);
+        return view.finishedAt !== null && view.retriedItems === 2;
+      },
+      'the retried items to run',
+      60_000,
+    );
+    expect(await viewOf(batchId)).toMatchObject({ failed: 2, retriedItems: 2 });
+  }, 180_000);
+});
+
+describe('a retry refused while the queue is away gives back its hourly items', () => {
+  let redis: PrivateRedis;
+  let admin: IORedis;
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    redis = await PrivateRedis.create();
+    admin = new IORedis(redis.port, '127.0.0.1');
+    stack = new TestStack({ REDIS_URL: redis.url, ...NO_LIMITS, RATE_LIMIT_BATCH_ITEMS_PER_HOUR: '3' });
+    await stack.start({ worker: false });
+  }, 60_000);
+
+  afterAll(async () => {
+    await admin.call('ACL', 'SETUSER', 'default', 'allkeys').catch(() => undefined);
+    admin.disconnect();
+    await stack?.stop();
+    await redis.kill();
+  }, 60_000);
+
+  it('lets 2 more items in once the queue is back, where the refused retry counted would refuse them', async () => {
+    const base = stack.baseUrl;
+    const items = (n: number) => ({
+      defaults: { councilModels: ['sim/a', 'sim/b'] },
+      items: Array.from({ length: n }, (_, i) => ({ question: `Item ${i}?` })),
+    });
+    const submitted = await httpAnswer(base, 'POST', '/api/batches', items(1));
+    expect(submitted.status).toBe(202);
+    const { batchId } = submitted.body as unknown as { batchId: string };
+    // Its one item failed and the batch finished (no worker here: as a worker would leave them).
+    await stack.db.query(
+      `UPDATE messages SET status = 'failed', error = 'failed by the test' WHERE batch_id = $1 AND role = 'assistant'`,
+      [batchId],
+    );
+    await stack.db.query(`UPDATE batches SET status = 'complete', finished_at = now() WHERE id = $1`, [
+      batchId,
+    ]);
+
+    // Redis counts (its rate-limit keys answer) but the queue refuses the retry's jobs.
+    const prefix = stack.config.redisPrefix;
+    await admin.call('ACL', 'SETUSER', 'default', 'resetkeys', `~${prefix}:ratelimit:*`);
+    let refused: HttpAnswer;
+    try {
+      refused = await httpAnswer(base, 'POST', `/api/batches/${batchId}/retry-failed`);
+    } finally {
+      await admin.call('ACL', 'SETUSER', 'default', 'allkeys');
+    }
+    expect({ status: refused.status, retryAfter: refused.retryAfter }).toEqual({
+      status: 503,
+      retryAfter: '5',
+    });
+    const [{ attempts }]: { attempts: number }[] = await stack.db.query(
+      `SELECT count(*)::int AS attempts FROM messages WHERE batch_id = $1 AND role = 'assistant'`,
+      [batchId],
+    );
+    expect(attempts).toBe(1);
+    // The retry's item was given back: 1 used, so 2 more fit in the hour's 3.
+    let accepted: HttpAnswer | undefined;
+    await until(async () => {
+      accepted = await httpAnswer(base, 'POST', '/api/batches', items(2));
+      return accepted.status !== 503;
+    }, 'the submission to be answered');
+    expect(accepted?.status).toBe(202);
+    expect((await httpAnswer(base, 'POST', '/api/batches', items(1))).status).toBe(429);
+  }, 90_000);
+});

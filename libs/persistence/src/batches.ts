@@ -53,6 +53,11 @@ export class BatchDispatcher {
     );
   }
 
+  /** Hands items a dispatch picked to the queue (a retry's first attempts, in its transaction). */
+  enqueue(items: { messageId: string; stage: string }[]): Promise<void> {
+    return this.queue.enqueueMany(items, { background: true });
+  }
+
   /** After one of a batch's items ended: start the next ones, close the batch when none is left. */
   itemFinished(batchId: string): Promise<void> {
     return this.afterItems.run(batchId);

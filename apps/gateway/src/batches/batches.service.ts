@@ -338,10 +338,30 @@ export class BatchesService {
         throw new ApiError(409, `mode ${mode} is not available in this version: its items cannot be retried`);
       return definition.firstStage;
     };
-    // Each item run again is a batch item like any other: it takes from the hourly item limit.
-    const outcome = await this.retries.retryFailed(batchId, firstStageOf, apiKeyId, (items) =>
-      this.limiter.take(userId, 'batchItems', items),
-    );
+    // Each item run again is a batch item like any other: it takes from the hourly item limit
+    // (given back when the retry is refused after all: nothing of it ran).
+    let taken: Awaited<ReturnType<RateLimiter['takeReturnable']>> = null;
+    // Its first attempts are enqueued in the transaction that stores them: a queue that cannot take
+    // them refuses the retry as it refuses a new batch (503, Retry-After), the batch left as it was.
+    const outcome = await this.retries
+      .retryFailed(
+        batchId,
+        firstStageOf,
+        apiKeyId,
+        async (items) => {
+          taken = await this.limiter.takeReturnable(userId, 'batchItems', items);
+        },
+        (items) => this.dispatcher.enqueue(items),
+      )
+      .catch((error: unknown) => {
+        void this.limiter.giveBack(taken);
+        throw error;
+      });
+    if (outcome.kind === 'refused') {
+      void this.limiter.giveBack(taken);
+      this.logger.error(`could not enqueue the retry of batch ${batchId}: ${String(outcome.error)}`);
+      throw queueUnavailable();
+    }
     if (outcome.kind === 'missing') throw ApiError.notFound(`batch ${batchId}`);
     if (outcome.kind === 'unfinished') {
       throw new ApiError(
@@ -356,10 +376,6 @@ export class BatchesService {
         `batch ${batchId} has spent its budget: maxCostUsd is $${usd(outcome.maxCostUsd)} and $${usd(outcome.spentUsd)} is recorded, so a retry would start nothing`,
       );
     }
-    // Stored first; if the queue is down now, the workers' reconciler starts the attempts later.
-    await this.dispatcher
-      .dispatch(batchId)
-      .catch((error: unknown) => this.logger.warn(`batch ${batchId}: ${String(error)}`));
     await this.dispatcher.notify(batchId).catch(() => undefined);
     return { batchId, retried: outcome.count, status: 'running' };
   }

@@ -476,7 +476,8 @@ export class BatchesRepository {
 }
 
 /** BatchesRepository.pickItems in the caller's transaction. */
-async function pickItemsIn(manager: EntityManager, batchId: string): Promise<DispatchPick | null> {
+/** `BatchesRepository.pickItems` in the caller's transaction (which may hold the batch's lock already). */
+export async function pickItemsIn(manager: EntityManager, batchId: string): Promise<DispatchPick | null> {
   const [batch]: {
     status: BatchStatus;
     concurrency: number;
