@@ -5,7 +5,7 @@ export * from './engine/live-calls';
 export * from './engine/held-outcomes';
 export * from './engine/resume';
 export * from './engine/stop-hearing';
-export * from './engine/plan-estimate';
+export * from './estimate/plan-estimate';
 export * from './modes';
 export * from './modes/council/council.mode';
 export * from './modes/council/council.config';

@@ -6,7 +6,9 @@ import { endingWrite, STOPPED_CALL_ERROR, type DeliberationEnd } from './ending'
 import { DeliberationStopped, LiveCalls } from './live-calls';
 import { StopHearing } from './stop-hearing';
 import { chainOf, chainState, cutDecision, cutOutcome, isCut } from './quorum';
-import { cleanTitle, fallbackTitle } from '../shared/title';
+import { fallbackTitle } from '../shared/title';
+import { awaitTitle, titleCallFor, titleFields, type TitleFields } from './title-call';
+import { CarriedStages, type Carried } from './carried-stages';
 import { stripEchoedMarkers } from '../shared/fence';
 import type {
   AnyModeDefinition,
@@ -136,27 +138,6 @@ interface Settled {
   final?: boolean;
 }
 
-/** The title call's outcome and the title it gives, as a stage write stores them. */
-type TitleFields = Pick<StageWrite, 'titleOutcome' | 'conversationTitle'>;
-
-/**
- * The next stage of a deliberation whose commit this process just wrote: the state a load would
- * now return, the stage's plan, and its opening, stored by that commit. When the next stage's job
- * runs here, it starts from this instead of loading the message, planning and opening the stage.
- */
-interface Carried {
-  stage: string;
-  loaded: LoadedDeliberation;
-  calls: PlannedCall[];
-  opening: ModeEvent[];
-  at: number;
-  /** StopHearing's mark from before the commit's write: a stop missed since then voids this. */
-  heard: number | null;
-}
-
-/** How many carried stages a process keeps, and for how long (a job normally takes one in ms). */
-const CARRIED_LIMIT = 10_000;
-const CARRIED_TTL_MS = 60_000;
 /**
  * The margin for the difference between a gateway's clock and a worker's when a job's start is
  * trusted: stops must have been heard without a break since this long before the message was stored.
@@ -275,7 +256,7 @@ export class StageRunner {
   private readonly live: LiveCalls;
   private readonly hearing: StopHearing;
   /** Next stages this process committed the way to, by message (see Carried). */
-  private readonly carried = new Map<string, Carried>();
+  private readonly carried: CarriedStages;
   /**
    * Storage errors a commit met although its outcomes are stored (a write applied before its reply
    * was lost): the calls it carried are not handed to onUnstored, which would count them twice.
@@ -299,6 +280,7 @@ export class StageRunner {
     this.now = options.now ?? Date.now;
     this.live = options.live ?? new LiveCalls(null);
     this.hearing = options.hearing ?? new StopHearing();
+    this.carried = new CarriedStages(this.now, this.hearing, this.live);
   }
 
   /**
@@ -314,7 +296,7 @@ export class StageRunner {
     options: { firstStart?: boolean; start?: FirstStageStart } = {},
   ): Promise<{ mode: string } | null> {
     const firstStart = options.firstStart === true;
-    const carried = this.takeCarried(messageId, stage, firstStart);
+    const carried = this.carried.take(messageId, stage, firstStart);
     // A new conversation's first stage, on its job's first start, runs from what the gateway stored
     // (the job carries it); its opening is written with the guard below like any loaded stage's.
     // Only while no stop can have been missed since the message was stored: a stop stored while
@@ -466,7 +448,7 @@ export class StageRunner {
 
     // A new conversation's title: its call runs beside the first stage that calls models, and its
     // outcome is stored with theirs (no job of its own loads and writes the message again).
-    const titleCall = this.titleCallFor(loaded, mode, ctx, stage);
+    const titleCall = titleCallFor(loaded, mode, ctx, stage);
     let titleStored: CallOutcome | null = null;
     let titlePending = titleCall !== null;
 
@@ -512,7 +494,7 @@ export class StageRunner {
       await this.capEndings.get(messageId)?.catch(() => undefined);
       const titleItem = group.find((g) => g.title);
       const own = group.filter((g) => !g.title);
-      const title = titleItem ? this.titleFields(loaded, titleItem.outcome) : {};
+      const title = titleItem ? titleFields(loaded, titleItem.outcome) : {};
       if (titleItem) titlePending = false;
       unsettled -= own.filter((g) => g.final !== false).length;
       let saved: CallOutcome[];
@@ -664,47 +646,6 @@ export class StageRunner {
     return { mode: loaded.mode };
   }
 
-  /**
-   * The title call of a new conversation, made by the first stage that calls models (a mode may
-   * open with a stage that only presents, as jury does): none when the message needs no title, one
-   * is stored, or an earlier stage has called models already (its run made the title, or the
-   * title falls back to the question's first words at the end).
-   */
-  private titleCallFor(
-    loaded: LoadedDeliberation,
-    mode: AnyModeDefinition,
-    ctx: DeliberationContext<unknown>,
-    stage: string,
-  ): PlannedCall | null {
-    if (!loaded.needsTitle || (loaded.outcomes.title?.length ?? 0) > 0) return null;
-    const earlier = Object.entries(loaded.outcomes).some(
-      ([other, outcomes]) => other !== stage && other !== 'title' && outcomes.length > 0,
-    );
-    if (earlier) return null;
-    const { model, messages } = mode.titleCall(ctx);
-    return { key: 'title', participant: model, model, messages };
-  }
-
-  /** The title call's outcome and the title it gives: its cleaned answer, else the question's first words. */
-  private titleFields(loaded: LoadedDeliberation, outcome: CallOutcome): TitleFields {
-    const title = (outcome.ok ? cleanTitle(outcome.content) : null) ?? fallbackTitle(loaded.question);
-    return { titleOutcome: outcome, conversationTitle: title };
-  }
-
-  /**
-   * The carried state of the message's next stage, when it is `stage`'s (taken: used once at most)
-   * and still true: no stop of the message was heard here, and none can have been missed since the
-   * commit that carried it (the control channel never broke meanwhile). Otherwise the stage loads.
-   */
-  private takeCarried(messageId: string, stage: string, usable: boolean): Carried | undefined {
-    const entry = this.carried.get(messageId);
-    if (!entry || entry.stage !== stage) return undefined;
-    this.carried.delete(messageId);
-    const fresh = this.now() - entry.at <= CARRIED_TTL_MS;
-    const unstopped = this.hearing.heardSince(entry.heard) && !this.live.wasStopped(messageId);
-    return usable && fresh && unstopped ? entry : undefined;
-  }
-
   /** Whether a new conversation's first job may run from its start (see runStage) rather than a load. */
   private trustsStart(messageId: string, start: FirstStageStart): boolean {
     const storedAt = Date.parse(start.createdAt);
@@ -713,16 +654,6 @@ export class StageRunner {
       this.hearing.heardSinceTime(storedAt, START_CLOCK_SKEW_MS) &&
       !this.live.wasStopped(messageId)
     );
-  }
-
-  private carry(messageId: string, entry: Carried): void {
-    this.carried.delete(messageId);
-    this.carried.set(messageId, entry);
-    // Oldest first: entries whose stage ran in another process (or never ran) age out.
-    for (const [id, old] of this.carried) {
-      if (this.carried.size <= CARRIED_LIMIT && this.now() - old.at <= CARRIED_TTL_MS) break;
-      this.carried.delete(id);
-    }
   }
 
   /**
@@ -785,7 +716,7 @@ export class StageRunner {
     batchId: string | null,
     end: DeliberationEnd,
   ): Promise<StageWriteResult> {
-    this.carried.delete(messageId);
+    this.carried.drop(messageId);
     const written = await this.store.writeStage(messageId, endingWrite(stage, end));
     if (written.kind !== 'written') return written;
     this.publish(written.events);
@@ -797,7 +728,7 @@ export class StageRunner {
   /** Aborts the calls of a deliberation that run in this process (it was ended elsewhere). */
   stopCalls(messageId: string, kind: DeliberationEnd['kind']): number {
     // Its next stage, if carried, must load again and find it ended.
-    this.carried.delete(messageId);
+    this.carried.drop(messageId);
     return this.live.stop(messageId, STOPPED_CALL_ERROR[kind]);
   }
 
@@ -879,19 +810,6 @@ export class StageRunner {
     this.publisher.publish(events).catch((error: unknown) => {
       this.options.log?.(`could not publish ${events.length} event(s): ${String(error)}`);
     });
-  }
-
-  /** The title call runs beside the pipeline; give one still in flight a short grace period. */
-  private async awaitTitle(messageId: string): Promise<void> {
-    const deadline = this.now() + (this.options.titleGraceMs ?? 5000);
-    // The title call's outcome and the title are stored in one transaction: a stored outcome means
-    // the title is set. Asked again after 25 ms, then less and less often (a title that never
-    // comes costs a dozen queries, not one every 25 ms).
-    let wait = 25;
-    while ((await this.store.loadOutcomes(messageId, 'title')).length === 0 && this.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(wait, Math.max(1, deadline - this.now()))));
-      wait = Math.min(wait * 2, 400);
-    }
   }
 
   private mode(loaded: LoadedDeliberation): AnyModeDefinition {
@@ -1106,7 +1024,8 @@ export class StageRunner {
       (loaded.outcomes.title?.length ?? 0) > 0 ||
       Boolean(closing.titleStored) ||
       closing.titlePending === true;
-    if (reduction.transition.kind === 'done' && needsTitle && !titleKnown) await this.awaitTitle(messageId);
+    if (reduction.transition.kind === 'done' && needsTitle && !titleKnown)
+      await awaitTitle(this.store, messageId, this.options.titleGraceMs ?? 5000, this.now);
     const mine = last.map((s) => s.outcome);
     let committed = reduction;
     let next: Carried | null = null;
@@ -1160,7 +1079,7 @@ export class StageRunner {
     const { transition } = committed;
     if (transition.kind === 'next') {
       // Before the enqueue, so that a job of the next stage taken here finds it.
-      if (next) this.carry(messageId, next);
+      if (next) this.carried.carry(messageId, next);
       await this.scheduler.enqueueStage(messageId, transition.stage, { background: loaded.batchId !== null });
     } else if (delivered.length > 0) {
       await this.finished(messageId, loaded.batchId);

@@ -14,7 +14,7 @@ import type {
   HistoryTurn,
   PlannedCall,
   StageRow,
-} from './types';
+} from '../engine/types';
 
 /**
  * The planner behind `dryRun=true`: which model calls a deliberation would make, found by running
