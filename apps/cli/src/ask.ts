@@ -9,7 +9,6 @@ import type {
   ModeName,
 } from '@conclave/contracts';
 import { finalTextOf, type AnyResult } from '@conclave/outcomes';
-import type { Socket } from 'socket.io-client';
 import { AnswerPrinter, printable, type AnswerMode } from './answers';
 import { ApiClient } from './api';
 import { jsonObjectFlag, listFlag, modeFlag, type Flags, type Target } from './args';
@@ -17,7 +16,7 @@ import { CliError, UsageError } from './errors';
 import { describeEvent } from './event-lines';
 import { readText } from './files';
 import { EXIT_CANCELLED, EXIT_INTERRUPTED, handleInterrupts, type Ending } from './interrupt';
-import { call, deferred, openLive } from './live';
+import { call, deferred, openLive, type LiveSocket } from './live';
 
 export interface AskOptions {
   mode?: ModeName;
@@ -118,13 +117,13 @@ async function follow(
   const ending = deferred<Ending>();
   let resubscribe = (): void => undefined;
   let stopInterrupts = (): void => undefined;
-  const socket: Socket = await openLive(target, {
+  const socket: LiveSocket = await openLive(target, {
     onReconnect: () => resubscribe(),
     onLost: ending.reject,
     onNotice: (line) => printer.note(line),
   });
   try {
-    const accepted = await call<DeliberationAccepted>(socket, 'deliberate', request);
+    const accepted = await call(socket, 'deliberate', request);
     const { messageId } = accepted;
     printer.note(`deliberation ${messageId} (conversation ${accepted.conversationId})`);
     stopInterrupts = handleInterrupts({

@@ -1,3 +1,4 @@
+import type { Ack, AckRefusal, ClientToServerEvents, ServerToClientEvents } from '@conclave/contracts';
 import { io, type Socket } from 'socket.io-client';
 import type { Target } from './args';
 import { CliError, keyRefused, unreachable } from './errors';
@@ -6,7 +7,21 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const ACK_TIMEOUT_MS = 15_000;
 const RECONNECT_ATTEMPTS = 10;
 
-type Ack<T> = T | { error: { message: string; fields?: Record<string, string> } };
+/** A socket of the `/deliberations` namespace, with the contract's events. */
+export type LiveSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
+
+type ClientEvent = keyof ClientToServerEvents;
+/** What a client event sends. */
+type RequestOf<Ev extends ClientEvent> = Parameters<ClientToServerEvents[Ev]>[0];
+/** What its ack answers when the server did not refuse it. */
+type AnswerOf<Ev extends ClientEvent> = Exclude<
+  Parameters<Parameters<ClientToServerEvents[Ev]>[1]>[0],
+  AckRefusal
+>;
+
+interface AckEmitter<Ev extends ClientEvent> {
+  emitWithAck(event: Ev, payload: RequestOf<Ev>): Promise<Ack<AnswerOf<Ev>>>;
+}
 
 export interface LiveHandlers {
   /** Called after the connection came back, to subscribe again. */
@@ -42,9 +57,9 @@ function connectFailure(error: Error & { type?: string }, target: Target): CliEr
 }
 
 /** Connects to the `/deliberations` namespace; once connected, reconnects by itself. */
-export async function openLive(target: Target, handlers: LiveHandlers): Promise<Socket> {
+export async function openLive(target: Target, handlers: LiveHandlers): Promise<LiveSocket> {
   const base = new URL(target.url);
-  const socket = io(`${base.origin}/deliberations`, {
+  const socket: LiveSocket = io(`${base.origin}/deliberations`, {
     path: `${base.pathname.replace(/\/+$/, '')}/socket.io`,
     transports: ['websocket'],
     auth: target.key ? { token: target.key } : {},
@@ -71,10 +86,16 @@ export async function openLive(target: Target, handlers: LiveHandlers): Promise<
 }
 
 /** Emits with an acknowledgement; an `{ error }` answer becomes a `CliError`. */
-export async function call<T extends object>(socket: Socket, event: string, payload: unknown): Promise<T> {
-  let ack: Ack<T>;
+export async function call<Ev extends ClientEvent>(
+  socket: LiveSocket,
+  event: Ev,
+  payload: RequestOf<Ev>,
+): Promise<AnswerOf<Ev>> {
+  let ack: Ack<AnswerOf<Ev>>;
   try {
-    ack = (await socket.timeout(ACK_TIMEOUT_MS).emitWithAck(event, payload)) as Ack<T>;
+    // TypeScript does not follow a generic `Ev` through Socket.IO's ack types: the one event's view.
+    const timed = socket.timeout(ACK_TIMEOUT_MS) as AckEmitter<Ev>;
+    ack = await timed.emitWithAck(event, payload);
   } catch {
     throw new CliError(`the server did not answer "${event}"`);
   }

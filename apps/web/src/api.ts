@@ -1,11 +1,15 @@
 import type {
+  AckError,
   ApiErrorBody,
+  ClientToServerEvents,
+  DeliberateRequest,
   DeliberationAccepted,
   DeliberationView,
   DeliveredEvent,
   LiveEvent,
   ModeDescription,
   ModelsResponse,
+  ServerToClientEvents,
 } from '@conclave/contracts';
 import { io, type Socket } from 'socket.io-client';
 
@@ -70,15 +74,7 @@ export async function retryWhileUnavailable<T>(
   }
 }
 
-/** A Socket.IO ack's refusal: the status, message, fields and retry hint HTTP gives for the same. */
-export interface AckError {
-  statusCode?: number;
-  message: string;
-  fields?: Record<string, string>;
-  retryAfterSeconds?: number;
-}
-
-/** An ack's refusal as the failure HTTP would have thrown. */
+/** An ack's refusal (the status, message, fields and retry hint HTTP gives for the same) as the failure HTTP would have thrown. */
 export function ackFailure(error: AckError): ApiFailure {
   const status = error.statusCode ?? 400;
   const body: ApiErrorBody = {
@@ -119,9 +115,12 @@ export const getModes = () => api<ModeDescription[]>('GET', '/api/modes');
 export const getModels = () => api<ModelsResponse>('GET', '/api/models');
 export const getDeliberation = (id: string) => api<DeliberationView>('GET', `/api/deliberations/${id}`);
 
-let socket: Socket | null = null;
+/** The `/deliberations` namespace, with the contract's events. */
+export type DeliberationsSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 
-export function connection(): Socket {
+let socket: DeliberationsSocket | null = null;
+
+export function connection(): DeliberationsSocket {
   if (!socket) {
     socket = io('/deliberations', { transports: ['websocket'], auth: (cb) => cb({ token: apiKey.get() }) });
   }
@@ -147,8 +146,8 @@ export async function startDeliberation(
 ): Promise<DeliberationAccepted> {
   const payload =
     idempotencyKey === undefined ? request : { ...(request as Record<string, unknown>), idempotencyKey };
-  const ack = (await connection().emitWithAck('deliberate', payload)) as
-    DeliberationAccepted | { error: AckError };
+  // The form builds the body field by field (new-deliberation); the gateway validates it as HTTP does.
+  const ack = await connection().emitWithAck('deliberate', payload as DeliberateRequest);
   if ('error' in ack) throw ackFailure(ack.error);
   return ack;
 }
@@ -189,13 +188,12 @@ export function follow(messageId: string, handlers: FollowHandlers): () => void 
   // Refused while the server is briefly away (503): asked again once its retry hint has passed.
   const subscribe = () => {
     clearTimeout(retry);
-    void s
-      .emitWithAck('subscribe', { messageId, afterSeq: last, deltas: true })
-      .then((ack: { ok?: true; error?: AckError }) => {
-        const delay = ack?.error ? retryDelayOf(ackFailure(ack.error)) : null;
-        handlers.onUnavailable?.(delay);
-        if (delay !== null && !ended) retry = setTimeout(subscribe, delay * 1000);
-      });
+    void s.emitWithAck('subscribe', { messageId, afterSeq: last, deltas: true }).then((ack) => {
+      const refused = ack && 'error' in ack ? ack.error : undefined;
+      const delay = refused ? retryDelayOf(ackFailure(refused)) : null;
+      handlers.onUnavailable?.(delay);
+      if (delay !== null && !ended) retry = setTimeout(subscribe, delay * 1000);
+    });
   };
   s.onAny(handler);
   s.on('connect', subscribe);

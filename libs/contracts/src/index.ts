@@ -16,3 +16,4 @@ export * from './calls';
 export * from './reports';
 export * from './presets';
 export * from './shortfall';
+export * from './socket';

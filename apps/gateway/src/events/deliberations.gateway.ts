@@ -10,7 +10,16 @@ import {
   type OnGatewayDisconnect,
   type OnGatewayInit,
 } from '@nestjs/websockets';
-import type { ExtendedError, Namespace, Socket } from 'socket.io';
+import type {
+  Ack,
+  AckError,
+  AckRefusal,
+  CancelAccepted,
+  ClientToServerEvents,
+  DeliberationAccepted,
+  ServerToClientEvents,
+} from '@conclave/contracts';
+import type { DefaultEventsMap, ExtendedError, Namespace, Socket as IoSocket } from 'socket.io';
 import { ApiError } from '../common/api-error';
 import { errorAnswerOf } from '../common/error-answer';
 import { IDEMPOTENCY_KEY_RULE, isIdempotencyKey } from '../common/idempotency';
@@ -37,25 +46,24 @@ interface SocketState {
   batches: Map<string, () => void>;
 }
 
-/**
- * A refusal, as HTTP gives it for the same condition (errorAnswerOf, one rule for every transport):
- * its status, message and fields, and `retryAfterSeconds` (HTTP's Retry-After) on every 429 and 503.
- */
-interface AckError {
-  statusCode: number;
-  message: string;
-  fields?: Record<string, string>;
-  retryAfterSeconds?: number;
-}
-
-type Ack = { ok: true } | { error: AckError };
+/** A socket of the namespace: the contract's events; `data` is its state once the handshake admitted it. */
+type Socket = IoSocket<ClientToServerEvents, ServerToClientEvents, DefaultEventsMap, Partial<SocketState>>;
+type DeliberationsNamespace = Namespace<
+  ClientToServerEvents,
+  ServerToClientEvents,
+  DefaultEventsMap,
+  Partial<SocketState>
+>;
 
 const stateOf = (socket: Socket): SocketState => socket.data as SocketState;
 
 const ackLogger = new Logger('socket');
 
-/** An error as an ack: the status, message and retry hint HTTP answers it with. */
-function errorAck(error: unknown, event = 'message'): { error: AckError } {
+/**
+ * An error as an ack: the status, message and retry hint HTTP answers it with (errorAnswerOf, one
+ * rule for every transport).
+ */
+function errorAck(error: unknown, event = 'message'): AckRefusal {
   const { body, retryAfterSeconds, kind } = errorAnswerOf(error);
   if (kind === 'storage') {
     ackLogger.warn(`${event}: storage unavailable (${String((error as Error)?.message)})`);
@@ -71,7 +79,7 @@ function errorAck(error: unknown, event = 'message'): { error: AckError } {
 }
 
 /** A refusal of the gateway's own, with its status. */
-const refusal = (status: number, message: string, fields?: Record<string, string>): { error: AckError } =>
+const refusal = (status: number, message: string, fields?: Record<string, string>): AckRefusal =>
   errorAck(new ApiError(status, message, fields));
 
 /** A subscription the gateway closed (shutting down) or a socket already gone: come back (503). */
@@ -92,7 +100,7 @@ function handshakeRefusal(cause: unknown) {
 }
 
 /** A refused payload, as HTTP's 400 names its fields. */
-function invalidAck(fields: Record<string, string>): { error: AckError } {
+function invalidAck(fields: Record<string, string>): AckRefusal {
   return errorAck(ApiError.invalid(fields));
 }
 
@@ -104,7 +112,7 @@ function invalidAck(fields: Record<string, string>): { error: AckError } {
 function payloadOf<K extends string>(
   body: unknown,
   known: readonly K[],
-): { fields: Partial<Record<K, unknown>> } | { error: AckError } {
+): { fields: Partial<Record<K, unknown>> } | AckRefusal {
   if (body === undefined || body === null) return { fields: {} };
   if (typeof body !== 'object' || Array.isArray(body)) {
     return invalidAck({ payload: `must be an object with ${known.join(', ')}` });
@@ -122,7 +130,7 @@ function payloadOf<K extends string>(
 
 /** Bytes written to a socket that its client has not taken yet: engine.io's queue and the WebSocket's. */
 /** One of the user's subscription places (MAX_SUBSCRIPTIONS_PER_USER), or the ack refusing it. */
-function takePlace(state: SocketState): { giveBack: () => void } | { error: AckError } {
+function takePlace(state: SocketState): { giveBack: () => void } | AckRefusal {
   if (state.stream.isReleased) return gone('the socket is closed');
   try {
     return { giveBack: state.stream.subscribe() };
@@ -165,7 +173,9 @@ function dropConnection(socket: Socket): void {
 /** The Socket.IO protocol of 00-shared.md §4, namespace `/deliberations`. */
 // CORS and the origin check are set for the whole server by OriginCheckedIoAdapter.
 @WebSocketGateway({ namespace: '/deliberations' })
-export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGatewayDisconnect<Socket> {
+export class DeliberationsGateway
+  implements OnGatewayInit<DeliberationsNamespace>, OnGatewayDisconnect<Socket>
+{
   private readonly logger = new Logger('socket');
 
   constructor(
@@ -182,7 +192,7 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     @Inject(METRICS) private readonly metrics: Metrics,
   ) {}
 
-  afterInit(namespace: Namespace): void {
+  afterInit(namespace: DeliberationsNamespace): void {
     this.metrics.onScrape('conclave_connected_sockets', async () => {
       this.metrics.connectedSockets.set(namespace.sockets.size);
     });
@@ -269,7 +279,7 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
     packet: unknown[],
     proceed: (error?: Error) => void,
   ): void {
-    const refuse = (error: { error: AckError }) => {
+    const refuse = (error: AckRefusal) => {
       const ack = packet.at(-1);
       if (typeof ack === 'function') ack(error);
     };
@@ -319,7 +329,10 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
    * after a lost ack or a 503 never starts a second).
    */
   @SubscribeMessage('deliberate')
-  async deliberate(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown) {
+  async deliberate(
+    @ConnectedSocket() socket: Socket,
+    @MessageBody() body: unknown,
+  ): Promise<Ack<DeliberationAccepted>> {
     try {
       const { userId, keyId } = stateOf(socket);
       let request = body;
@@ -401,7 +414,7 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
       () => state.outflow.room(),
       { fetch: (after) => this.deliberations.replayOwnedAfter(userId, messageId, after), gate: opened },
     );
-    const refuse = (ack: { error: AckError }): { error: AckError } => {
+    const refuse = (ack: AckRefusal): AckRefusal => {
       delivery.close();
       open();
       return ack;
@@ -476,7 +489,7 @@ export class DeliberationsGateway implements OnGatewayInit<Namespace>, OnGateway
   async cancel(
     @ConnectedSocket() socket: Socket,
     @MessageBody() body: unknown,
-  ): Promise<{ ok: true; status: 'cancelled' } | { error: AckError }> {
+  ): Promise<Ack<CancelAccepted>> {
     const payload = payloadOf(body, ['messageId']);
     if ('error' in payload) return payload;
     const request = payload.fields;
