@@ -29,7 +29,10 @@ const LITERAL = /\b(?:status(?:Code)?\s*[:(]|writeHead\()\s*(?:[\w.]+\s*\?\s*\d{
  * Every place of the gateway that writes a 429 or 503 itself, and how that answer gets its
  * Retry-After. A new one fails this test until it is listed here, with its Retry-After.
  */
-const WRITERS: Record<string, { count: number; how: 'sets the header' | 'through a filter' | 'socket' }> = {
+const WRITERS: Record<
+  string,
+  { count: number; how: 'sets the header' | 'through a filter' | 'socket' | 'json-rpc error data' }
+> = {
   // The dashboard's guard answers itself (Express middleware, before Nest's filters).
   'ops/admin.ts': { count: 3, how: 'sets the header' },
   // /health/ready's 503.
@@ -41,6 +44,9 @@ const WRITERS: Record<string, { count: number; how: 'sets the header' | 'through
   'common/error-answer.ts': { count: 1, how: 'through a filter' },
   // LOST: sent by sendOpenAiError, which defaults Retry-After for 429 and 503.
   'openai/chat-run.ts': { count: 1, how: 'through a filter' },
+  // Not an HTTP answer: MCP resources/read's JSON-RPC error while storage is away, whose data carries
+  // retryAfterSeconds (RETRY_AFTER_SECONDS) beside the 503 (test/error-vocabulary.e2e-spec.ts).
+  'mcp/mcp.service.ts': { count: 1, how: 'json-rpc error data' },
 };
 
 describe('every 429 and 503 of the gateway carries Retry-After', () => {
