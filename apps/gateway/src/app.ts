@@ -14,6 +14,7 @@ import { ErrorFilter } from './common/error.filter';
 import { mountAdmin } from './ops/admin';
 import { serveWebClient } from './common/web-client';
 import { JsonNestLogger } from '@conclave/platform';
+import { THIRD_PARTY_PAGE_CSP } from './common/page-csp';
 
 const DOCS_PATH = '/api/docs';
 
@@ -21,18 +22,7 @@ const DOCS_PATH = '/api/docs';
  * The OpenAPI UI at /api/docs: its scripts (bundle, preset, init) are files of its own origin; its
  * page has an inline `<style>` and style attributes, so styles allow 'unsafe-inline', scripts never.
  */
-export const DOCS_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const DOCS_CSP = THIRD_PARTY_PAGE_CSP;
 
 /** An API key in a URL ends up in logs and histories: `?access_token=` is refused on every route. */
 const refuseKeysInUrls = (req: Request, res: Response, next: NextFunction): void => {

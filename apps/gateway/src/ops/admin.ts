@@ -19,6 +19,7 @@ import type { ConclaveConfig } from '@conclave/config';
 import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '@conclave/platform';
 import type { RedisClient } from '@conclave/redis';
 import { Queue } from 'bullmq';
+import { THIRD_PARTY_PAGE_CSP } from '../common/page-csp';
 
 export const ADMIN_PATH = '/admin/queues';
 /** Where the sign-in form posts the admin key, and where a session is ended. */
@@ -32,18 +33,7 @@ export const ADMIN_SESSION_COOKIE = 'conclave_admin_session';
  * script. Bull Board's inline `<style>` and style attributes need 'unsafe-inline' for styles; its
  * web-font stylesheet from another origin is refused (the page falls back to a system font).
  */
-export const ADMIN_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const ADMIN_CSP = THIRD_PARTY_PAGE_CSP;
 
 /**
  * The retention job's queue, for the dashboard: its runs and failures show beside the stages'. On
