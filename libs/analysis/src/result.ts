@@ -17,7 +17,12 @@ export interface NotComputable {
 
 export type Estimate = Computed | NotComputable;
 
-export type IntervalMethod = 'percentile-bootstrap' | 'wilson-score' | 'asymptotic-standard-error';
+export type IntervalMethod =
+  | 'percentile-bootstrap'
+  | 'wilson-score'
+  | 'asymptotic-standard-error'
+  | 'student-t'
+  | 'item-cluster-bootstrap';
 
 export interface Interval {
   readonly lower: number;

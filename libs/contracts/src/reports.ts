@@ -12,7 +12,12 @@ import type { ModeName } from './modes';
  * error for Cohen's κ.
  */
 
-export type ReportIntervalMethod = 'percentile-bootstrap' | 'wilson-score' | 'asymptotic-standard-error';
+export type ReportIntervalMethod =
+  | 'percentile-bootstrap'
+  | 'wilson-score'
+  | 'asymptotic-standard-error'
+  | 'student-t'
+  | 'item-cluster-bootstrap';
 
 export interface ReportInterval {
   lower: number;
