@@ -11,6 +11,7 @@ import { twoSidedZ } from '../normal';
 import { proportion } from '../proportion';
 import type { NumericSample } from '../quantile';
 import type { Interval } from '../result';
+import { logGamma } from '../inference/special';
 
 /** The contract's interval from the library's (a plain copy: contracts are mutable JSON). */
 export function reportInterval(interval: Interval | null): ReportInterval | null {
@@ -92,20 +93,6 @@ export function distribution<K extends string | number>(counts: CategoryDistribu
       share: c.share,
     })),
   };
-}
-
-/** Natural log of Γ(x), x > 0 (Lanczos, g = 7, n = 9; ~15 significant digits). */
-function logGamma(x: number): number {
-  const c = [
-    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
-    12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
-  ];
-  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
-  const z = x - 1;
-  let sum = c[0];
-  for (let i = 1; i < 9; i++) sum += c[i] / (z + i);
-  const t = z + 7.5;
-  return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(sum);
 }
 
 /**
