@@ -14,6 +14,8 @@ export interface BootstrapOptions {
 export const DEFAULT_BOOTSTRAP_RESAMPLES = 1000;
 export const DEFAULT_CONFIDENCE = 0.95;
 export const DEFAULT_SEED = 'conclave';
+/** One item resampled is that item every time: a zero-width "interval" would claim certainty. */
+export const SINGLE_ITEM_NO_INTERVAL = 'a single item gives no interval';
 
 export type BootstrapEstimate = EstimateWithInterval & {
   /** Items the statistic was computed over. */
@@ -89,6 +91,15 @@ export function bootstrapItems(
       reason: 'the statistic is undefined on these items',
       interval: null,
       intervalReason: null,
+      ...base,
+    };
+  }
+  if (itemCount < 2) {
+    return {
+      value: estimate,
+      reason: null,
+      interval: null,
+      intervalReason: SINGLE_ITEM_NO_INTERVAL,
       ...base,
     };
   }

@@ -105,7 +105,31 @@ export class CohenKappaAccumulator {
         stats.pe,
       );
     }
+    const rowsUsed = this.counts.filter((row) => row.some((count) => count > 0)).length;
+    const columnsUsed = this.counts[0].filter((_, j) => this.counts.some((row) => row[j] > 0)).length;
+    if (rowsUsed === 1 || columnsUsed === 1) {
+      // Against a constant rater, observed and chance agreement coincide, so κ is 0 whatever the
+      // other rater did: a number that says nothing about agreement.
+      return fail(
+        `${rowsUsed === 1 ? 'the first' : 'the second'} rater used one label throughout, so agreement beyond chance cannot be measured and κ is undefined`,
+        stats.po,
+        stats.pe,
+      );
+    }
     const se = asymptoticStandardError(this.counts, this.size, stats.kappa, stats.pe);
+    if (!(se > 0)) {
+      return {
+        value: stats.kappa,
+        reason: null,
+        interval: null,
+        intervalReason:
+          'the asymptotic variance of κ is not positive for this table, so it gives no interval',
+        ...base,
+        observedAgreement: stats.po,
+        expectedAgreement: stats.pe,
+        standardError: null,
+      };
+    }
     const z = twoSidedZ(confidence);
     return {
       value: stats.kappa,

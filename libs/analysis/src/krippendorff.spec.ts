@@ -92,11 +92,32 @@ describe("Krippendorff's α: undefined cases answer null with a reason", () => {
         'nominal',
       ).value,
     ).toBeCloseTo(0, 12);
-    expect(krippendorffAlpha([['APPROVE', 'REJECT']], 'interval')).toMatchObject({
+    expect(
+      krippendorffAlpha(
+        [
+          ['APPROVE', 'REJECT'],
+          ['APPROVE', 'APPROVE'],
+        ],
+        'interval',
+      ),
+    ).toMatchObject({
       value: null,
       reason: expect.stringMatching(/numeric/),
     });
-    expect(krippendorffAlpha([[-1, 2]], 'ratio').reason).toMatch(/non-negative/);
+    expect(
+      krippendorffAlpha(
+        [
+          [-1, 2],
+          [2, 2],
+        ],
+        'ratio',
+      ).reason,
+    ).toMatch(/non-negative/);
+    // one pairable unit: α would be 0 by construction (the "−2.22e-16, unreliable")
+    expect(krippendorffAlpha([[1, 2, 3]], 'interval')).toMatchObject({
+      value: null,
+      reason: 'only one unit has values from two or more coders: α needs at least two units',
+    });
   });
 
   it('never returns NaN or Infinity', () => {
@@ -143,7 +164,9 @@ function referenceAlpha(
   }
   let expected = 0;
   for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) if (i !== j) expected += delta(all[i], all[j]);
-  if (n === 0 || counts.size < 2) return null;
+  // α is undefined below two pairable units (Conclave's rule: with one unit the expected
+  // disagreement is computed from the very values it is compared with, so α is 0 by construction).
+  if (n === 0 || counts.size < 2 || pairable.length < 2) return null;
   return 1 - ((n - 1) * observed) / expected;
 }
 

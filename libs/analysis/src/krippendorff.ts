@@ -146,6 +146,11 @@ export class KrippendorffAlphaAccumulator {
           : 'no unit has values from two or more coders, so nothing can be compared',
       );
     }
+    if (this.pairableUnitCount === 1) {
+      // With one unit, the expected disagreement is measured on the same values as the observed
+      // one, so α is 0 by construction (up to rounding), whatever the coders did.
+      return fail('only one unit has values from two or more coders: α needs at least two units');
+    }
     const present = this.distinct.map((_, c) => c).filter((c) => this.marginals[c] > 0);
     if (present.length < 2) {
       return fail('every value is the same, so there is no variation to agree or disagree on');

@@ -3,6 +3,7 @@ import {
   DEFAULT_CONFIDENCE,
   DEFAULT_SEED,
   percentileInterval,
+  SINGLE_ITEM_NO_INTERVAL,
   type BootstrapEstimate,
   type BootstrapOptions,
 } from '../bootstrap';
@@ -54,6 +55,18 @@ export function bootstrapMeans(
       for (const v of present[c]) sum += v;
       return sum / n;
     });
+    if (n === 1) {
+      group.forEach((c, g) => {
+        results[c] = {
+          value: estimates[g],
+          reason: null,
+          interval: null,
+          intervalReason: SINGLE_ITEM_NO_INTERVAL,
+          ...base,
+        };
+      });
+      continue;
+    }
     const replicates = group.map(() => new Float64Array(resamples));
     const indices = new Uint32Array(n);
     const rng = new SeededRandom(seed);

@@ -7,11 +7,11 @@ import type {
 } from '@conclave/contracts';
 import type { BootstrapEstimate } from '../bootstrap';
 import type { CategoryDistribution } from '../descriptive';
-import { twoSidedZ } from '../normal';
 import { proportion } from '../proportion';
 import type { NumericSample } from '../quantile';
 import type { Interval } from '../result';
 import { logGamma } from '../inference/special';
+import { tInterval } from '../inference/student-t';
 
 /** The contract's interval from the library's (a plain copy: contracts are mutable JSON). */
 export function reportInterval(interval: Interval | null): ReportInterval | null {
@@ -47,7 +47,10 @@ export function rate(count: number, n: number, confidence = 0.95): ReportRate {
   };
 }
 
-/** A mean with a normal interval from its standard error (mean ± z·SE). */
+/**
+ * A mean with an interval from its standard error over n items: mean ± t·SE with n − 1 degrees of
+ * freedom (Student), which keeps its coverage at the handful of items a rater may have scored.
+ */
 export function standardErrorFigure(
   value: number | null,
   standardError: number | null,
@@ -58,18 +61,9 @@ export function standardErrorFigure(
   if (standardError === null) {
     return { value, n, interval: null, note: 'a single item gives no interval' };
   }
-  const z = twoSidedZ(confidence);
-  return {
-    value,
-    n,
-    interval: {
-      lower: value - z * standardError,
-      upper: value + z * standardError,
-      confidence,
-      method: 'asymptotic-standard-error',
-    },
-    note: null,
-  };
+  const interval = tInterval(value, standardError, n, confidence);
+  if (interval === null) return { value, n, interval: null, note: 'a single item gives no interval' };
+  return { value, n, interval: reportInterval(interval), note: null };
 }
 
 /** A plain value with no interval, and why there is none. */

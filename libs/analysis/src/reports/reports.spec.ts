@@ -134,7 +134,10 @@ describe('batch report builders on hand-made rows', () => {
     expect(first.juror).toBe('sim/j1');
     expect(first.leniency.value).toBeCloseTo(4 / 3, 10);
     expect(first.leniency.n).toBe(3);
-    expect(first.leniency.interval?.method).toBe('asymptotic-standard-error');
+    // Student t with n − 1 = 2 degrees of freedom (SciPy: t.ppf(0.975, 2) = 4.302652729749462) on the
+    // standard error 2/3 (sd of 2, 2, 0 is √(4/3), over √3), not z's 1.96
+    expect(first.leniency.interval?.method).toBe('student-t');
+    expect(first.leniency.interval?.upper).toBeCloseTo(4 / 3 + 4.302652729749462 * (2 / 3), 9);
     for (const other of others) expect(other.leniency.value).toBeCloseTo(-2 / 3, 10);
     expect(first.dimensions.map((d) => d.dimension)).toEqual(DIMENSIONS);
     expect(jury.jurors.find((j) => j.juror === 'sim/j3')?.parseFailures).toMatchObject({ count: 1, n: 3 });
