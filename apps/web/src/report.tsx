@@ -21,6 +21,7 @@ import type {
   ReportJury,
   ReportModelUsage,
   ReportPositionBias,
+  ReportPositionTest,
   ReportQuantiles,
   ReportRate,
   ReportReferenceAgreement,
@@ -432,6 +433,18 @@ function ReferenceSection({ reference }: { reference: ReportReferenceAgreement |
   );
 }
 
+const pValueText = (p: number) => (p < 0.001 ? '< 0.001' : p.toFixed(3));
+
+function positionTestText(test: ReportPositionTest): string {
+  if (!test.run) return `Not tested: ${test.reason}.`;
+  const adjusted =
+    test.holmAdjustedPValue === null ? '' : `, Holm-adjusted p = ${pValueText(test.holmAdjustedPValue)}`;
+  return (
+    `χ² = ${test.statistic.toFixed(2)}, df = ${test.degreesOfFreedom}, p = ${pValueText(test.pValue)}${adjusted} ` +
+    `(against an even split; item-level permutation test, ${count(test.resamples)} relabellings).`
+  );
+}
+
 function PositionBiasSection({ bias }: { bias: ReportPositionBias }) {
   return (
     <section aria-label="position bias" className="report-part">
@@ -447,11 +460,7 @@ function PositionBiasSection({ bias }: { bias: ReportPositionBias }) {
               min={0}
               max={1}
               reference={{ value: 1 / g.answersShown, label: 'no position effect' }}
-              caption={`${count(g.items)} items, ${count(g.validVotes)} valid votes.${
-                g.chiSquare
-                  ? ` χ² = ${g.chiSquare.statistic.toFixed(2)}, df = ${g.chiSquare.degreesOfFreedom}, p = ${g.chiSquare.pValue < 0.001 ? '< 0.001' : g.chiSquare.pValue.toFixed(3)} (against an even split).`
-                  : ''
-              }`}
+              caption={`${count(g.items)} items, ${count(g.validVotes)} valid votes. ${positionTestText(g.test)}`}
             />
           </div>
         ))}

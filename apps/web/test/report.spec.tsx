@@ -247,7 +247,18 @@ const everyMode: BatchReport = {
             votes: rate(10, 30),
             expectedShare: 1 / 3,
           })),
-          chiSquare: { statistic: 0, degreesOfFreedom: 2, pValue: 1 },
+          test: {
+            run: true,
+            method: 'item-level permutation test',
+            unit: 'item',
+            items: 10,
+            statistic: 0,
+            degreesOfFreedom: 2,
+            pValue: 1,
+            holmAdjustedPValue: null,
+            resamples: 1000,
+            seed: 'b:positions:3',
+          },
         },
       ],
     },
@@ -470,6 +481,10 @@ describe('ReportView: every other mode', () => {
       'sim/athena 1.4 (95% interval 1.2 to 1.7)',
     );
     expect(chart(container, /Share of valid votes by the position shown/)).toBeTruthy();
+    // the position test names its method and its unit
+    expect(screen.getByRole('region', { name: 'council' }).textContent).toContain(
+      'p = 1.000 (against an even split; item-level permutation test, 1,000 relabellings).',
+    );
     expect(screen.getByRole('region', { name: 'vote' }).textContent).toContain(noBias.explanation);
     expect(chart(container, /Win rate per model/)!.querySelectorAll('circle.point')).toHaveLength(2);
     expect(screen.getByRole('table', { name: 'revision decisions per model' })).toBeTruthy();

@@ -38,8 +38,14 @@ export class CohenKappaAccumulator {
   private size = 0;
   private skippedCount = 0;
 
-  /** Categories given up front fix the order of the confusion matrix rows and columns. */
-  constructor(categories: readonly string[] = []) {
+  /**
+   * Categories given up front fix the order of the confusion matrix rows and columns; `raters`
+   * names the two sides in the reasons a result gives.
+   */
+  constructor(
+    categories: readonly string[] = [],
+    private readonly raters: { readonly a: string; readonly b: string } = { a: 'rater A', b: 'rater B' },
+  ) {
     for (const category of categories) this.index(category);
   }
 
@@ -111,7 +117,7 @@ export class CohenKappaAccumulator {
       // Against a constant rater, observed and chance agreement coincide, so κ is 0 whatever the
       // other rater did: a number that says nothing about agreement.
       return fail(
-        `${rowsUsed === 1 ? 'the first' : 'the second'} rater used one label throughout, so agreement beyond chance cannot be measured and κ is undefined`,
+        `${rowsUsed === 1 ? this.raters.a : this.raters.b} used one label throughout, so agreement beyond chance cannot be measured and κ is undefined`,
         stats.po,
         stats.pe,
       );

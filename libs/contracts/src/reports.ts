@@ -142,9 +142,39 @@ export interface ReportPositionGroup {
   items: number;
   validVotes: number;
   positions: ReportPositionShare[];
-  /** Pearson's χ² of the votes per position against a uniform split; df = answersShown − 1. */
-  chiSquare: { statistic: number; degreesOfFreedom: number; pValue: number } | null;
+  /** Whether votes depart from an even split by position, tested with the item as the unit. */
+  test: ReportPositionTest;
 }
+
+/**
+ * The position-bias test of one group of items. Its unit is the item: every voter on an item saw
+ * the same shuffle, so the item's votes are relabelled together (a permutation test), never treated
+ * as independent observations.
+ */
+export type ReportPositionTest =
+  | {
+      run: true;
+      /** The method in words. */
+      method: string;
+      unit: 'item';
+      /** Items with at least one valid vote. */
+      items: number;
+      /** Pearson's χ² of the pooled votes per position against an even split (the test statistic). */
+      statistic: number;
+      degreesOfFreedom: number;
+      /** Permutation p-value: (1 + relabellings at least as extreme) / (1 + resamples). */
+      pValue: number;
+      /** Holm-adjusted over the groups of this section when there are several; else null. */
+      holmAdjustedPValue: number | null;
+      resamples: number;
+      seed: string;
+    }
+  | {
+      run: false;
+      items: number;
+      /** Why the test was not run (too few items), for the reader. */
+      reason: string;
+    };
 
 export interface ReportPositionBias {
   /** False when the mode shows its labels in a fixed order, so position and model cannot be told apart. */

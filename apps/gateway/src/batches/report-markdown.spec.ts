@@ -1,4 +1,10 @@
-import { BatchReportBuilder, ComparisonSide, compareSides, type ReportAggregates } from '@conclave/analysis';
+import {
+  BatchReportBuilder,
+  ComparisonSide,
+  compareSides,
+  rate,
+  type ReportAggregates,
+} from '@conclave/analysis';
 import { checkAnnotations, itemsFromCsv, parseBatch, splitAnnotations } from './batch-input';
 import { escapeMarkdown } from '@conclave/outcomes';
 import { comparisonMarkdown, reportMarkdown } from './report-markdown';
@@ -256,5 +262,69 @@ describe('reference and key of batch items', () => {
     });
     expect(checkAnnotations({ key: 'a\u0000' }, jury, keys, 3)).toMatchObject({ ok: false });
     expect(checkAnnotations({ key: ['x'] }, jury, keys, 3)).toMatchObject({ ok: false });
+  });
+});
+
+describe('report Markdown: position bias', () => {
+  it('names the test, its unit and its p-values, and says when and why a group was not tested', () => {
+    const positions = (k: number) =>
+      Array.from({ length: k }, (_, i) => ({
+        position: i + 1,
+        label: `Response ${'ABCD'[i]}`,
+        votes: rate(i === 0 ? 10 : 5, 10 + 5 * (k - 1)),
+        expectedShare: 1 / k,
+      }));
+    const base = report();
+    const markdown = reportMarkdown({
+      ...base,
+      vote: {
+        items: 14,
+        invalidVotes: rate(0, 30),
+        models: [],
+        ties: { tied: rate(0, 14), brokenBy: [] },
+        positionBias: {
+          computable: true,
+          explanation: 'Vote shuffles the labels.',
+          groups: [
+            {
+              answersShown: 3,
+              items: 12,
+              validVotes: 20,
+              positions: positions(3),
+              test: {
+                run: true,
+                method: 'item-level permutation test',
+                unit: 'item',
+                items: 12,
+                statistic: 2.5,
+                degreesOfFreedom: 2,
+                pValue: 0.0412,
+                holmAdjustedPValue: 0.0824,
+                resamples: 1000,
+                seed: 'b:positions:3',
+              },
+            },
+            {
+              answersShown: 4,
+              items: 2,
+              validVotes: 6,
+              positions: positions(4),
+              test: {
+                run: false,
+                items: 2,
+                reason: 'fewer than 10 items with a valid vote (2): too few to test',
+              },
+            },
+          ],
+        },
+        reference: null,
+      },
+    });
+    expect(markdown).toContain(
+      '3 answers shown, 12 items, 20 valid votes; χ² = 2.50 (df = 2), p = 0.0412, Holm-adjusted p = 0.0824 (item-level permutation test over 12 items, 1000 relabellings)',
+    );
+    expect(markdown).toContain(
+      '4 answers shown, 2 items, 6 valid votes; not tested: fewer than 10 items with a valid vote \\(2\\): too few to test',
+    );
   });
 });

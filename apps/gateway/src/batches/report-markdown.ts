@@ -12,6 +12,7 @@ import type {
   ReportJury,
   ReportModelUsage,
   ReportPositionBias,
+  ReportPositionTest,
   ReportQuantiles,
   ReportRate,
   ReportReferenceAgreement,
@@ -71,15 +72,22 @@ function distribution(d: ReportDistribution): string {
   return `${d.categories.map((c) => `${text(c.category)}: ${c.count} (${percent(c.share)})`).join(', ')} (n = ${d.n})`;
 }
 
+function positionTest(test: ReportPositionTest): string {
+  if (!test.run) return `not tested: ${text(test.reason)}`;
+  const adjusted =
+    test.holmAdjustedPValue === null ? '' : `, Holm-adjusted p = ${number(test.holmAdjustedPValue, 4)}`;
+  return (
+    `χ² = ${number(test.statistic)} (df = ${test.degreesOfFreedom}), p = ${number(test.pValue, 4)}${adjusted} ` +
+    `(item-level permutation test over ${test.items} items, ${test.resamples} relabellings)`
+  );
+}
+
 function positionBias(p: ReportPositionBias): string[] {
   const lines = ['### Position bias', '', p.explanation, ''];
   if (!p.computable) return lines;
   for (const group of p.groups) {
     lines.push(
-      `${group.answersShown} answers shown, ${group.items} items, ${group.validVotes} valid votes` +
-        (group.chiSquare
-          ? `; χ² = ${number(group.chiSquare.statistic)} (df = ${group.chiSquare.degreesOfFreedom}), p = ${number(group.chiSquare.pValue, 4)}`
-          : ''),
+      `${group.answersShown} answers shown, ${group.items} items, ${group.validVotes} valid votes; ${positionTest(group.test)}`,
       '',
       ...table(
         ['Position', 'Votes (95 % CI)', 'Expected share'],

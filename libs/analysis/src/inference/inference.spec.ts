@@ -133,6 +133,17 @@ describe('position-bias test whose unit is the item', () => {
     expect(result.run && result.pValue).toBeLessThan(0.01);
   });
 
+  it('its statistic is Pearson’s χ² of the pooled counts against an even split', () => {
+    const items: PositionItem[] = Array.from({ length: 12 }, (_, i) => ({
+      answersShown: 3,
+      votedPositions: i < 6 ? [1, 1] : [i % 3 === 0 ? 2 : 3],
+    }));
+    const result = positionPermutationTest(items, { resamples: 99 });
+    // counts: position 1: 12, position 2: 2, position 3: 4; E = 6
+    expect(result.run && result.statistic).toBeCloseTo(((12 - 6) ** 2 + (2 - 6) ** 2 + (4 - 6) ** 2) / 6, 12);
+    expect(result.run && result.independentVotesPValue).toBeCloseTo(chiSquareUpperTail(56 / 6, 2), 12);
+  });
+
   it('a single item is not tested, and the reason says why', () => {
     const result = positionPermutationTest([{ answersShown: 3, votedPositions: [1, 1, 1] }]);
     expect(result).toEqual({

@@ -1,7 +1,9 @@
 import type { ReportContestModel, ReportDebate, ReportRevisionModel, ReportVote } from '@conclave/contracts';
 import { CategoryCounts } from '../descriptive';
 import { contestFacts, labelPosition, type ContestFacts } from './extract';
-import { distribution, rate } from './figures';
+import type { BootstrapOptions } from '../bootstrap';
+import type { ClusterCount } from '../inference/cluster-proportion';
+import { clusteredRate, distribution, rate } from './figures';
 import { PositionTracker } from './position';
 import { ReferenceTracker } from './reference';
 import type { ReportItem, ReportStageRow } from './rows';
@@ -21,6 +23,8 @@ interface ModelTally {
   winsByTiebreak: number;
   votesReceived: number;
   votesOnItems: number;
+  /** Per item the model contested: votes it received of the item's valid votes (the share's clusters). */
+  voteClusters: ClusterCount[];
 }
 
 interface RevisionTally {
@@ -56,7 +60,15 @@ export class ContestReportBuilder {
   private tally(model: string): ModelTally {
     let tally = this.models.get(model);
     if (tally === undefined) {
-      tally = { contests: 0, wins: 0, tiedFirst: 0, winsByTiebreak: 0, votesReceived: 0, votesOnItems: 0 };
+      tally = {
+        contests: 0,
+        wins: 0,
+        tiedFirst: 0,
+        winsByTiebreak: 0,
+        votesReceived: 0,
+        votesOnItems: 0,
+        voteClusters: [],
+      };
       this.models.set(model, tally);
     }
     return tally;
@@ -88,6 +100,7 @@ export class ContestReportBuilder {
       if (tiedModels.has(model)) t.tiedFirst++;
       t.votesReceived += received.get(model) ?? 0;
       t.votesOnItems += facts.validVotes;
+      t.voteClusters.push({ successes: received.get(model) ?? 0, trials: facts.validVotes });
     }
     if (facts.winner !== null) {
       this.decided++;
@@ -120,7 +133,7 @@ export class ContestReportBuilder {
     return facts;
   }
 
-  private voteResult(): ReportVote {
+  private voteResult(options: BootstrapOptions): ReportVote {
     const models = [...this.models]
       .map(([model, t]): ReportContestModel => ({
         model,
@@ -129,7 +142,12 @@ export class ContestReportBuilder {
         winRate: rate(t.wins, t.contests),
         tiedFirst: t.tiedFirst,
         winsByTiebreak: t.winsByTiebreak,
-        voteShare: rate(t.votesReceived, t.votesOnItems),
+        // All voters on an item see the same answers and mostly agree: the share's interval
+        // resamples items, not votes.
+        voteShare: clusteredRate(t.voteClusters, {
+          ...options,
+          seed: `${String(options.seed ?? '')}:share:${model}`,
+        }),
       }))
       .sort(
         (a, b) =>
@@ -146,16 +164,17 @@ export class ContestReportBuilder {
       },
       positionBias: this.positions.result(
         this.mode === 'vote' ? VOTE_POSITION_EXPLANATION : DEBATE_POSITION_EXPLANATION,
+        options,
       ),
       reference: this.reference.result(),
     };
   }
 
-  result(): ReportVote {
-    return this.voteResult();
+  result(options: BootstrapOptions = {}): ReportVote {
+    return this.voteResult(options);
   }
 
-  debateResult(): ReportDebate {
+  debateResult(options: BootstrapOptions = {}): ReportDebate {
     const revisions = [...this.revisions]
       .map(([model, r]): ReportRevisionModel => ({
         model,
@@ -167,7 +186,7 @@ export class ContestReportBuilder {
       }))
       .sort((a, b) => (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
     return {
-      ...this.voteResult(),
+      ...this.voteResult(options),
       revisions,
       winnerDecision: distribution(this.winnerDecision.result()),
       winnerWasRevised: rate(this.winnerRevised, this.decided),

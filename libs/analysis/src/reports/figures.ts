@@ -5,7 +5,8 @@ import type {
   ReportQuantiles,
   ReportRate,
 } from '@conclave/contracts';
-import type { BootstrapEstimate } from '../bootstrap';
+import type { BootstrapEstimate, BootstrapOptions } from '../bootstrap';
+import { clusteredProportion, type ClusterCount } from '../inference/cluster-proportion';
 import type { CategoryDistribution } from '../descriptive';
 import { proportion } from '../proportion';
 import type { NumericSample } from '../quantile';
@@ -32,6 +33,21 @@ export function bootstrapFigure(estimate: BootstrapEstimate): ReportFigure {
     n: estimate.items,
     interval: reportInterval(estimate.interval),
     note: estimate.reason ?? estimate.intervalReason,
+  };
+}
+
+/**
+ * A share pooled over items whose trials are not independent (the votes on one item): Σ count /
+ * Σ n with an item-cluster bootstrap interval (`clusteredProportion`).
+ */
+export function clusteredRate(clusters: readonly ClusterCount[], options: BootstrapOptions = {}): ReportRate {
+  const estimate = clusteredProportion(clusters, options);
+  return {
+    value: estimate.value,
+    n: estimate.trials,
+    count: estimate.successes,
+    interval: reportInterval(estimate.interval),
+    note: estimate.value === null ? 'no cases to count' : estimate.intervalReason,
   };
 }
 

@@ -1,56 +1,77 @@
-import type { ReportPositionBias, ReportPositionGroup } from '@conclave/contracts';
-import { chiSquareUpperTail, rate } from './figures';
+import type { ReportPositionBias, ReportPositionGroup, ReportPositionTest } from '@conclave/contracts';
+import type { BootstrapOptions } from '../bootstrap';
+import { holmAdjust } from '../inference/exact';
+import { positionPermutationTest, type PositionItem } from '../inference/position-permutation';
+import { rate } from './figures';
 
 const labelOf = (position: number) => `Response ${String.fromCharCode(64 + position)}`;
+
+/** Relabellings per position test in a report: p-values resolve to 1/1 001. */
+export const REPORT_POSITION_RESAMPLES = 1000;
 
 /**
  * Votes by the position the chosen answer was shown at. With labels shuffled per item, every
  * model is equally likely at every position, so without a position effect each of k positions
- * gets 1/k of the votes; a χ² test against that uniform split says how surprising the counts are.
+ * gets 1/k of the votes. Whether the counts depart from that is tested with the item as the unit
+ * (`positionPermutationTest`): all voters on an item saw the same shuffle and mostly chose the same
+ * answer, so treating votes as independent would overstate the evidence many times over.
  */
 export class PositionTracker {
-  private readonly groups = new Map<number, { items: number; votes: number[] }>();
+  private readonly groups = new Map<number, { votes: number[]; items: PositionItem[] }>();
 
   /** One item: how many answers were shown, and the 1-based position of each valid vote. */
   add(answersShown: number, votedPositions: readonly number[]): void {
     if (answersShown < 2) return;
     let group = this.groups.get(answersShown);
     if (group === undefined) {
-      group = { items: 0, votes: new Array<number>(answersShown).fill(0) };
+      group = { votes: new Array<number>(answersShown).fill(0), items: [] };
       this.groups.set(answersShown, group);
     }
-    group.items++;
-    for (const position of votedPositions) {
-      if (position >= 1 && position <= answersShown) group.votes[position - 1]++;
-    }
+    const valid = votedPositions.filter((position) => position >= 1 && position <= answersShown);
+    for (const position of valid) group.votes[position - 1]++;
+    group.items.push({ answersShown, votedPositions: valid });
   }
 
-  result(explanation: string): ReportPositionBias {
-    const groups = [...this.groups]
-      .sort(([a], [b]) => a - b)
-      .map(([k, group]): ReportPositionGroup => {
-        const total = group.votes.reduce((a, b) => a + b, 0);
-        const expected = total / k;
-        const statistic =
-          total === 0
-            ? null
-            : group.votes.reduce((sum, observed) => sum + (observed - expected) ** 2 / expected, 0);
-        return {
-          answersShown: k,
-          items: group.items,
-          validVotes: total,
-          positions: group.votes.map((votes, i) => ({
-            position: i + 1,
-            label: labelOf(i + 1),
-            votes: rate(votes, total),
-            expectedShare: 1 / k,
-          })),
-          chiSquare:
-            statistic === null
-              ? null
-              : { statistic, degreesOfFreedom: k - 1, pValue: chiSquareUpperTail(statistic, k - 1) },
-        };
-      });
+  result(explanation: string, options: BootstrapOptions = {}): ReportPositionBias {
+    const ordered = [...this.groups].sort(([a], [b]) => a - b);
+    const tests = ordered.map(([k, group]) =>
+      positionPermutationTest(group.items, {
+        resamples: REPORT_POSITION_RESAMPLES,
+        seed: `${String(options.seed ?? 'conclave')}:positions:${k}`,
+      }),
+    );
+    // Several groups (items that showed different numbers of answers) are several tests.
+    const adjusted = tests.length > 1 ? holmAdjust(tests.map((t) => (t.run ? t.pValue : null))) : null;
+    const groups = ordered.map(([k, group], index): ReportPositionGroup => {
+      const total = group.votes.reduce((a, b) => a + b, 0);
+      const outcome = tests[index];
+      const test: ReportPositionTest = outcome.run
+        ? {
+            run: true,
+            method: outcome.method,
+            unit: 'item',
+            items: outcome.items,
+            statistic: outcome.statistic,
+            degreesOfFreedom: k - 1,
+            pValue: outcome.pValue,
+            holmAdjustedPValue: adjusted?.[index] ?? null,
+            resamples: outcome.resamples,
+            seed: String(outcome.seed),
+          }
+        : { run: false, items: outcome.items, reason: outcome.reason };
+      return {
+        answersShown: k,
+        items: group.items.length,
+        validVotes: total,
+        positions: group.votes.map((votes, i) => ({
+          position: i + 1,
+          label: labelOf(i + 1),
+          votes: rate(votes, total),
+          expectedShare: 1 / k,
+        })),
+        test,
+      };
+    });
     return { computable: true, explanation, groups };
   }
 }

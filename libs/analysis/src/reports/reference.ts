@@ -25,7 +25,7 @@ export class ReferenceTracker {
     private readonly comparedWith: string,
     categories: readonly string[] = [],
   ) {
-    this.cohen = new CohenKappaAccumulator(categories);
+    this.cohen = new CohenKappaAccumulator(categories, { a: 'the reference', b: comparedWith });
   }
 
   /** A complete item; `reference` null when it carries none. */
