@@ -1,9 +1,5 @@
 import type { DeliveredEvent } from '@conclave/contracts';
-import {
-  describeLine,
-  participantLabel as labelFor,
-  stageLabel,
-} from '@conclave/deliberation/event-text';
+import { describeLine, participantLabel as labelFor, stageLabel } from '@conclave/deliberation/event-text';
 
 export { stageLabel };
 

@@ -1,11 +1,18 @@
 import type { Stage1Response } from './council';
 import type { DebateVoteResult, DebateWinnerResult, LabelMap, RevisionRoundResult } from './debate';
-import type { DelphiClassification, DelphiEstimateSummary, DelphiReport, DelphiStats, QuestionType } from './delphi';
+import type {
+  DelphiClassification,
+  DelphiEstimateSummary,
+  DelphiReport,
+  DelphiStats,
+  QuestionType,
+} from './delphi';
 import type {
   CouncilEventPayloads,
   ErrorPayload,
   EventEnvelope,
   ExtensionEventPayloads,
+  NoPayload,
 } from './events';
 import type { ForemanReport, JurorAssessment, JurorSummary, JuryPresentation } from './jury';
 import type { ModeName } from './modes';
@@ -19,29 +26,29 @@ import type { TiebreakResult, VoteTallyResult, VoteWinnerResult } from './vote';
  */
 export interface VoteEventPayloads {
   vote_session_start: { conversationId: string; messageId: string; mode: 'vote' };
-  stage1_start: Record<string, never>;
+  stage1_start: NoPayload;
   stage1_complete: { data: Stage1Response[] };
   vote_start: { data: { labelMap: LabelMap } };
   vote_complete: { data: VoteTallyResult };
-  tiebreak_start: Record<string, never>;
+  tiebreak_start: NoPayload;
   tiebreak_complete: { data: TiebreakResult };
   winner_declared: { data: VoteWinnerResult };
 }
 
 export interface JuryEventPayloads {
   jury_start: { conversationId: string; messageId: string; mode: 'jury' };
-  present_start: Record<string, never>;
+  present_start: NoPayload;
   present_complete: { data: JuryPresentation };
-  deliberation_start: Record<string, never>;
+  deliberation_start: NoPayload;
   juror_complete: { data: JurorAssessment };
   all_jurors_complete: { data: JurorSummary };
-  verdict_start: Record<string, never>;
+  verdict_start: NoPayload;
   verdict_complete: { data: ForemanReport };
 }
 
 export interface DebateEventPayloads {
   debate_start: { conversationId: string; messageId: string; mode: 'debate' };
-  round1_start: Record<string, never>;
+  round1_start: NoPayload;
   round1_complete: { data: Stage1Response[] };
   revision_start: { data: { labelMap: LabelMap } };
   revision_complete: { data: RevisionRoundResult };
@@ -60,7 +67,7 @@ export interface DelphiEventPayloads {
   };
   convergence_reached: { round: number; stats: DelphiStats };
   max_rounds_reached: { round: number; stats: DelphiStats };
-  synthesis_start: Record<string, never>;
+  synthesis_start: NoPayload;
   synthesis_complete: { data: DelphiReport };
 }
 
@@ -79,7 +86,7 @@ export interface ModeEventPayloads {
 /** Stored events every mode sends: the mode documents' shared ones and the extension events. */
 export interface SharedEventPayloads extends ExtensionEventPayloads {
   title_complete: { data: { title: string } };
-  complete: Record<string, never>;
+  complete: NoPayload;
   error: ErrorPayload;
 }
 
@@ -90,7 +97,8 @@ export type SharedEventType = keyof SharedEventPayloads & string;
 export type TypedEventOf<Table, T extends keyof Table & string> = EventEnvelope & { type: T } & Table[T];
 
 /** The discriminated union of the events of a payload table. */
-export type EventUnionOf<Table> = { [T in keyof Table & string]: TypedEventOf<Table, T> }[keyof Table & string];
+export type EventUnionOf<Table> = { [T in keyof Table & string]: TypedEventOf<Table, T> }[keyof Table &
+  string];
 
 /** A mode's own events, as a discriminated union on `type`. */
 export type ModeOwnEvent<M extends ModeName> = EventUnionOf<ModeEventPayloads[M]>;

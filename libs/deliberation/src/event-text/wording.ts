@@ -82,7 +82,9 @@ export const plainPhase = (stage: string, phase: 'start' | 'complete') => ({
 export const OPENING: EventReading<EventEnvelope> = { cli: null, mcp: null, reasoning: null, web: null };
 
 /** `stage1_complete` (council, vote), `round1_complete` (debate): the answers collected. */
-export const answersCollected = (stage: string): EventReading<EventEnvelope & { data: Stage1Response[] }> => ({
+export const answersCollected = (
+  stage: string,
+): EventReading<EventEnvelope & { data: Stage1Response[] }> => ({
   cli: (e) => `[${stage}] complete: ${e.data.length} answers`,
   mcp: (e) => `${stage} complete: ${e.data.length} answers`,
   reasoning: (e) => `${plural(list(e.data).length, 'answer')} collected.`,

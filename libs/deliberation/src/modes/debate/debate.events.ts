@@ -33,7 +33,11 @@ export const debateEventText: ModeEventText<'debate'> = {
       reasoning: () =>
         'Debate: opening answers, a revision round in which each model reads the others, then a vote.',
     },
-    round1_start: { ...plainPhase('round1', 'start'), reasoning: () => 'Round 1: each model answers.', web: null },
+    round1_start: {
+      ...plainPhase('round1', 'start'),
+      reasoning: () => 'Round 1: each model answers.',
+      web: null,
+    },
     round1_complete: answersCollected('round1'),
     revision_start: {
       ...plainPhase('revision', 'start'),
