@@ -41,8 +41,8 @@ export type EventTextTable<Table> = {
 
 /**
  * How a mode's events read: every event type of its own (ModeEventPayloads), and what its stages'
- * calls did when one succeeds (`reasoning`: "sim/a ranked the anonymised answers."); a stage key
- * `round_n` stands for every `round_<number>`.
+ * calls did when one succeeds (`reasoning`: "sim/a ranked the anonymised answers."); the key
+ * `round_n` stands for every stage named `round_…` (Delphi's `round_1`, `round_2`, …).
  */
 export interface ModeEventText<M extends ModeName> {
   readonly events: EventTextTable<ModeEventPayloads[M]>;
