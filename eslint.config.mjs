@@ -24,6 +24,38 @@ export default tseslint.config(
     },
   },
   {
+    // The event describer and each mode's event texts are bundled by the web client too
+    // (apps/web/vite.config.mts): they import the contracts and each other only, never the engine.
+    files: ['libs/deliberation/src/event-text/**/*.ts', 'libs/deliberation/src/modes/*/*.events.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@nestjs/*', 'node:*', 'typeorm', 'bullmq', 'ioredis', 'socket.io', 'express', 'pg'],
+              message: 'The web bundles this: no framework, no Node.',
+            },
+            {
+              group: ['@conclave/*', '!@conclave/contracts'],
+              message: 'The web bundles this: contracts only.',
+            },
+            {
+              group: ['**/engine/**', '**/shared/**', '**/*.mode', '**/*.prompts', '**/*.config', '**/*.sim'],
+              message: 'The web bundles this: no engine or mode code, only the event texts.',
+            },
+            {
+              // an index (`..`, `../modes`, `../index`): the library's or every mode's engine code
+              regex: '^(\\.{1,2}(/\\.\\.)*|.*/modes|.*/index)$',
+              message: 'The web bundles this: no engine or mode code, only the event texts.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The analysis library is plain TypeScript that must also run in the browser: no framework,
     // no Node-only modules (architecture rule).
     files: ['libs/analysis/src/**/*.ts'],

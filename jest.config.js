@@ -20,6 +20,7 @@ const shared = {
   moduleNameMapper: {
     '^@conclave/(contracts|deliberation|llm|persistence|config|observability|redis|platform|analysis|outcomes)$':
       '<rootDir>/libs/$1/src',
+    '^@conclave/deliberation/event-text$': '<rootDir>/libs/deliberation/src/event-text',
     // marked ships only ESM under its main entry; its UMD build is the same code for jest's CommonJS.
     '^marked$': '<rootDir>/node_modules/marked/lib/marked.umd.js',
   },

@@ -69,6 +69,10 @@ export default defineConfig({
   resolve: {
     alias: {
       '@conclave/contracts': fileURLToPath(new URL('../../libs/contracts/src/index.ts', import.meta.url)),
+      // The event describer only (its files import nothing but the contracts), not the engine.
+      '@conclave/deliberation/event-text': fileURLToPath(
+        new URL('../../libs/deliberation/src/event-text/index.ts', import.meta.url),
+      ),
     },
   },
   oxc: { jsx: { runtime: 'automatic' } },

@@ -1,4 +1,5 @@
-import { appendLivePiece, resumedLine, type DeliveredEvent, type LiveEvent } from '@conclave/contracts';
+import { appendLivePiece, type DeliveredEvent, type LiveEvent } from '@conclave/contracts';
+import { describeLine, participantLabel } from '@conclave/deliberation/event-text';
 
 /** `stopped`: the call was still running when the deliberation was cancelled or failed. */
 export type CallState = 'waiting' | 'answering' | 'done' | 'failed' | 'retried' | 'stopped';
@@ -60,8 +61,8 @@ const STATE: Record<string, CallState> = {
 
 const SETTLED: readonly CallState[] = ['done', 'failed', 'stopped'];
 
-export const labelOf = (participant: unknown): string =>
-  typeof participant === 'number' ? `Panelist ${participant}` : String(participant);
+/** Who made a call, in the event describer's words: the model, or "Panelist n" (Delphi). */
+export const labelOf = (participant: unknown): string => participantLabel(participant, 'web');
 
 /**
  * The state with one call changed by `change` (which gets the call, or a new one, and returns its
@@ -137,10 +138,7 @@ function stopRunning(stages: Stage[], at: string): Stage[] {
 export function applyEvent(state: TimelineState, event: DeliveredEvent): TimelineState {
   let next: TimelineState = { ...state, events: [...state.events, event] };
   if (event.type === 'model_progress') next = applyProgress(next, event);
-  if (event.type === 'resumed') {
-    const line = resumedLine(event);
-    next = { ...next, resumed: `${line.charAt(0).toUpperCase()}${line.slice(1)}.` };
-  }
+  if (event.type === 'resumed') next = { ...next, resumed: describeLine(event, 'web') };
   if (event.type === 'complete') next = { ...next, finished: 'complete', endedAt: event.at };
   if (event.type === 'error' || event.type === 'cancelled') {
     next = {

@@ -69,15 +69,18 @@ export interface ErrorPayload {
   message: string;
 }
 
+/** The payload of an event that carries only the envelope (`stage2_start`, `complete`). */
+export type NoPayload = Record<never, never>;
+
 export interface CouncilEventPayloads {
   stage1_start: { conversationId: string; messageId: string };
   stage1_complete: { data: Stage1Response[] };
-  stage2_start: Record<string, never>;
+  stage2_start: NoPayload;
   stage2_complete: { data: Stage2Response[]; metadata: Stage2Metadata };
-  stage3_start: Record<string, never>;
+  stage3_start: NoPayload;
   stage3_complete: { data: Stage3Response };
   title_complete: { data: { title: string } };
-  complete: Record<string, never>;
+  complete: NoPayload;
   error: ErrorPayload;
   model_progress: ModelProgressPayload;
 }

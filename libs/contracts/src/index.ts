@@ -1,6 +1,7 @@
 export * from './modes';
 export * from './council';
 export * from './events';
+export * from './mode-events';
 export * from './jobs';
 export * from './model-id';
 export * from './models';

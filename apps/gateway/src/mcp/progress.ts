@@ -1,19 +1,10 @@
+import { TERMINAL_EVENT_TYPES, type DeliveredEvent, type ModelProgressPayload } from '@conclave/contracts';
 import {
-  resumedLine,
-  TERMINAL_EVENT_TYPES,
-  type DeliveredEvent,
-  type DelphiStats,
-  type ForemanReport,
-  type JurorAssessment,
-  type JurorSummary,
-  type ModelProgressPayload,
-  type RevisionSummary,
-  type Stage2Metadata,
-  type Stage3Response,
-  type TiebreakResult,
-  type VoteTallyResult,
-  type VoteWinnerResult,
-} from '@conclave/contracts';
+  describeLine,
+  participantLabel as labelFor,
+  plainPhaseLine,
+  stageLabel,
+} from '@conclave/deliberation/event-text';
 
 /** One MCP progress notification's values (`notifications/progress` without its token). */
 export interface ProgressUpdate {
@@ -27,114 +18,26 @@ export interface ProgressUpdate {
   message: string;
 }
 
-/** `round_2` → `round 2`, so model lines and round lines read alike. */
-export const stageLabel = (stage: string): string => stage.replace(/^round_(\d+)$/, 'round $1');
+export { stageLabel };
 
 /**
  * Who made a call, as the event names them: a model id, or `participant #n` where the mode keeps
  * authors anonymous during the run (Delphi panelists): the index is never turned into a model here.
  */
-export const participantLabel = (participant: string | number): string =>
-  typeof participant === 'number' ? `participant #${participant}` : participant;
-
-type With<P extends object> = DeliveredEvent & P;
-/** Events arrive untyped; each describer knows the payload of its own event type. */
-const payloadOf = <P extends object>(event: DeliveredEvent): With<P> => event as unknown as With<P>;
-
-const round2 = (n: number): string => String(Math.round(n * 100) / 100);
-
-function statsSummary(stats: DelphiStats): string {
-  if ('median' in stats) {
-    const cv = stats.cv === null ? 'undefined' : round2(stats.cv);
-    return `median ${round2(stats.median)}, cv ${cv}`;
-  }
-  return `leading "${stats.mode}" (${round2(stats.agreementPercentage)}% agree)`;
-}
-
-/** The first event of a mode: the run itself was announced when it started. */
-const OPENINGS = new Set(['jury_start', 'debate_start', 'delphi_start', 'vote_session_start']);
-
-/** Mode events whose payload is worth a detail; any other `<stage>_start|_complete` gets a plain line. */
-const DESCRIBERS: Record<string, (event: DeliveredEvent) => string> = {
-  stage1_complete: (e) => `stage1 complete: ${payloadOf<{ data: unknown[] }>(e).data.length} answers`,
-  round1_complete: (e) => `round1 complete: ${payloadOf<{ data: unknown[] }>(e).data.length} answers`,
-  stage2_complete: (e) => {
-    const { metadata } = payloadOf<{ metadata: Stage2Metadata }>(e);
-    const ranked = metadata.aggregateRankings.map((r) => `${r.model} ${round2(r.averageRank)}`).join(', ');
-    return `stage2 complete: average ranks ${ranked || '(no ranking could be parsed)'}`;
-  },
-  stage3_complete: (e) =>
-    `stage3 complete: synthesis by ${payloadOf<{ data: Stage3Response }>(e).data.model}`,
-  juror_complete: (e) => {
-    const { data } = payloadOf<{ data: JurorAssessment }>(e);
-    const average = data.average !== null ? ` (average ${round2(data.average)})` : '';
-    return `juror ${data.model}: ${data.verdict ?? 'no verdict'}${average}`;
-  },
-  all_jurors_complete: (e) => {
-    const { data } = payloadOf<{ data: JurorSummary }>(e);
-    const { approve, revise, reject } = data.voteTally;
-    return `jurors complete: majority ${data.majorityVerdict} (approve ${approve}, revise ${revise}, reject ${reject})`;
-  },
-  verdict_complete: (e) => {
-    const { data } = payloadOf<{ data: ForemanReport }>(e);
-    return `verdict complete: ${data.finalVerdict} (foreman ${data.model})`;
-  },
-  revision_complete: (e) => {
-    const { summary } = payloadOf<{ data: { summary: RevisionSummary } }>(e).data;
-    return `revision complete: ${summary.revised} revised, ${summary.stood} stood, ${summary.merged} merged`;
-  },
-  vote_complete: (e) => {
-    const { data } = payloadOf<{ data: VoteTallyResult }>(e);
-    const counts = Object.entries(data.tallies)
-      .map(([label, n]) => `${label} ${n}`)
-      .join(', ');
-    const tie = data.isTie ? ` (tie: ${data.tiedLabels.join(', ')})` : '';
-    return `vote complete: ${counts || 'no valid vote'}${tie}`;
-  },
-  tiebreak_complete: (e) => {
-    const { data } = payloadOf<{ data: TiebreakResult }>(e);
-    return `tiebreak complete: ${data.chosenLabel} (${data.method})`;
-  },
-  winner_declared: (e) => {
-    const { data } = payloadOf<{ data: VoteWinnerResult }>(e);
-    return `winner: ${data.winnerModel} (${data.winnerLabel}, ${data.voteCount}/${data.totalVotes} votes)`;
-  },
-  classify_complete: (e) => {
-    const { data } = payloadOf<{ data: { type: string } }>(e);
-    return `classified as a ${data.type} question`;
-  },
-  round_start: (e) => `round ${payloadOf<{ round: number }>(e).round} started`,
-  round_complete: (e) => {
-    const { round, data } = payloadOf<{ round: number; data: { stats: DelphiStats } }>(e);
-    return `round ${round} complete: ${statsSummary(data.stats)}`;
-  },
-  convergence_reached: (e) => `converged in round ${payloadOf<{ round: number }>(e).round}`,
-  max_rounds_reached: (e) => `no convergence by round ${payloadOf<{ round: number }>(e).round}`,
-  synthesis_complete: () => 'synthesis complete: the facilitator wrote the report',
-  title_complete: () => 'title written',
-  complete: () => 'complete',
-  error: (e) => `failed: ${payloadOf<{ message: string }>(e).message}`,
-  cancelled: (e) => `cancelled: ${payloadOf<{ reason: string }>(e).reason}`,
-  resumed: (e) => resumedLine(e),
-};
+export const participantLabel = (participant: string | number): string => labelFor(participant, 'mcp');
 
 /**
  * The line a mode event (not `model_progress`) is reported with, or null for an event not worth
- * one. Only what the event itself carries is said: nothing a mode hides during the run.
+ * one: the event describer's words (`@conclave/deliberation/event-text`, audience `mcp`). Only what
+ * the event itself carries is said: nothing a mode hides during the run.
  */
 export function describeModeEvent(event: DeliveredEvent): string | null {
-  if (OPENINGS.has(event.type)) return null;
-  const describer = DESCRIBERS[event.type];
-  if (describer) {
-    try {
-      return describer(event);
-    } catch {
-      // a payload of another shape than its mode document says: the plain line below
-    }
+  try {
+    return describeLine(event, 'mcp');
+  } catch {
+    // a payload of another shape than its mode document says: the plain line of its stage
+    return plainPhaseLine(event.type, 'mcp');
   }
-  const stage = /^(.+)_(start|complete)$/.exec(event.type);
-  if (stage) return `${stageLabel(stage[1])} ${stage[2] === 'start' ? 'started' : 'complete'}`;
-  return null;
 }
 
 const seconds = (ms: number): number => Math.max(0, Math.round(ms / 1000));
@@ -174,7 +77,7 @@ export class ProgressTracker {
 
   /** The update an event is reported with, or null when it is not reported on its own. */
   onEvent(event: DeliveredEvent): ProgressUpdate | null {
-    if (event.type === 'model_progress') return this.onCall(payloadOf<ModelProgressPayload>(event));
+    if (event.type === 'model_progress') return this.onCall(event);
     const message = describeModeEvent(event);
     if (message === null) return null;
     // The end is the last step: complete, failed or cancelled.
@@ -195,33 +98,36 @@ export class ProgressTracker {
     return this.next(`${elapsed}: ${parts.join('; ')}`, false);
   }
 
-  private onCall(call: ModelProgressPayload): ProgressUpdate | null {
+  private onCall(event: DeliveredEvent): ProgressUpdate | null {
+    const call = event as unknown as DeliveredEvent<ModelProgressPayload>;
     // The title call is not part of the deliberation's plan.
     if (call.stage === 'title') return null;
     const key = `${call.stage}\u0000${String(call.participant)}`;
     const who = participantLabel(call.participant);
     const stage = this.stages.get(call.stage) ?? { started: 0, settled: 0 };
     this.stages.set(call.stage, stage);
-    const label = stageLabel(call.stage);
     switch (call.state) {
       case 'started':
         if (!this.inFlight.has(key)) stage.started += 1;
         this.inFlight.set(key, { stage: call.stage, who });
         return null;
       case 'retrying':
-        return this.next(`${label}: ${who} retrying (${call.error ?? 'transient error'})`, false);
+        return this.next(this.callLine(event), false);
       case 'succeeded':
       case 'failed': {
         if (!this.inFlight.delete(key)) stage.started += 1;
         stage.settled += 1;
         const count = `(${stage.settled}/${Math.max(stage.started, stage.settled)})`;
-        const how = call.state === 'succeeded' ? 'answered' : 'failed';
-        const why = call.state === 'failed' ? `: ${call.error ?? 'unknown error'}` : '';
-        return this.next(`${label}: ${who} ${how} ${count}${why}`, true);
+        return this.next(this.callLine(event, count), true);
       }
       default:
         return null;
     }
+  }
+
+  /** A call's line in the describer's words, with its stage's count once it settled. */
+  private callLine(event: DeliveredEvent, count: string | null = null): string {
+    return describeLine(event, 'mcp', { count }) ?? '';
   }
 
   private next(message: string, step: boolean): ProgressUpdate {
