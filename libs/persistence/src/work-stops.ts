@@ -1,5 +1,5 @@
 import type { DeliveredEvent } from '@conclave/contracts';
-import { endingWrite, type EventPublisher } from '@conclave/deliberation';
+import { endRun, type EventPublisher } from '@conclave/deliberation';
 import { publishControl, type RedisClient, type StageQueue } from '@conclave/redis';
 import type { BatchDispatcher } from './batches';
 import type { TypeOrmDeliberationStore } from './deliberation.store';
@@ -90,10 +90,10 @@ export class WorkStops {
           this.deps.warn(`could not remove the job of ${target.messageId}: ${String(error)}`),
         );
     }
-    const written = await this.deps.store.writeStage(
-      target.messageId,
-      endingWrite(target.stage, { kind: 'cancelled', reason }),
-    );
+    const written = await endRun(this.deps.store, target.messageId, target.stage, {
+      kind: 'cancelled',
+      reason,
+    });
     if (written.kind === 'missing') return 'missing';
     if (written.kind !== 'written') return 'ended';
     const warn = (what: string) => (error: unknown) =>

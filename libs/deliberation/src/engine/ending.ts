@@ -1,4 +1,4 @@
-import type { StageWrite } from './types';
+import type { DeliberationStore, StageWrite, StageWriteResult } from './types';
 
 /** How a deliberation is ended from outside its stages. */
 export type DeliberationEnd =
@@ -33,4 +33,22 @@ export function endingWrite(stage: string | null, end: DeliberationEnd): StageWr
     events: [{ key: 'error', type: 'error', payload: { message: end.message } }],
     update: { status: 'failed', stage: null, error: end.message, completed: true },
   };
+}
+
+/**
+ * The one way a run ends from outside its stages: the worker's (the 600 s cap, a job that failed
+ * for good: StageRunner.end), a user's stop, a batch's cancel of its running items, an admin's
+ * cancel of a user's work and a key's revocation (WorkStops.stop) all write endingWrite through the
+ * store's stage write, conclave_stage_write, the only writer of a deliberation. A batch's queued
+ * items, ended many at a time (its cancel, its budget), take the same write in one statement
+ * (endRuns in libs/persistence). Resolves with the store's answer: `skipped` when the message had
+ * ended already, `missing` when it is gone.
+ */
+export function endRun(
+  store: Pick<DeliberationStore, 'writeStage'>,
+  messageId: string,
+  stage: string | null,
+  end: DeliberationEnd,
+): Promise<StageWriteResult> {
+  return store.writeStage(messageId, endingWrite(stage, end));
 }

@@ -2,7 +2,7 @@ import { isTerminalStatus, type DeliveredEvent, type FirstStageStart } from '@co
 import { ModelCallError, userFacingCallError, type ModelProvider } from '@conclave/llm';
 import { Coalescer } from './coalescer';
 import { writeThroughOutage, type StoreRetry } from './held-outcomes';
-import { endingWrite, STOPPED_CALL_ERROR, type DeliberationEnd } from './ending';
+import { endRun, STOPPED_CALL_ERROR, type DeliberationEnd } from './ending';
 import { DeliberationStopped, LiveCalls } from './live-calls';
 import { StopHearing } from './stop-hearing';
 import { chainOf, chainState, cutDecision, cutOutcome, isCut } from './quorum';
@@ -717,7 +717,7 @@ export class StageRunner {
     end: DeliberationEnd,
   ): Promise<StageWriteResult> {
     this.carried.drop(messageId);
-    const written = await this.store.writeStage(messageId, endingWrite(stage, end));
+    const written = await endRun(this.store, messageId, stage, end);
     if (written.kind !== 'written') return written;
     this.publish(written.events);
     this.stopCalls(messageId, end.kind);
@@ -754,7 +754,7 @@ export class StageRunner {
       }
       return;
     }
-    const ending = this.durably(messageId, () => this.store.writeStage(messageId, endingWrite(stage, end)));
+    const ending = this.durably(messageId, () => endRun(this.store, messageId, stage, end));
     this.capEndings.set(messageId, ending);
     this.stopCalls(messageId, end.kind);
     try {
