@@ -54,7 +54,7 @@ export interface WorkStopsDeps {
 /**
  * Stops deliberations and batches, from a gateway (a user's stop, a batch's cancel, an admin's
  * cancel of a user's work) or from the command line (revoking a key). Every stop is the store's
- * ending write (endingWrite: event `cancelled { reason }`, status `cancelled`, no further stage),
+ * ending write (endRun: event `cancelled { reason }`, status `cancelled`, no further stage),
  * so what was stored before it stays as the partial result; then its events to every gateway and
  * a `cancel` on the control channel, on which every worker aborts the calls it runs for the
  * message. Calls in flight store their outcomes (usage) when they settle; their stage's commit
