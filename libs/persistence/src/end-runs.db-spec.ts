@@ -3,6 +3,7 @@ import type { DeliveredEvent } from '@conclave/contracts';
 import { endingWrite, endRun, type DeliberationEnd } from '@conclave/deliberation';
 import type { DataSource, EntityManager } from 'typeorm';
 import { scratchDatabase, type ScratchDatabase } from '../../../test/support/database';
+import { sleep, until } from '../../../test/support/wait';
 import { TypeOrmDeliberationStore } from './deliberation.store';
 import { endRuns } from './end-runs';
 import { ApiKeysRepository } from './repositories/api-keys.repository';
@@ -145,14 +146,6 @@ const published = (events: DeliveredEvent[]) =>
 const legacyRows = (rows: { message_id: string; seq: number; type: string; payload: object }[]) =>
   rows.map((r) => ({ ...r.payload, type: r.type, seq: r.seq, at: expect.any(String) as string }));
 
-async function until(what: string, probe: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 describe('one way to end a run (issue 35): each path stores what it stored before', () => {
   it("a batch's cancel: its queued items as the hand-written statement ended them, its running one as a stop", async () => {
     const [before, now] = await twinBatches(null);
@@ -216,8 +209,8 @@ describe('one way to end a run (issue 35): each path stores what it stored befor
         [before.batchId, now.batchId],
       ])
     ).map((r: { id: string }) => r.id) as string[];
-    await until('the stop notices', () => ids.every((id) => heard.includes(id)));
-    await db.query('SELECT pg_sleep(0.2)');
+    await until(() => ids.every((id) => heard.includes(id)), 'the stop notices', 10_000);
+    await sleep(200);
     expect(heard.filter((id) => ids.includes(id)).sort()).toEqual([...ids].sort());
   });
 

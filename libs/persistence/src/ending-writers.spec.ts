@@ -49,10 +49,9 @@ describe('one writer ends a run (issue 35)', () => {
     expect(files.length).toBeGreaterThan(100);
     expect(files).toEqual(
       expect.arrayContaining([
-        'libs/persistence/src/repositories/batches.repository.ts',
         'libs/persistence/src/sql/stage-write.function.ts',
-        'libs/deliberation/src/engine/stage-runner.ts',
-        'apps/gateway/src/deliberations/cancel.service.ts',
+        'libs/deliberation/src/engine/ending.ts',
+        'libs/persistence/src/end-runs.ts',
       ]),
     );
     // Each pattern below finds what it looks for where it is allowed.
