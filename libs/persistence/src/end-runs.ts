@@ -25,6 +25,7 @@ export async function endRuns(
 ): Promise<DeliveredEvent[]> {
   const write = endingWrite(null, end);
   const n = selection.params.length + 1;
+  // (`ended` names the statement for repositories.db-spec, which waits for it in pg_stat_activity.)
   const rows: { id: string; result: StageWriteAnswer }[] = await manager.query(
     `WITH ended AS (
        SELECT s.id, conclave_stage_write(s.id, $${n}::jsonb) AS result FROM (${selection.sql}) s)
