@@ -308,11 +308,41 @@ interface StageWriteCall {
   json: string;
 }
 
-interface StageWriteAnswer {
+export interface StageWriteAnswer {
   result: StageWriteResult['kind'];
   events?: CompactEvent[];
   title?: string | null;
   outcomes?: ModelCallRecord[];
+}
+
+/** A stage write as conclave_stage_write's parameter (JSON text), asking for the compact answer. */
+export function stageWriteParameter(write: StageWrite): string {
+  return JSON.stringify({
+    stage: write.stage,
+    guard: write.guard ?? false,
+    markRunning: write.markRunning ?? false,
+    outcomes: (write.outcomes ?? []).map(outcomeRecord),
+    rows: (write.rows ?? []).map(stageRowRecord),
+    events: write.events.map(({ key, type, payload }) => ({ key, type, payload })),
+    ...(write.update ? { update: write.update } : {}),
+    ...(write.title !== undefined ? { title: write.title } : {}),
+    ...(write.conversationTitle !== undefined ? { conversationTitle: write.conversationTitle } : {}),
+    ...(write.titleOutcome ? { titleOutcome: outcomeRecord(write.titleOutcome) } : {}),
+    compact: true,
+  });
+}
+
+/** What conclave_stage_write answered to `write` (sent as stageWriteParameter), as the engine takes it. */
+export function stageWriteResult(
+  messageId: string,
+  write: StageWrite,
+  answer: StageWriteAnswer,
+): StageWriteResult {
+  const { result, events, outcomes, title } = answer;
+  if (result === 'written')
+    return { kind: 'written', events: delivered(messageId, write, events ?? [], title) };
+  if (result === 'replaced') return { kind: 'replaced', outcomes: (outcomes ?? []).map(toOutcome) };
+  return { kind: result };
 }
 
 /**
@@ -402,26 +432,9 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
    * payloads stay here instead of travelling back).
    */
   async writeStage(messageId: string, write: StageWrite): Promise<StageWriteResult> {
-    const json = JSON.stringify({
-      stage: write.stage,
-      guard: write.guard ?? false,
-      markRunning: write.markRunning ?? false,
-      outcomes: (write.outcomes ?? []).map(outcomeRecord),
-      rows: (write.rows ?? []).map(stageRowRecord),
-      events: write.events.map(({ key, type, payload }) => ({ key, type, payload })),
-      ...(write.update ? { update: write.update } : {}),
-      ...(write.title !== undefined ? { title: write.title } : {}),
-      ...(write.conversationTitle !== undefined ? { conversationTitle: write.conversationTitle } : {}),
-      ...(write.titleOutcome ? { titleOutcome: outcomeRecord(write.titleOutcome) } : {}),
-      compact: true,
-    });
-    const call = { messageId, json };
+    const call = { messageId, json: stageWriteParameter(write) };
     const answer = this.grouped ? await this.grouped.submit(messageId, call) : await this.writeOne(call);
-    const { result, events, outcomes, title } = answer;
-    if (result === 'written')
-      return { kind: 'written', events: delivered(messageId, write, events ?? [], title) };
-    if (result === 'replaced') return { kind: 'replaced', outcomes: (outcomes ?? []).map(toOutcome) };
-    return { kind: result };
+    return stageWriteResult(messageId, write, answer);
   }
 
   private async writeOne({ messageId, json }: StageWriteCall): Promise<StageWriteAnswer> {

@@ -1,5 +1,5 @@
 import type { DeliveredEvent } from '@conclave/contracts';
-import { endingWrite, type EventPublisher } from '@conclave/deliberation';
+import { endRun, type EventPublisher } from '@conclave/deliberation';
 import { publishControl, type RedisClient, type StageQueue } from '@conclave/redis';
 import type { BatchDispatcher } from './batches';
 import type { TypeOrmDeliberationStore } from './deliberation.store';
@@ -54,7 +54,7 @@ export interface WorkStopsDeps {
 /**
  * Stops deliberations and batches, from a gateway (a user's stop, a batch's cancel, an admin's
  * cancel of a user's work) or from the command line (revoking a key). Every stop is the store's
- * ending write (endingWrite: event `cancelled { reason }`, status `cancelled`, no further stage),
+ * ending write (endRun: event `cancelled { reason }`, status `cancelled`, no further stage),
  * so what was stored before it stays as the partial result; then its events to every gateway and
  * a `cancel` on the control channel, on which every worker aborts the calls it runs for the
  * message. Calls in flight store their outcomes (usage) when they settle; their stage's commit
@@ -90,10 +90,10 @@ export class WorkStops {
           this.deps.warn(`could not remove the job of ${target.messageId}: ${String(error)}`),
         );
     }
-    const written = await this.deps.store.writeStage(
-      target.messageId,
-      endingWrite(target.stage, { kind: 'cancelled', reason }),
-    );
+    const written = await endRun(this.deps.store, target.messageId, target.stage, {
+      kind: 'cancelled',
+      reason,
+    });
     if (written.kind === 'missing') return 'missing';
     if (written.kind !== 'written') return 'ended';
     const warn = (what: string) => (error: unknown) =>

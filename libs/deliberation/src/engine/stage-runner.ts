@@ -2,7 +2,7 @@ import { isTerminalStatus, type DeliveredEvent, type FirstStageStart } from '@co
 import { ModelCallError, userFacingCallError, type ModelProvider } from '@conclave/llm';
 import { Coalescer } from './coalescer';
 import { writeThroughOutage, type StoreRetry } from './held-outcomes';
-import { endingWrite, STOPPED_CALL_ERROR, type DeliberationEnd } from './ending';
+import { endingEvent, endingUpdate, endRun, STOPPED_CALL_ERROR, type DeliberationEnd } from './ending';
 import { DeliberationStopped, LiveCalls } from './live-calls';
 import { StopHearing } from './stop-hearing';
 import { chainOf, chainState, cutDecision, cutOutcome, isCut } from './quorum';
@@ -180,9 +180,7 @@ function eventsBefore(closing: Closing, lastOutcomes: CallOutcome[]): ModeEvent[
  */
 function closingEvents(transition: StageTransition, withTitle: boolean): ModeEvent[] {
   if (transition.kind === 'next') return [];
-  if (transition.kind === 'fail') {
-    return [{ key: 'error', type: 'error', payload: { message: transition.message } }];
-  }
+  if (transition.kind === 'fail') return [endingEvent({ kind: 'failed', message: transition.message })];
   return [
     ...(withTitle
       ? [{ key: 'title_complete', type: 'title_complete', payload: { data: { title: null } } }]
@@ -196,7 +194,7 @@ function messageUpdateFor(transition: StageTransition): MessageUpdate {
   if (transition.kind === 'done') {
     return { status: 'complete', stage: null, content: transition.content, completed: true };
   }
-  return { status: 'failed', stage: null, error: transition.message, completed: true };
+  return endingUpdate({ kind: 'failed', message: transition.message });
 }
 
 /**
@@ -717,7 +715,7 @@ export class StageRunner {
     end: DeliberationEnd,
   ): Promise<StageWriteResult> {
     this.carried.drop(messageId);
-    const written = await this.store.writeStage(messageId, endingWrite(stage, end));
+    const written = await endRun(this.store, messageId, stage, end);
     if (written.kind !== 'written') return written;
     this.publish(written.events);
     this.stopCalls(messageId, end.kind);
@@ -754,7 +752,7 @@ export class StageRunner {
       }
       return;
     }
-    const ending = this.durably(messageId, () => this.store.writeStage(messageId, endingWrite(stage, end)));
+    const ending = this.durably(messageId, () => endRun(this.store, messageId, stage, end));
     this.capEndings.set(messageId, ending);
     this.stopCalls(messageId, end.kind);
     try {

@@ -7,7 +7,8 @@ import type {
   ModeName,
 } from '@conclave/contracts';
 import type { DataSource, EntityManager } from 'typeorm';
-import { returnedRows, toDeliveredEvent } from '../deliberation.store';
+import { returnedRows } from '../deliberation.store';
+import { endRuns } from '../end-runs';
 import { IdempotencyRace, recordResponse, type IdempotencyKey } from './idempotency.repository';
 
 export interface Batch {
@@ -71,45 +72,6 @@ export interface DispatchPick {
   items: { messageId: string; stage: string }[];
   /** Items the pick ended instead (the budget ran out): their stored `cancelled` events, to publish. */
   cancelled?: DeliveredEvent[];
-}
-
-/**
- * Ends the queued items `selected` (a subquery on $1 giving message ids) as cancelled with the
- * reason $2, as a stop ends a deliberation (deviations.md 10): status `cancelled`, the stored
- * event `cancelled { reason }` after their last one, and their conversation's updated_at, in one
- * statement. Returns those events, for
- * the caller to publish once they are committed.
- */
-async function endQueued(
-  manager: EntityManager | DataSource,
-  selected: string,
-  params: [batchId: string, reason: string],
-): Promise<DeliveredEvent[]> {
-  const rows: {
-    message_id: string;
-    seq: number;
-    type: string;
-    payload: Record<string, unknown>;
-    created_at: Date;
-  }[] = await manager.query(
-    `WITH ended AS (
-         UPDATE messages SET status = 'cancelled', error = $2, stage = NULL, completed_at = now(),
-           updated_at = now(), last_seq = last_seq + 1
-         -- Rechecked here: a row a concurrent stop ended while this waited for it is left alone.
-         WHERE id IN (${selected}) AND status = 'queued'
-         RETURNING id, conversation_id, created_at, last_seq),
-       touched AS (
-         UPDATE conversations SET updated_at = now() WHERE id IN (SELECT conversation_id FROM ended)),
-       appended AS (
-         INSERT INTO deliberation_events (message_id, message_created_at, seq, event_key, type, payload, created_at)
-         SELECT id, created_at, last_seq, 'cancelled', 'cancelled', jsonb_build_object('reason', $2::text),
-           clock_timestamp()
-         FROM ended
-         RETURNING message_id, seq, type, payload, created_at)
-       SELECT message_id, seq, type, payload, created_at FROM appended`,
-    params,
-  );
-  return rows.map(toDeliveredEvent);
 }
 
 interface BatchRecord {
@@ -379,11 +341,14 @@ export class BatchesRepository {
    * waiting on its row lock, which could deadlock with the worker).
    */
   cancelQueuedItems(batchId: string, reason: string): Promise<DeliveredEvent[]> {
-    return endQueued(
+    return endRuns(
       this.dataSource,
-      `SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued'
-       FOR UPDATE SKIP LOCKED`,
-      [batchId, reason],
+      {
+        sql: `SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued'
+         FOR UPDATE SKIP LOCKED`,
+        params: [batchId],
+      },
+      { kind: 'cancelled', reason },
     );
   }
 
@@ -503,11 +468,14 @@ export async function pickItemsIn(manager: EntityManager, batchId: string): Prom
       [batchId, batch.max_cost_usd],
     );
     if (reached) {
-      const cancelled = await endQueued(
+      const cancelled = await endRuns(
         manager,
-        `SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued'
-           AND dispatched_at IS NULL`,
-        [batchId, budgetCancelReason(Number(batch.max_cost_usd), Number(spent))],
+        {
+          sql: `SELECT id FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued'
+             AND dispatched_at IS NULL`,
+          params: [batchId],
+        },
+        { kind: 'cancelled', reason: budgetCancelReason(Number(batch.max_cost_usd), Number(spent)) },
       );
       await manager.query(`UPDATE batches SET status = 'budget_exhausted' WHERE id = $1`, [batchId]);
       return { items: [], cancelled };
