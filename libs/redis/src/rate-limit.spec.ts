@@ -1,5 +1,5 @@
 import { hashTagOf } from '@conclave/config';
-import { rateLimitKeys } from './rate-limiter';
+import { rateLimitKeys } from './rate-limit';
 
 describe('rate limit keys', () => {
   it('are what they always were on one Redis', () => {
