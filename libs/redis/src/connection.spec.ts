@@ -63,6 +63,8 @@ describe('withTimeout', () => {
     await expect(withTimeout(Promise.resolve('PONG'), 1000)).resolves.toBe('PONG');
     const never = new Promise<never>(() => undefined);
     await expect(withTimeout(never, 5)).rejects.toThrow('Redis did not answer within 5 ms');
-    await expect(withTimeout(never, 5, 'PostgreSQL')).rejects.toThrow('PostgreSQL did not answer within 5 ms');
+    await expect(withTimeout(never, 5, 'PostgreSQL')).rejects.toThrow(
+      'PostgreSQL did not answer within 5 ms',
+    );
   });
 });
