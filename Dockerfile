@@ -5,8 +5,8 @@
 #   gateway:  node dist/apps/gateway/src/main.js              (HTTP + Socket.IO on $PORT, default 3000)
 #   worker:   node dist/apps/worker/src/main.js               (probes and /metrics on $WORKER_HTTP_PORT,
 #                                                              default 3001; drains active jobs on SIGTERM)
-#   migrate:  node dist/libs/persistence/src/cli/migrate.js   (creates the database if missing, applies migrations)
-#   users:    node dist/libs/persistence/src/cli/create-user.js --name alice
+#   migrate:  node dist/apps/ops/src/migrate.js               (creates the database if missing, applies migrations)
+#   users:    node dist/apps/ops/src/create-user.js --name alice
 #
 # There is deliberately no HEALTHCHECK here: the processes differ (gateway on 3000, worker on 3001, the
 # migration has no port). Their probes (GET /health/live, /health/ready) are declared in docker-compose.yml

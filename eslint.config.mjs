@@ -2,6 +2,19 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
+/** Framework and driver modules the deliberation library never imports. */
+const DELIBERATION_FRAMEWORKS = ['@nestjs/*', 'typeorm', 'bullmq', 'ioredis', 'socket.io', 'express', 'pg'];
+/** Redis clients and queues: @conclave/redis's alone. */
+const REDIS_CLIENTS = ['ioredis', 'bullmq', '@nestjs/bullmq'];
+const PERSISTENCE_FORBIDDEN = [
+  { name: '@conclave/redis', message: 'Persistence is SQL only: Redis code lives in @conclave/redis.' },
+  {
+    name: '@conclave/analysis',
+    message: 'Persistence imports no analysis: shared row shapes live in @conclave/contracts.',
+  },
+];
+const TESTS = ['**/*.spec.ts', '**/*.db-spec.ts', '**/*.e2e-spec.ts'];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'apps/web/dist/**'] },
   js.configs.recommended,
@@ -17,9 +30,61 @@ export default tseslint.config(
     // The deliberation library stays free of framework imports (architecture rule).
     files: ['libs/deliberation/src/**/*.ts'],
     rules: {
+      'no-restricted-imports': ['error', { patterns: DELIBERATION_FRAMEWORKS }],
+    },
+  },
+  {
+    // The engine runs any mode and knows none: modes register with it (modes/index.ts), never the
+    // other way round (architecture rule). Its specs run it with the real modes.
+    files: ['libs/deliberation/src/engine/**/*.ts'],
+    ignores: TESTS,
+    rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: ['@nestjs/*', 'typeorm', 'bullmq', 'ioredis', 'socket.io', 'express', 'pg'] },
+        {
+          patterns: [
+            { group: DELIBERATION_FRAMEWORKS },
+            {
+              regex: '(^|/)modes(/|$)',
+              message: 'The engine imports no mode: a mode registers in modes/index.ts.',
+            },
+            {
+              regex: '^@conclave/deliberation$|^\\.\\.(/index)?$',
+              message: "The library's index re-exports the modes: import the engine file itself.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // One technology per library (architecture rule): persistence is SQL through TypeORM. Redis code
+    // (queues, channels, Lua) is @conclave/redis's; what reports compute is @conclave/analysis's.
+    files: ['libs/persistence/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: PERSISTENCE_FORBIDDEN }],
+    },
+  },
+  {
+    // ...and its production code talks to no Redis at all (a spec may make a Redis error to classify).
+    files: ['libs/persistence/src/**/*.ts'],
+    ignores: TESTS,
+    rules: {
+      'no-restricted-imports': ['error', { paths: [...PERSISTENCE_FORBIDDEN, ...REDIS_CLIENTS] }],
+    },
+  },
+  {
+    // Observability (logs, metrics) knows no store: readiness, which asks both, is @conclave/platform's.
+    files: ['libs/observability/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '@conclave/redis', message: 'Observability imports no store library.' },
+            ...REDIS_CLIENTS,
+          ],
+        },
       ],
     },
   },

@@ -264,13 +264,7 @@ async function main() {
   await ensureServices(env);
   execFileSync(
     process.execPath,
-    [
-      '-r',
-      'ts-node/register/transpile-only',
-      '-r',
-      'tsconfig-paths/register',
-      'libs/persistence/src/cli/migrate.ts',
-    ],
+    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/ops/src/migrate.ts'],
     {
       cwd: root,
       env,

@@ -403,7 +403,7 @@ describe('budgets and retries', () => {
           'ts-node/register/transpile-only',
           '-r',
           'tsconfig-paths/register',
-          'libs/persistence/src/cli/set-budget.ts',
+          'apps/ops/src/set-budget.ts',
           '--user',
           'alice',
           '--usd',

@@ -352,7 +352,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('starts each process with its own entry point', () => {
-    expect(distPaths(words(services.migrate.command))).toEqual(['dist/libs/persistence/src/cli/migrate.js']);
+    expect(distPaths(words(services.migrate.command))).toEqual(['dist/apps/ops/src/migrate.js']);
     expect(distPaths(words(services.gateway.command))).toEqual(['dist/apps/gateway/src/main.js']);
     expect(distPaths(words(services.worker.command))).toEqual(['dist/apps/worker/src/main.js']);
     expect(publishedPorts(services.gateway)).toContainEqual({
@@ -1018,7 +1018,7 @@ describe('k8s manifests', () => {
   it('runs migrations as a Job that does not restart in place forever', () => {
     const spec = workload('Job', 'conclave-migrate');
     expect(['Never', 'OnFailure']).toContain(spec.template.spec.restartPolicy);
-    expect(distPaths(container(spec).command ?? [])).toEqual(['dist/libs/persistence/src/cli/migrate.js']);
+    expect(distPaths(container(spec).command ?? [])).toEqual(['dist/apps/ops/src/migrate.js']);
   });
 
   it('lets the migrate Job reach PostgreSQL itself when DATABASE_URL is a transaction pooler', () => {
@@ -1062,7 +1062,7 @@ describe('entry points', () => {
       expect.arrayContaining([
         'dist/apps/gateway/src/main.js',
         'dist/apps/worker/src/main.js',
-        'dist/libs/persistence/src/cli/migrate.js',
+        'dist/apps/ops/src/migrate.js',
       ]),
     );
     for (const path of used) {

@@ -1,4 +1,4 @@
-import { checkReadiness } from '@conclave/observability';
+import { checkReadiness } from '@conclave/platform';
 import IORedis from 'ioredis';
 import { TestStack } from './support/harness';
 

@@ -48,13 +48,7 @@ const REQUESTS: Record<string, Record<string, unknown>> = {
 function migrateCli(env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return run(
     process.execPath,
-    [
-      '-r',
-      'ts-node/register/transpile-only',
-      '-r',
-      'tsconfig-paths/register',
-      'libs/persistence/src/cli/migrate.ts',
-    ],
+    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/ops/src/migrate.ts'],
     { cwd: ROOT, env: { ...process.env, ...env } },
   ).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),

@@ -391,8 +391,8 @@ describe('revoking a key stops its work; an admin stops a user’s work', () => 
     );
     expect(stdout).toMatch(/user frank: cancelled 1 deliberation, 0 batches \(0 items\)/);
     expect(await message(run.messageId)).toMatchObject({ status: 'cancelled', error: ADMIN_CANCEL_REASON });
-    await expect(cli('libs/persistence/src/cli/cancel-work.ts', [])).rejects.toMatchObject({ code: 2 });
-    await expect(cli('libs/persistence/src/cli/cancel-work.ts', ['--user', 'nobody'])).rejects.toMatchObject({
+    await expect(cli('apps/ops/src/cancel-work.ts', [])).rejects.toMatchObject({ code: 2 });
+    await expect(cli('apps/ops/src/cancel-work.ts', ['--user', 'nobody'])).rejects.toMatchObject({
       code: 1,
       stderr: expect.stringContaining('no user named nobody'),
     });

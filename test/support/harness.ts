@@ -158,7 +158,7 @@ export class TestStack {
         'ts-node/register/transpile-only',
         '-r',
         'tsconfig-paths/register',
-        'libs/persistence/src/cli/revoke-key.ts',
+        'apps/ops/src/revoke-key.ts',
         '--prefix',
         prefix,
       ],

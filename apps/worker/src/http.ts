@@ -1,12 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  METRICS_CHALLENGE,
-  NOT_READY_RETRY_AFTER_SECONDS,
-  checkReadiness,
-  metricsAuthorized,
-  type Metrics,
-} from '@conclave/observability';
+import { METRICS_CHALLENGE, metricsAuthorized, type Metrics } from '@conclave/observability';
+import { NOT_READY_RETRY_AFTER_SECONDS, checkReadiness } from '@conclave/platform';
 import type { RedisClient } from '@conclave/redis';
 import type { DataSource } from 'typeorm';
 

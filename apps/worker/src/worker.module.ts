@@ -9,6 +9,7 @@ import {
   StageRunner,
   StopHearing,
   modeDefinition,
+  type EventPublisher,
 } from '@conclave/deliberation';
 import { ObservedProvider, type Logger, type Metrics } from '@conclave/observability';
 import {
@@ -21,6 +22,7 @@ import {
 import { DataSource } from 'typeorm';
 import {
   ConfigModule,
+  EVENT_PUBLISHER,
   LOGGER,
   METRICS,
   ObservabilityModule,
@@ -29,13 +31,7 @@ import {
   REDIS_PRODUCER,
   STAGE_QUEUE,
 } from '@conclave/platform';
-import {
-  QueueWatch,
-  RedisEventPublisher,
-  RedisLiveChannel,
-  type RedisClient,
-  type StageQueue,
-} from '@conclave/redis';
+import { QueueWatch, RedisLiveChannel, type RedisClient, type StageQueue } from '@conclave/redis';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ActiveStages } from './active-stages';
@@ -122,6 +118,7 @@ export class WorkerModule {
             LiveCalls,
             UnstoredCalls,
             StopHearing,
+            EVENT_PUBLISHER,
           ],
           useFactory: (
             store: TypeOrmDeliberationStore,
@@ -133,13 +130,14 @@ export class WorkerModule {
             live: LiveCalls,
             unstoredCalls: UnstoredCalls,
             hearing: StopHearing,
+            events: EventPublisher,
           ) => {
             const provider = buildProvider(config, options, redis);
             return new StageRunner(
               modeDefinition,
               store,
               new ObservedProvider(provider, metrics, (model) => provider.providerOf(model)),
-              new RedisEventPublisher(redis, config.redisPrefix),
+              events,
               scheduler,
               {
                 historyTurns: HISTORY_LOAD_LIMIT,
@@ -186,16 +184,13 @@ export class WorkerModule {
         ActiveStages,
         {
           provide: Resumer,
-          inject: [TypeOrmDeliberationStore, STAGE_QUEUE, REDIS_PRODUCER, LOGGER],
+          inject: [TypeOrmDeliberationStore, STAGE_QUEUE, EVENT_PUBLISHER, LOGGER],
           useFactory: (
             store: TypeOrmDeliberationStore,
             scheduler: StageQueue,
-            redis: RedisClient,
+            events: EventPublisher,
             log: Logger,
-          ) =>
-            new Resumer(store, scheduler, new RedisEventPublisher(redis, config.redisPrefix), (message) =>
-              log.warn(message),
-            ),
+          ) => new Resumer(store, scheduler, events, (message) => log.warn(message)),
         },
         {
           provide: QueueWatch,

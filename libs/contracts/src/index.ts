@@ -15,6 +15,7 @@ export * from './provider-limits';
 export * from './live';
 export * from './calls';
 export * from './reports';
+export * from './report-rows';
 export * from './presets';
 export * from './shortfall';
 export * from './socket';

@@ -2,4 +2,3 @@ export * from './logger';
 export * from './log-output';
 export * from './metrics';
 export * from './observed.provider';
-export * from './readiness';

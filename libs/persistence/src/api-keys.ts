@@ -8,9 +8,3 @@ export const hashApiKey = (key: string): string => createHash('sha256').update(k
 export function generateApiKey(): string {
   return `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
 }
-
-/**
- * The Redis channel on which revoked key ids are announced to every gateway (`{ keyIds: string[] }`):
- * they close the keys' open sockets and streams at once; without it, within STREAM_KEY_RECHECK_MS.
- */
-export const revokedKeysChannel = (redisPrefix: string): string => `${redisPrefix}:api-keys:revoked`;

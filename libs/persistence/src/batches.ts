@@ -1,9 +1,16 @@
-import { batchesChannel, type BatchAccepted } from '@conclave/contracts';
+import type { BatchAccepted } from '@conclave/contracts';
 import type { BatchesRepository } from './repositories/batches.repository';
 import type { EventPublisher } from '@conclave/deliberation';
 import type { IdempotencyKey } from './repositories/idempotency.repository';
-import type { RedisClient, StageQueue } from '@conclave/redis';
 import { KeyedSingleFlight } from './single-flight';
+
+/** Where a dispatch hands its items, and how it says a batch moved (RedisBatchQueue, @conclave/redis). */
+export interface BatchQueue {
+  /** Queues the items' stages, behind interactive deliberations. */
+  enqueue(items: { messageId: string; stage: string }[]): Promise<void>;
+  /** Tells every gateway that the batch moved (its watchers re-read it). */
+  notify(batchId: string): Promise<void>;
+}
 
 /**
  * Hands a batch's items to the queue, at most `concurrency` in flight per batch, in submission
@@ -23,9 +30,7 @@ export class BatchDispatcher {
 
   constructor(
     private readonly batches: BatchesRepository,
-    private readonly queue: StageQueue,
-    private readonly redis: RedisClient,
-    private readonly prefix: string,
+    private readonly queue: BatchQueue,
     /** The process's one event publisher (EVENT_PUBLISHER). */
     private readonly events: EventPublisher,
   ) {}
@@ -36,10 +41,7 @@ export class BatchDispatcher {
     if (picked?.cancelled?.length) await this.events.publish(picked.cancelled).catch(() => undefined);
     if (!picked || picked.items.length === 0) return 0;
     // Committed first: a lost enqueue is found by the reconciler, never a double dispatch.
-    await this.queue.enqueueMany(
-      picked.items.map((i) => ({ messageId: i.messageId, stage: i.stage })),
-      { background: true },
-    );
+    await this.queue.enqueue(picked.items.map((i) => ({ messageId: i.messageId, stage: i.stage })));
     return picked.items.length;
   }
 
@@ -48,14 +50,12 @@ export class BatchDispatcher {
    * (BatchesRepository.admit: what each outcome means).
    */
   admit(batchId: string, accepted: BatchAccepted, idempotency: IdempotencyKey | null) {
-    return this.batches.admit(batchId, accepted, idempotency, (items) =>
-      this.queue.enqueueMany(items, { background: true }),
-    );
+    return this.batches.admit(batchId, accepted, idempotency, (items) => this.queue.enqueue(items));
   }
 
   /** Hands items a dispatch picked to the queue (a retry's first attempts, in its transaction). */
   enqueue(items: { messageId: string; stage: string }[]): Promise<void> {
-    return this.queue.enqueueMany(items, { background: true });
+    return this.queue.enqueue(items);
   }
 
   /** After one of a batch's items ended: start the next ones, close the batch when none is left. */
@@ -68,7 +68,7 @@ export class BatchDispatcher {
   }
 
   async notify(batchId: string): Promise<void> {
-    await this.redis.publish(batchesChannel(this.prefix), batchId).catch(() => undefined);
+    await this.queue.notify(batchId).catch(() => undefined);
   }
 
   /** Batches whose next items were never started (a worker died between two items). */

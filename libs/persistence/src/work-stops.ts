@@ -1,6 +1,5 @@
 import type { DeliveredEvent } from '@conclave/contracts';
 import { endRun, type EventPublisher } from '@conclave/deliberation';
-import { publishControl, type RedisClient, type StageQueue } from '@conclave/redis';
 import type { BatchDispatcher } from './batches';
 import type { TypeOrmDeliberationStore } from './deliberation.store';
 import type { BatchesRepository } from './repositories/batches.repository';
@@ -35,15 +34,16 @@ export interface WorkStopsDeps {
   batches: BatchesRepository;
   openWork: OpenWorkRepository;
   /**
-   * Redis, when it can be reached: the control channel (every worker aborts the calls it runs for a
-   * stopped deliberation), the events' channels, the stage queue (a queued deliberation's job is
-   * removed) and the batch dispatcher. Null when it cannot (a command-line run without Redis): the
-   * stops are then stored in PostgreSQL only (see cancelWorkOf).
+   * Redis, when it can be reached (@conclave/redis builds each part): the control channel (every
+   * worker aborts the calls it runs for a stopped deliberation), the events' channels, the stage
+   * queue (a queued deliberation's job is removed) and the batch dispatcher. Null when it cannot (a
+   * command-line run without Redis): the stops are then stored in PostgreSQL only (see cancelWorkOf).
    */
   redis: {
-    client: RedisClient;
-    prefix: string;
-    queue: StageQueue;
+    /** Tells every worker to abort the calls it runs for the message (publishControl `cancel`). */
+    abortCalls(messageId: string): Promise<void>;
+    /** The stage queue (StageQueue): removes a queued deliberation's job. */
+    queue: { removeStage(messageId: string, stage: string): Promise<unknown> };
     dispatcher: BatchDispatcher;
     /** The process's one event publisher (EVENT_PUBLISHER). */
     publisher: EventPublisher;
@@ -101,9 +101,7 @@ export class WorkStops {
     const redis = this.deps.redis;
     if (redis) {
       await Promise.all([
-        publishControl(redis.client, redis.prefix, { type: 'cancel', messageId: target.messageId }).catch(
-          warn('could not abort the calls'),
-        ),
+        redis.abortCalls(target.messageId).catch(warn('could not abort the calls')),
         this.publisher?.publish(written.events).catch(warn('could not publish the cancel')),
       ]);
     }

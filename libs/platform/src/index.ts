@@ -4,3 +4,4 @@ export * from './queue.module';
 export * from './persistence.module';
 export * from './observability.module';
 export * from './nest-logger';
+export * from './readiness';

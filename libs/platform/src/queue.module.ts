@@ -9,7 +9,14 @@ import {
   WorkStops,
 } from '@conclave/persistence';
 import type { EventPublisher } from '@conclave/deliberation';
-import { createRedis, RedisEventPublisher, StageQueue, type RedisClient } from '@conclave/redis';
+import {
+  createRedis,
+  publishControl,
+  RedisBatchQueue,
+  RedisEventPublisher,
+  StageQueue,
+  type RedisClient,
+} from '@conclave/redis';
 import { EVENT_PUBLISHER, REDIS_PRODUCER, STAGE_QUEUE } from './tokens';
 
 export interface QueueModuleOptions {
@@ -79,7 +86,7 @@ export class QueueModule {
             queue: StageQueue,
             redis: RedisClient,
             events: EventPublisher,
-          ) => new BatchDispatcher(batches, queue, redis, config.redisPrefix, events),
+          ) => new BatchDispatcher(batches, new RedisBatchQueue(queue, redis, config.redisPrefix), events),
         },
         {
           // Stops deliberations and batches: a user's, a batch's, an admin's or a revocation's cancel.
@@ -107,7 +114,13 @@ export class QueueModule {
               store,
               batches,
               openWork,
-              redis: { client: redis, prefix: config.redisPrefix, queue, dispatcher, publisher },
+              redis: {
+                abortCalls: (messageId) =>
+                  publishControl(redis, config.redisPrefix, { type: 'cancel', messageId }),
+                queue,
+                dispatcher,
+                publisher,
+              },
               warn: (message) => log.warn(message),
             });
           },

@@ -1,6 +1,6 @@
 import type { RedisClusterSettings } from '@conclave/config';
 import { Cluster } from 'ioredis';
-import { createRedis, isCluster, type RedisClient } from './connection';
+import { createRedis, isCluster, withTimeout, type RedisClient } from './connection';
 
 /** Nothing listens on port 1: the clients are built, never connected. */
 const CLUSTER: RedisClusterSettings = {
@@ -55,5 +55,16 @@ describe('createRedis', () => {
     expect(live.options.shardedSubscribers).toBe(true);
     expect(live.options.redisOptions).toMatchObject({ tls: {}, maxRetriesPerRequest: null });
     expect(typeof live.options.dnsLookup).toBe('function');
+  });
+});
+
+describe('withTimeout', () => {
+  it('answers what the promise answers in time, and rejects naming what did not answer otherwise', async () => {
+    await expect(withTimeout(Promise.resolve('PONG'), 1000)).resolves.toBe('PONG');
+    const never = new Promise<never>(() => undefined);
+    await expect(withTimeout(never, 5)).rejects.toThrow('Redis did not answer within 5 ms');
+    await expect(withTimeout(never, 5, 'PostgreSQL')).rejects.toThrow(
+      'PostgreSQL did not answer within 5 ms',
+    );
   });
 });

@@ -152,10 +152,13 @@ export async function redisAnswers(redis: RedisClient): Promise<void> {
   if (!/^cluster_state:ok\s*$/m.test(info)) throw new Error('the Redis Cluster is not ok (cluster_state)');
 }
 
-/** The promise's answer, or a rejection once `ms` pass without one (the timer holds no process open). */
-export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/**
+ * The promise's answer, or a rejection ("<what> did not answer within <ms> ms") once `ms` pass
+ * without one (the timer holds no process open): the one timeout of Redis calls and readiness probes.
+ */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what = 'Redis'): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+    const timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
     timer.unref();
     promise.then(
       (value) => {

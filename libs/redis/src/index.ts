@@ -5,3 +5,6 @@ export * from './fleet-limiter';
 export * from './live-channel';
 export * from './lua';
 export * from './queue-watch';
+export * from './batch-queue';
+export * from './revoked-keys';
+export * from './rate-limit';

@@ -1,10 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { CONFIG, REDIS_PRODUCER } from '@conclave/platform';
-import { luaScript, runLua, withTimeout, type RedisClient } from '@conclave/redis';
+import {
+  MemorySlidingLog,
+  RedisSlidingLog,
+  type RedisClient,
+  type SlidingVerdict,
+  type SlidingWindow,
+} from '@conclave/redis';
 import { ApiError } from './api-error';
 
 export type RateBucket = 'requests' | 'deliberations' | 'batchItems';
@@ -26,11 +31,8 @@ export interface RateLimiterOptions {
 
 export const RATE_LIMITER_OPTIONS = Symbol('RATE_LIMITER_OPTIONS');
 
-/** What one limit counts, and what the limiter does when Redis cannot count. */
-interface Rule {
-  name: string;
-  limit: number;
-  windowMs: number;
+/** What one limit counts (its sliding window), and what the limiter does when Redis cannot count. */
+interface Rule extends SlidingWindow {
   /** Said in the 429: "Too many <what>". */
   what: string;
   /** "a minute" / "an hour". */
@@ -44,154 +46,11 @@ interface Rule {
   withoutRedis: 'memory' | 'closed';
 }
 
-interface Verdict {
-  admitted: boolean;
-  /** The admission's member in the Redis log (counted there, with a cost): what giveBack removes. */
-  member?: string;
-  /** Cost in the window after this call. */
-  used: number;
-  /** When refused: ms until the cost fits. */
-  waitMs: number;
-}
-
-/**
- * A sliding log, atomic in one round trip. KEYS[1]: sorted set of admissions (member
- * "<id>:<cost>", score = admission time in ms); KEYS[2]: the sum of their costs.
- * ARGV: limit, window ms, cost (0: only ask whether one more would fit), unique id,
- * now in ms (negative: Redis's clock), 1 to record the cost even over the limit.
- * An admission at time s counts while now - window < s, so any window of `window` ms holds at most
- * `limit`. Refusals are not recorded: a client that keeps trying is admitted once room frees.
- * Returns {admitted 1|0, used, ms until `cost` fits (0 when admitted)}.
- */
-const SLIDING_LOG = luaScript(`
-local log, total = KEYS[1], KEYS[2]
-local limit, window, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local now = tonumber(ARGV[5])
-if now < 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local function costOf(member) return tonumber(string.match(member, ':(%d+)$')) end
-local stored = redis.call('GET', total)
-local expired = redis.call('ZRANGEBYSCORE', log, '-inf', now - window)
-if #expired > 0 then redis.call('ZREMRANGEBYSCORE', log, '-inf', now - window) end
-local used = 0
-if redis.call('ZCARD', log) == 0 then
-  if stored then redis.call('DEL', total) end
-else
-  if stored then
-    used = tonumber(stored)
-    for _, member in ipairs(expired) do used = used - costOf(member) end
-  end
-  if not stored or used <= 0 then
-    used = 0
-    for _, member in ipairs(redis.call('ZRANGE', log, 0, -1)) do used = used + costOf(member) end
-  end
-  if not stored or #expired > 0 then
-    local ttl = redis.call('PTTL', log)
-    if ttl <= 0 then ttl = window + 1000 end
-    redis.call('SET', total, used, 'PX', ttl)
-  end
-end
-local need = cost
-if need == 0 then need = 1 end
-if used + need <= limit or ARGV[6] == '1' then
-  if cost > 0 then
-    redis.call('ZADD', log, now, ARGV[4] .. ':' .. cost)
-    used = used + cost
-    redis.call('SET', total, used, 'PX', window + 1000)
-    redis.call('PEXPIRE', log, window + 1000)
-  end
-  return {1, used, 0}
-end
-local excess = used + need - limit
-local freed = 0
-local from = 0
-while true do
-  local page = redis.call('ZRANGE', log, from, from + 99, 'WITHSCORES')
-  if #page == 0 then break end
-  for i = 1, #page, 2 do
-    freed = freed + costOf(page[i])
-    if freed >= excess then return {0, used, tonumber(page[i + 1]) + window - now} end
-  end
-  from = from + 100
-end
-return {0, used, window}
-`);
-
-/**
- * Gives back one admission of SLIDING_LOG (KEYS the same; ARGV[1] its member "<id>:<cost>"): it
- * leaves the log, and the cached sum goes (the next count sums the log again). 1 if it was there.
- */
-const GIVE_BACK = luaScript(`
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('DEL', KEYS[2])
-return 1
-`);
-
 /** What `take` counted in Redis, to give back (`giveBack`) when what it paid for was refused after all. */
 export interface RateTaken {
   readonly rule: string;
   readonly subject: string;
   readonly member: string;
-}
-
-/**
- * The two keys of one subject's sliding log (KEYS of SLIDING_LOG): both carry the hash tag
- * `{<rule>:<subject>}` (or the prefix's own, when it holds one), so the script runs on a Redis
- * Cluster, and subjects spread over its slots.
- */
-export function rateLimitKeys(prefix: string, rule: string, subject: string): [log: string, total: string] {
-  const base = `${prefix}:ratelimit:{${rule}:${subject}}`;
-  return [`${base}:log`, `${base}:total`];
-}
-
-/** The same sliding log in this process's memory, for when Redis cannot count. */
-class MemoryLog {
-  /** Per subject, least recently used first: its window and its admissions, oldest first. */
-  private readonly logs = new Map<string, { windowMs: number; entries: { at: number; cost: number }[] }>();
-  private lastSweep = 0;
-
-  constructor(private readonly maxKeys: number) {}
-
-  check(key: string, rule: Rule, cost: number, force: boolean, now: number): Verdict {
-    const entries = (this.logs.get(key)?.entries ?? []).filter((entry) => entry.at > now - rule.windowMs);
-    let used = entries.reduce((sum, entry) => sum + entry.cost, 0);
-    const need = Math.max(cost, 1);
-    let verdict: Verdict = { admitted: false, used, waitMs: rule.windowMs };
-    if (used + need <= rule.limit || force) {
-      if (cost > 0) {
-        entries.push({ at: now, cost });
-        used += cost;
-      }
-      verdict = { admitted: true, used, waitMs: 0 };
-    } else {
-      let freed = 0;
-      for (const entry of entries) {
-        freed += entry.cost;
-        if (freed < used + need - rule.limit) continue;
-        verdict = { admitted: false, used, waitMs: entry.at + rule.windowMs - now };
-        break;
-      }
-    }
-    this.logs.delete(key);
-    if (entries.length > 0) this.logs.set(key, { windowMs: rule.windowMs, entries });
-    this.trim(now);
-    return verdict;
-  }
-
-  /** Drops subjects whose window is empty (every 10 s at most), then the least recently used. */
-  private trim(now: number): void {
-    if (now - this.lastSweep >= 10_000) {
-      this.lastSweep = now;
-      for (const [key, { windowMs, entries }] of this.logs)
-        if (entries[entries.length - 1].at <= now - windowMs) this.logs.delete(key);
-    }
-    for (const key of this.logs.keys()) {
-      if (this.logs.size <= this.maxKeys) break;
-      this.logs.delete(key);
-    }
-  }
 }
 
 /**
@@ -229,21 +88,23 @@ export function addressSubject(address: string): string {
 @Injectable()
 export class RateLimiter {
   private readonly logger = new Logger('rate-limit');
-  private readonly memory: MemoryLog;
+  /** The counts every replica shares. */
+  private readonly log: RedisSlidingLog;
+  private readonly memory: MemorySlidingLog;
   private readonly now: (() => number) | null;
-  private readonly redisTimeoutMs: number;
-  private readonly idPrefix = randomBytes(6).toString('base64url');
-  private serial = 0;
   private lastWarning = 0;
 
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
-    @Inject(REDIS_PRODUCER) private readonly redis: RedisClient,
+    @Inject(REDIS_PRODUCER) redis: RedisClient,
     @Optional() @Inject(RATE_LIMITER_OPTIONS) options: RateLimiterOptions = {},
   ) {
     this.now = options.now ?? null;
-    this.redisTimeoutMs = options.redisTimeoutMs ?? 1000;
-    this.memory = new MemoryLog(options.memoryMaxKeys ?? 50_000);
+    this.log = new RedisSlidingLog(redis, config.redisPrefix, {
+      now: this.now,
+      timeoutMs: options.redisTimeoutMs ?? 1000,
+    });
+    this.memory = new MemorySlidingLog(options.memoryMaxKeys ?? 50_000);
   }
 
   private rule(bucket: RateBucket): Rule {
@@ -334,12 +195,8 @@ export class RateLimiter {
    */
   async giveBack(taken: RateTaken | null, tries = 12): Promise<void> {
     if (!taken) return;
-    const [logKey, totalKey] = rateLimitKeys(this.config.redisPrefix, taken.rule, taken.subject);
     try {
-      await withTimeout(
-        runLua(this.redis, GIVE_BACK, [logKey, totalKey], [taken.member]),
-        this.redisTimeoutMs,
-      );
+      await this.log.giveBack(taken.rule, taken.subject, taken.member);
     } catch (error) {
       if (tries <= 1) {
         this.logger.warn(`could not give back ${taken.rule} counted for a refused request: ${String(error)}`);
@@ -392,16 +249,9 @@ export class RateLimiter {
     return chain[Math.min(hops, chain.length - 1)];
   }
 
-  private async count(rule: Rule, subject: string, cost: number, force: boolean): Promise<Verdict> {
-    const [logKey, totalKey] = rateLimitKeys(this.config.redisPrefix, rule.name, subject);
-    const id = `${this.idPrefix}.${++this.serial}`;
-    const args = [rule.limit, rule.windowMs, cost, id, this.now ? this.now() : -1, force ? 1 : 0];
-    let reply: unknown;
+  private async count(rule: Rule, subject: string, cost: number, force: boolean): Promise<SlidingVerdict> {
     try {
-      reply = await withTimeout(
-        runLua(this.redis, SLIDING_LOG, [logKey, totalKey], args),
-        this.redisTimeoutMs,
-      );
+      return await this.log.count(rule, subject, cost, force);
     } catch (error) {
       this.warn(rule, error);
       if (rule.withoutRedis === 'closed') {
@@ -412,13 +262,6 @@ export class RateLimiter {
       }
       return this.memory.check(`${rule.name}:${subject}`, rule, cost, force, this.now?.() ?? Date.now());
     }
-    const [admitted, used, waitMs] = reply as [number, number, number];
-    return {
-      admitted: admitted === 1,
-      used,
-      waitMs,
-      ...(admitted === 1 && cost > 0 ? { member: `${id}:${cost}` } : {}),
-    };
   }
 
   /** One warning per 10 s at most: an outage must not flood the log. */

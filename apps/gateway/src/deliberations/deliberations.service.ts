@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { isModelId, isUuid, type DeliberationAccepted, type DeliberationView } from '@conclave/contracts';
-import { modeDefinition, type HistoryTurn } from '@conclave/deliberation';
+import { modeDefinition, type EventPublisher, type HistoryTurn } from '@conclave/deliberation';
 import { degradationOf, partialOf, startedModelOf, uncommittedStage } from '@conclave/outcomes';
 import {
   ConversationsRepository,
@@ -13,9 +13,9 @@ import {
   type FollowUpState,
   type StoredMessage,
 } from '@conclave/persistence';
-import { publishControl, RedisEventPublisher, StageQueue, type RedisClient } from '@conclave/redis';
+import { publishControl, StageQueue, type RedisClient } from '@conclave/redis';
 import { ApiError, queueUnavailable } from '../common/api-error';
-import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '@conclave/platform';
+import { CONFIG, EVENT_PUBLISHER, REDIS_PRODUCER, STAGE_QUEUE } from '@conclave/platform';
 import { RateLimiter } from '../common/rate-limiter';
 import { BudgetsService } from '../budgets/budgets.service';
 import { PresetsService } from '../presets/presets.service';
@@ -46,7 +46,6 @@ function modelsIn(value: unknown): string[] {
 @Injectable()
 export class DeliberationsService {
   private readonly logger = new Logger('deliberations');
-  private readonly publisher: RedisEventPublisher;
 
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
@@ -61,9 +60,8 @@ export class DeliberationsService {
     private readonly limiter: RateLimiter,
     private readonly budgets: BudgetsService,
     private readonly presets: PresetsService,
-  ) {
-    this.publisher = new RedisEventPublisher(redis, config.redisPrefix);
-  }
+    @Inject(EVENT_PUBLISHER) private readonly publisher: EventPublisher,
+  ) {}
 
   /**
    * `options.history` (the OpenAI-compatible surface): earlier exchanges stored as completed turns

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { connectionErrorLogger } from '@conclave/observability';
-import { ApiKeysRepository, revokedKeysChannel } from '@conclave/persistence';
-import { createRedis, type RedisClient } from '@conclave/redis';
+import { ApiKeysRepository } from '@conclave/persistence';
+import { createRedis, revokedKeysChannel, type RedisClient } from '@conclave/redis';
 import { ApiError } from '../common/api-error';
 import { CONFIG } from '@conclave/platform';
 

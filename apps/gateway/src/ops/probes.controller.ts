@@ -10,10 +10,10 @@ import {
 } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { ConclaveConfig } from '@conclave/config';
-import { METRICS_CHALLENGE, checkReadiness, metricsAuthorized, type Metrics } from '@conclave/observability';
+import { METRICS_CHALLENGE, metricsAuthorized, type Metrics } from '@conclave/observability';
 import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
-import { CONFIG, METRICS, REDIS_PRODUCER } from '@conclave/platform';
+import { CONFIG, METRICS, REDIS_PRODUCER, checkReadiness } from '@conclave/platform';
 import type { RedisClient } from '@conclave/redis';
 import { RETRY_AFTER_SECONDS } from '../common/api-error';
 

@@ -1,12 +1,13 @@
 import type {
+  MessageStatus,
+  ModeName,
   ReportCallAggregate,
   ReportFailureRow,
   ReportItem,
   ReportStageCalls,
   ReportStageRow,
   ReportUsageAggregate,
-} from '@conclave/analysis';
-import type { MessageStatus, ModeName } from '@conclave/contracts';
+} from '@conclave/contracts';
 import type { DataSource } from 'typeorm';
 
 /**

@@ -1,11 +1,21 @@
 import type { ConclaveConfig } from '@conclave/config';
-import { connectBriefly, RedisEventPublisher, StageQueue, type RedisClient } from '@conclave/redis';
+import {
+  BatchDispatcher,
+  BatchesRepository,
+  OpenWorkRepository,
+  TypeOrmDeliberationStore,
+  WorkStops,
+  type CancelledWork,
+} from '@conclave/persistence';
+import {
+  connectBriefly,
+  publishControl,
+  RedisBatchQueue,
+  RedisEventPublisher,
+  StageQueue,
+  type RedisClient,
+} from '@conclave/redis';
 import type { DataSource } from 'typeorm';
-import { BatchDispatcher } from '../batches';
-import { TypeOrmDeliberationStore } from '../deliberation.store';
-import { BatchesRepository } from '../repositories/batches.repository';
-import { OpenWorkRepository } from '../repositories/open-work.repository';
-import { WorkStops, type CancelledWork } from '../work-stops';
 
 /** How long a command-line run waits for Redis before it stops work through PostgreSQL alone. */
 const REDIS_TIMEOUT_MS = 3000;
@@ -63,11 +73,10 @@ export async function cliWorkStops(config: ConclaveConfig, dataSource: DataSourc
 function redisSide(client: RedisClient, prefix: string, queue: StageQueue, batches: BatchesRepository) {
   const publisher = new RedisEventPublisher(client, prefix);
   return {
-    client,
-    prefix,
+    abortCalls: (messageId: string) => publishControl(client, prefix, { type: 'cancel', messageId }),
     queue,
     publisher,
-    dispatcher: new BatchDispatcher(batches, queue, client, prefix, publisher),
+    dispatcher: new BatchDispatcher(batches, new RedisBatchQueue(queue, client, prefix), publisher),
   };
 }
 

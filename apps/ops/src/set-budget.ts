@@ -1,6 +1,5 @@
 import { loadConfig } from '@conclave/config';
-import { createDataSource } from '../data-source';
-import { BudgetsRepository } from '../repositories/budgets.repository';
+import { BudgetsRepository, createDataSource } from '@conclave/persistence';
 
 const USAGE =
   'usage: npm run user:budget -- --user <name> --usd <monthly budget, e.g. 20>   (or --none to remove it; without either, show it)';

@@ -1,8 +1,6 @@
 import { loadConfig } from '@conclave/config';
-import { createDataSource } from '../data-source';
-import { OpenWorkRepository } from '../repositories/open-work.repository';
-import { ADMIN_CANCEL_REASON } from '../work-stops';
-import { cliWorkStops, describeCancelled, printWarnings } from './work-stops.cli';
+import { ADMIN_CANCEL_REASON, createDataSource, OpenWorkRepository } from '@conclave/persistence';
+import { cliWorkStops, describeCancelled, printWarnings } from './work-stops';
 
 const USAGE = 'usage: npm run user:cancel-work -- --user <name>';
 

@@ -1,5 +1,5 @@
 import { loadConfig, migrationDatabaseUrl } from '@conclave/config';
-import { migrate } from '../data-source';
+import { migrate } from '@conclave/persistence';
 
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -1,9 +1,7 @@
 import { loadConfig } from '@conclave/config';
-import { revokedKeysChannel } from '../api-keys';
-import { createDataSource } from '../data-source';
-import { ApiKeysRepository } from '../repositories/api-keys.repository';
-import { KEY_REVOKED_REASON } from '../work-stops';
-import { cliWorkStops, describeCancelled, printWarnings } from './work-stops.cli';
+import { ApiKeysRepository, createDataSource, KEY_REVOKED_REASON } from '@conclave/persistence';
+import { announceRevokedKeys } from '@conclave/redis';
+import { cliWorkStops, describeCancelled, printWarnings } from './work-stops';
 
 const USAGE =
   'usage: npm run user:revoke-key -- --prefix <first 8 characters, e.g. ck_AbCdE> | --key <key> | --user <name>';
@@ -50,9 +48,9 @@ async function main(): Promise<void> {
         );
       }
       if (work.redis) {
-        await work.redis
-          .publish(revokedKeysChannel(config.redisPrefix), JSON.stringify({ keyIds: revoked }))
-          .catch((error: unknown) => work.warnings.push(`could not tell the gateways: ${String(error)}`));
+        await announceRevokedKeys(work.redis, config.redisPrefix, revoked).catch((error: unknown) =>
+          work.warnings.push(`could not tell the gateways: ${String(error)}`),
+        );
       }
       printWarnings(
         work,

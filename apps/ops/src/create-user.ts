@@ -1,6 +1,5 @@
 import { loadConfig } from '@conclave/config';
-import { createDataSource } from '../data-source';
-import { ApiKeysRepository } from '../repositories/api-keys.repository';
+import { ApiKeysRepository, createDataSource } from '@conclave/persistence';
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);

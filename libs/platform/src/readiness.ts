@@ -1,4 +1,4 @@
-import { redisAnswers, type RedisClient } from '@conclave/redis';
+import { redisAnswers, withTimeout, type RedisClient } from '@conclave/redis';
 import type { DataSource } from 'typeorm';
 
 export interface Readiness {
@@ -8,12 +8,6 @@ export interface Readiness {
 
 /** Retry-After of a readiness probe's 503 (gateway and worker): a store outage has no known end. */
 export const NOT_READY_RETRY_AFTER_SECONDS = 5;
-
-const within = <T>(ms: number, work: Promise<T>): Promise<T> =>
-  Promise.race([
-    work,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref()),
-  ]);
 
 /**
  * Ready means both stores answer within `timeoutMs` (a Redis Cluster: with every slot served); the
@@ -25,11 +19,11 @@ export async function checkReadiness(
   timeoutMs = 2000,
 ): Promise<Readiness> {
   const [postgres, redisUp] = await Promise.all([
-    within(timeoutMs, dataSource.query('SELECT 1')).then(
+    withTimeout(dataSource.query('SELECT 1'), timeoutMs, 'PostgreSQL').then(
       () => 'up' as const,
       () => 'down' as const,
     ),
-    within(timeoutMs, redisAnswers(redis)).then(
+    withTimeout(redisAnswers(redis), timeoutMs).then(
       () => 'up' as const,
       () => 'down' as const,
     ),

@@ -1,0 +1,82 @@
+import type { MessageStatus, ModeName } from './modes';
+
+/**
+ * What a report reads from the database, in the narrowest form: the repository selects these
+ * columns (and only the JSON paths the statistics need), page by page, and the builders never see
+ * more than one page of them at a time.
+ */
+
+/** One batch item (its assistant message) and what its user message carries for reports. */
+export interface ReportItem {
+  index: number;
+  messageId: string;
+  mode: ModeName;
+  status: MessageStatus;
+  /** The item's `reference` as submitted: a verdict, a number, a model id or an option; null when none. */
+  reference: string | number | null;
+  /** The item's `key` (matching across batches); null when none. */
+  key: string | null;
+}
+
+/** A `deliberation_stages` row without its text: `data` is `parsed_data` minus long text fields. */
+export interface ReportStageRow {
+  stageType: string;
+  model: string | null;
+  participant: number | null;
+  data: Record<string, unknown> | null;
+}
+
+/** Per model totals over the model calls of the report's finished items (aggregated in SQL). */
+export interface ReportCallAggregate {
+  model: string;
+  calls: number;
+  failed: number;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+  /** Successful calls, the n of the latency quantiles. */
+  okCalls: number;
+  latencyP50: number | null;
+  latencyP95: number | null;
+}
+
+/** Calls per mode, stage and model (e.g. council's chairman at `stage3`). */
+export interface ReportStageCalls {
+  mode: ModeName;
+  stage: string;
+  model: string;
+  calls: number;
+  failed: number;
+}
+
+/** Batch-wide usage of the finished items (aggregated in SQL). */
+export interface ReportUsageAggregate {
+  items: number;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+  costMean: number | null;
+  costP50: number | null;
+  costP95: number | null;
+  durationItems: number;
+  durationP50: number | null;
+  durationP95: number | null;
+  okCalls: number;
+  latencyP50: number | null;
+  latencyP95: number | null;
+}
+
+/** Failed items grouped by their error text (aggregated in SQL, most frequent first). */
+export interface ReportFailureRow {
+  error: string;
+  count: number;
+  examples: { index: number; messageId: string; key: string | null }[];
+}
+
+/** Everything aggregated in SQL rather than streamed. */
+export interface ReportAggregates {
+  calls: readonly ReportCallAggregate[];
+  stageCalls: readonly ReportStageCalls[];
+  usage: ReportUsageAggregate;
+  failures: readonly ReportFailureRow[];
+}
