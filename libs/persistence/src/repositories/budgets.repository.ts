@@ -48,10 +48,12 @@ export class BudgetsRepository {
 
   /** The user's monthly budget in US dollars; null when none is set. */
   async monthlyBudget(userId: string): Promise<number | null> {
-    const user = await this.users.findOne({
-      select: { id: true, monthlyBudgetUsd: true },
-      where: { id: userId },
-    });
+    // SQL (every new deliberation, batch and retry checks the budget): a TypeORM find costs about
+    // 0.1 ms more CPU per call.
+    const [user]: Pick<UserRecord, 'monthlyBudgetUsd'>[] = await this.dataSource.query(
+      'SELECT monthly_budget_usd AS "monthlyBudgetUsd" FROM users WHERE id = $1',
+      [userId],
+    );
     return user?.monthlyBudgetUsd == null ? null : Number(user.monthlyBudgetUsd);
   }
 
