@@ -13,9 +13,9 @@ export interface PresetRecord {
 
 /**
  * The table has no primary key (migration 1764000000000): its identity is the unique
- * (user_id, name), which TypeORM takes as the entity's primary columns here. The schema test
- * (entities.db-spec.ts) reads the primary key from the database, so these two are marked primary
- * only for TypeORM's own bookkeeping and are not checked as a primary key there.
+ * (user_id, name). TypeORM needs primary columns, so the entity marks those two; nothing here
+ * adds the key to the database (the migrations alone build the schema), and entities.db-spec.ts
+ * names the key as the one difference TypeORM's schema builder finds.
  */
 export const PresetEntity = new EntitySchema<PresetRecord>({
   name: 'Preset',
