@@ -15,6 +15,7 @@ import { WorkByKey1764450000000 } from './migrations/1764450000000-work-by-key';
 import { AdminSessions1764533000000 } from './migrations/1764533000000-admin-sessions';
 import { MessageStatuses1764600000000 } from './migrations/1764600000000-message-statuses';
 import { StopNotices1764710000000 } from './migrations/1764710000000-stop-notices';
+import { ENTITIES } from './entities';
 import { ensureEventPartitions } from './lifecycle/event-partitions';
 import { partitionsAhead } from './lifecycle/plan';
 
@@ -54,8 +55,13 @@ export function dataSourceOptions(
   return {
     type: 'postgres',
     url: databaseUrl,
-    // No entities: every statement is SQL of its own (the repositories and the stage store).
-    entities: [],
+    // Every table as an EntitySchema (entities/): the repositories' plain reads and writes go
+    // through them; entities.db-spec.ts checks them against what the migrations build.
+    entities: ENTITIES,
+    // The schema is the migrations' (gen_random_uuid() is PostgreSQL's own since 13): TypeORM
+    // creates no extension when it connects.
+    installExtensions: false,
+    uuidExtension: 'pgcrypto',
     migrations: MIGRATIONS,
     migrationsTableName: 'typeorm_migrations',
     synchronize: false,

@@ -1,4 +1,5 @@
 export * from './data-source';
+export * from './entities';
 export {
   TypeOrmDeliberationStore,
   type DeliberationStoreOptions,

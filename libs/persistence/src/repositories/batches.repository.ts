@@ -6,9 +6,10 @@ import type {
   MessageStatus,
   ModeName,
 } from '@conclave/contracts';
-import type { DataSource, EntityManager } from 'typeorm';
+import { In, IsNull, MoreThan, type DataSource, type EntityManager } from 'typeorm';
 import { returnedRows } from '../deliberation.store';
 import { endRuns } from '../end-runs';
+import { BatchEntity, MessageEntity, type BatchRecord } from '../entities';
 import { IdempotencyRace, recordResponse, type IdempotencyKey } from './idempotency.repository';
 
 export interface Batch {
@@ -74,20 +75,18 @@ export interface DispatchPick {
   cancelled?: DeliveredEvent[];
 }
 
-interface BatchRecord {
-  id: string;
-  name: string | null;
-  status: BatchStatus;
-  total: number;
-  concurrency: number;
-  created_at: Date;
-  started_at: Date | null;
-  finished_at: Date | null;
-  max_cost_usd: string | null;
-}
-
-const BATCH_COLUMNS =
-  'id, name, status, total, concurrency, created_at, started_at, finished_at, max_cost_usd';
+/** The columns a Batch is read with. */
+const BATCH = {
+  id: true,
+  name: true,
+  status: true,
+  total: true,
+  concurrency: true,
+  createdAt: true,
+  startedAt: true,
+  finishedAt: true,
+  maxCostUsd: true,
+} as const;
 
 const toBatch = (r: BatchRecord): Batch => ({
   id: r.id,
@@ -95,27 +94,39 @@ const toBatch = (r: BatchRecord): Batch => ({
   status: r.status,
   total: r.total,
   concurrency: r.concurrency,
-  createdAt: r.created_at,
-  startedAt: r.started_at,
-  finishedAt: r.finished_at,
-  maxCostUsd: r.max_cost_usd === null ? null : Number(r.max_cost_usd),
+  createdAt: r.createdAt,
+  startedAt: r.startedAt,
+  finishedAt: r.finishedAt,
+  maxCostUsd: r.maxCostUsd === null ? null : Number(r.maxCostUsd),
 });
+
+/** A batch's items are its assistant messages (each item's user message holds its question). */
+const ITEM = { role: 'assistant' } as const;
 
 /** Why an item the batch had not started was cancelled when its budget ran out. */
 export const budgetCancelReason = (maxCostUsd: number, spentUsd: number): string =>
   `The batch's budget of $${maxCostUsd} (maxCostUsd) was reached ($${spentUsd.toFixed(4)} recorded); this item was not started.`;
 
-/** Batches and their items: what the gateway submits and reads, and what BatchDispatcher moves. Ids given are UUIDs. */
+/**
+ * Batches and their items: what the gateway submits and reads, and what BatchDispatcher moves. Ids
+ * given are UUIDs. The plain reads go through the entities; the bulk inserts of `create` (three
+ * statements for ten thousand items), the dispatch (`pickItems`), the ending of queued items, the
+ * items page (a self-join) and `closeIfDone` stay SQL.
+ */
 export class BatchesRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  private get batches() {
+    return this.dataSource.getRepository(BatchEntity);
+  }
+
+  private get messages() {
+    return this.dataSource.getRepository(MessageEntity);
+  }
+
   /** How many of the user's batches are queued or running. */
-  async activeCount(userId: string): Promise<number> {
-    const [{ active }]: { active: number }[] = await this.dataSource.query(
-      `SELECT count(*)::int AS active FROM batches WHERE user_id = $1 AND status IN ('queued', 'running')`,
-      [userId],
-    );
-    return active;
+  activeCount(userId: string): Promise<number> {
+    return this.batches.countBy({ userId, status: In(['queued', 'running']) });
   }
 
   /**
@@ -278,27 +289,23 @@ export class BatchesRepository {
 
   /** The batch, if it is the user's. */
   async owned(userId: string, batchId: string): Promise<Batch | null> {
-    const [row]: BatchRecord[] = await this.dataSource.query(
-      `SELECT ${BATCH_COLUMNS} FROM batches WHERE id = $1 AND user_id = $2`,
-      [batchId, userId],
-    );
+    const row = await this.batches.findOne({ select: BATCH, where: { id: batchId, userId } });
     return row ? toBatch(row) : null;
   }
 
   async find(batchId: string): Promise<Batch | null> {
-    const [row]: BatchRecord[] = await this.dataSource.query(
-      `SELECT ${BATCH_COLUMNS} FROM batches WHERE id = $1`,
-      [batchId],
-    );
+    const row = await this.batches.findOne({ select: BATCH, where: { id: batchId } });
     return row ? toBatch(row) : null;
   }
 
   /** The user's 200 most recent batches, newest first. */
   async list(userId: string): Promise<Batch[]> {
-    const rows: BatchRecord[] = await this.dataSource.query(
-      `SELECT ${BATCH_COLUMNS} FROM batches WHERE user_id = $1 ORDER BY created_at DESC LIMIT 200`,
-      [userId],
-    );
+    const rows = await this.batches.find({
+      select: BATCH,
+      where: { userId },
+      order: { createdAt: 'DESC' },
+      take: 200,
+    });
     return rows.map(toBatch);
   }
 
@@ -307,22 +314,19 @@ export class BatchesRepository {
    * item's latest attempt (an attempt a retry replaced is `superseded_at`).
    */
   async itemCounts(batchId: string): Promise<Partial<Record<MessageStatus, number>>> {
-    const rows: { status: MessageStatus; n: number }[] = await this.dataSource.query(
-      `SELECT status, COUNT(*)::int AS n FROM messages
-       WHERE batch_id = $1 AND role = 'assistant' AND superseded_at IS NULL GROUP BY status`,
-      [batchId],
-    );
+    const rows: { status: MessageStatus; n: number }[] = await this.messages
+      .createQueryBuilder('m')
+      .select('m.status', 'status')
+      .addSelect('COUNT(*)::int', 'n')
+      .where({ batchId, ...ITEM, supersededAt: IsNull() })
+      .groupBy('m.status')
+      .getRawMany();
     return Object.fromEntries(rows.map((r) => [r.status, r.n]));
   }
 
   /** How many of the batch's items were retried (their latest attempt is not their first). */
   async retriedCount(batchId: string): Promise<number> {
-    const [{ n }]: { n: number }[] = await this.dataSource.query(
-      `SELECT COUNT(*)::int AS n FROM messages
-       WHERE batch_id = $1 AND role = 'assistant' AND superseded_at IS NULL AND attempt > 1`,
-      [batchId],
-    );
-    return n;
+    return this.messages.countBy({ batchId, ...ITEM, supersededAt: IsNull(), attempt: MoreThan(1) });
   }
 
   /** Marks the batch cancelled, under the lock dispatchers take (so no dispatch is half-way through it). */
@@ -357,20 +361,18 @@ export class BatchesRepository {
    * ones were cancelled), with the stage each is at: a cancel stops them one by one.
    */
   async unfinishedItems(batchId: string): Promise<{ messageId: string; stage: string | null }[]> {
-    const rows: { id: string; stage: string | null }[] = await this.dataSource.query(
-      `SELECT id, stage FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = ANY(conclave_open_statuses())
-       ORDER BY batch_index`,
-      [batchId],
-    );
+    const rows = await this.messages
+      .createQueryBuilder('m')
+      .select(['m.id', 'm.stage'])
+      .where({ batchId, ...ITEM })
+      .andWhere('m.status = ANY(conclave_open_statuses())')
+      .orderBy('m.batchIndex')
+      .getMany();
     return rows.map((r) => ({ messageId: r.id, stage: r.stage }));
   }
 
-  async queuedItemCount(batchId: string): Promise<number> {
-    const [{ queued }]: { queued: number }[] = await this.dataSource.query(
-      `SELECT COUNT(*)::int AS queued FROM messages WHERE batch_id = $1 AND role = 'assistant' AND status = 'queued'`,
-      [batchId],
-    );
-    return queued;
+  queuedItemCount(batchId: string): Promise<number> {
+    return this.messages.countBy({ batchId, ...ITEM, status: 'queued' });
   }
 
   /** Up to `limit` items (their latest attempts) after the item `afterIndex`, in submission order, with their questions. */
@@ -432,10 +434,12 @@ export class BatchesRepository {
 
   /** The oldest 200 batches still queued or running (or out of budget with items still running). */
   async openBatchIds(): Promise<string[]> {
-    const rows: { id: string }[] = await this.dataSource.query(
-      `SELECT id FROM batches WHERE status IN ('queued', 'running') OR (status = 'budget_exhausted' AND finished_at IS NULL)
-       ORDER BY created_at LIMIT 200`,
-    );
+    const rows = await this.batches.find({
+      select: { id: true },
+      where: [{ status: In(['queued', 'running']) }, { status: 'budget_exhausted', finishedAt: IsNull() }],
+      order: { createdAt: 'ASC' },
+      take: 200,
+    });
     return rows.map((r) => r.id);
   }
 }

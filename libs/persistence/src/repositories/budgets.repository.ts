@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { returnedRows } from '../deliberation.store';
+import { UserEntity, type UserRecord } from '../entities';
 
 /** The first instant of the current calendar month in UTC, as SQL. */
 const MONTH_START = `(date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
@@ -19,31 +19,42 @@ export interface UserBudget {
 export class BudgetsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  private get users() {
+    return this.dataSource.getRepository(UserEntity);
+  }
+
   /** Sets (or, with null, clears) the monthly budget of the user named `name`; null when there is no such user. */
   async setMonthlyBudget(name: string, monthlyBudgetUsd: number | null): Promise<UserBudget | null> {
-    const [row] = returnedRows<{ id: string; name: string; monthly_budget_usd: string | null }>(
-      await this.dataSource.query(
-        `UPDATE users SET monthly_budget_usd = $2 WHERE name = $1 RETURNING id, name, monthly_budget_usd`,
-        [name, monthlyBudgetUsd],
-      ),
-    );
+    // One statement, UPDATE ... RETURNING: what it answers is the row it wrote.
+    const { raw } = await this.users
+      .createQueryBuilder()
+      .update()
+      .set({ monthlyBudgetUsd: monthlyBudgetUsd === null ? null : String(monthlyBudgetUsd) })
+      .where({ name })
+      .returning('id, name, monthly_budget_usd AS "monthlyBudgetUsd"')
+      .execute();
+    const [row] = raw as Pick<UserRecord, 'id' | 'name' | 'monthlyBudgetUsd'>[];
     return row ? toBudget(row) : null;
   }
 
   /** The user named `name` and their budget; null when there is no such user. */
   async byName(name: string): Promise<UserBudget | null> {
-    const [row]: { id: string; name: string; monthly_budget_usd: string | null }[] =
-      await this.dataSource.query('SELECT id, name, monthly_budget_usd FROM users WHERE name = $1', [name]);
-    return row ? toBudget(row) : null;
+    const user = await this.users.findOne({
+      select: { id: true, name: true, monthlyBudgetUsd: true },
+      where: { name },
+    });
+    return user ? toBudget(user) : null;
   }
 
   /** The user's monthly budget in US dollars; null when none is set. */
   async monthlyBudget(userId: string): Promise<number | null> {
-    const [row]: { monthly_budget_usd: string | null }[] = await this.dataSource.query(
-      'SELECT monthly_budget_usd FROM users WHERE id = $1',
+    // SQL (every new deliberation, batch and retry checks the budget): a TypeORM find costs about
+    // 0.1 ms more CPU per call.
+    const [user]: Pick<UserRecord, 'monthlyBudgetUsd'>[] = await this.dataSource.query(
+      'SELECT monthly_budget_usd AS "monthlyBudgetUsd" FROM users WHERE id = $1',
       [userId],
     );
-    return row?.monthly_budget_usd == null ? null : Number(row.monthly_budget_usd);
+    return user?.monthlyBudgetUsd == null ? null : Number(user.monthlyBudgetUsd);
   }
 
   /** What the user's model calls have cost this calendar month (UTC), deleted conversations included. */
@@ -63,10 +74,10 @@ export class BudgetsRepository {
   }
 }
 
-const toBudget = (row: { id: string; name: string; monthly_budget_usd: string | null }): UserBudget => ({
-  userId: row.id,
-  name: row.name,
-  monthlyBudgetUsd: row.monthly_budget_usd === null ? null : Number(row.monthly_budget_usd),
+const toBudget = (user: Pick<UserRecord, 'id' | 'name' | 'monthlyBudgetUsd'>): UserBudget => ({
+  userId: user.id,
+  name: user.name,
+  monthlyBudgetUsd: user.monthlyBudgetUsd === null ? null : Number(user.monthlyBudgetUsd),
 });
 
 /**

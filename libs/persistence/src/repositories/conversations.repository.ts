@@ -1,6 +1,6 @@
 import type { MessageStatus, ModeName } from '@conclave/contracts';
 import type { DataSource } from 'typeorm';
-import { returnedRows } from '../deliberation.store';
+import { ConversationEntity, MessageEntity } from '../entities';
 import { keepRemovedSpend } from './budgets.repository';
 import {
   STORED_MESSAGE_COLUMNS,
@@ -37,35 +37,35 @@ export interface DeletedDeliberation {
   lastSeq: number;
 }
 
-interface ConversationRecord {
-  id: string;
-  title: string | null;
-  mode: ModeName;
-  created_at: Date;
-  updated_at: Date;
-}
+/** The columns of a Conversation, in its order. */
+const CONVERSATION = { id: true, title: true, mode: true, createdAt: true, updatedAt: true } as const;
 
-const toConversation = (r: ConversationRecord): Conversation => ({
-  id: r.id,
-  title: r.title,
-  mode: r.mode,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-/** A user's conversations: the list, one with its messages, deletion. Ids given are UUIDs. */
+/**
+ * A user's conversations: the list, one with its messages, deletion. Ids given are UUIDs. The list
+ * (three subqueries and a lateral join per row), `lastPanel`, `messages` and the spend kept on
+ * deletion stay SQL.
+ */
 export class ConversationsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  private get conversations() {
+    return this.dataSource.getRepository(ConversationEntity);
+  }
+
   /** The user's 500 most recently updated conversations, most recent first. */
   async list(userId: string): Promise<ConversationSummary[]> {
-    const rows: (ConversationRecord & {
+    const rows: {
+      id: string;
+      title: string | null;
+      mode: ModeName;
+      created_at: Date;
+      updated_at: Date;
       turns: number;
       last_status: MessageStatus | null;
       batch_id: string | null;
       batch_name: string | null;
       question: string | null;
-    })[] = await this.dataSource.query(
+    }[] = await this.dataSource.query(
       `SELECT c.id, c.title, c.mode, c.created_at, c.updated_at,
          (SELECT COUNT(*)::int FROM messages m WHERE m.conversation_id = c.id AND m.role = 'assistant') AS turns,
          (SELECT m.status FROM messages m WHERE m.conversation_id = c.id AND m.role = 'assistant'
@@ -81,7 +81,11 @@ export class ConversationsRepository {
       [userId, LIST_QUESTION_LENGTH],
     );
     return rows.map((r) => ({
-      ...toConversation(r),
+      id: r.id,
+      title: r.title,
+      mode: r.mode,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
       turns: r.turns,
       lastStatus: r.last_status,
       batchId: r.batch_id,
@@ -92,11 +96,13 @@ export class ConversationsRepository {
 
   /** The conversation, if it is the user's. */
   async owned(userId: string, conversationId: string): Promise<Conversation | null> {
-    const [row]: ConversationRecord[] = await this.dataSource.query(
-      'SELECT id, title, mode, created_at, updated_at FROM conversations WHERE id = $1 AND user_id = $2',
-      [conversationId, userId],
-    );
-    return row ? toConversation(row) : null;
+    const row = await this.conversations.findOne({
+      select: CONVERSATION,
+      where: { id: conversationId, userId },
+    });
+    return row
+      ? { id: row.id, title: row.title, mode: row.mode, createdAt: row.createdAt, updatedAt: row.updatedAt }
+      : null;
   }
 
   /**
@@ -131,11 +137,16 @@ export class ConversationsRepository {
     userId: string,
     conversationId: string,
   ): Promise<{ messageId: string; mode: ModeName } | null> {
-    const [row]: { id: string; mode: ModeName }[] = await this.dataSource.query(
-      `SELECT m.id, m.mode FROM messages m JOIN conversations c ON c.id = m.conversation_id
-       WHERE c.id = $1 AND c.user_id = $2 AND m.role = 'assistant' ORDER BY m.turn LIMIT 1`,
-      [conversationId, userId],
-    );
+    const row = await this.dataSource
+      .getRepository(MessageEntity)
+      .createQueryBuilder('m')
+      .select(['m.id', 'm.mode'])
+      .innerJoin(ConversationEntity.options.name, 'c', 'c.id = m.conversationId')
+      .where('c.id = :conversationId AND c.userId = :userId', { conversationId, userId })
+      .andWhere(`m.role = 'assistant'`)
+      .orderBy('m.turn')
+      .limit(1)
+      .getOne();
     return row ? { messageId: row.id, mode: row.mode } : null;
   }
 
@@ -145,21 +156,19 @@ export class ConversationsRepository {
    */
   delete(userId: string, conversationId: string): Promise<DeletedDeliberation[] | null> {
     return this.dataSource.transaction(async (manager) => {
-      const unfinished: { id: string; last_seq: number }[] = await manager.query(
-        `SELECT m.id, m.last_seq FROM messages m JOIN conversations c ON c.id = m.conversation_id
-         WHERE c.id = $1 AND c.user_id = $2 AND m.role = 'assistant' AND m.status = ANY(conclave_open_statuses())`,
-        [conversationId, userId],
-      );
+      const unfinished = await manager
+        .getRepository(MessageEntity)
+        .createQueryBuilder('m')
+        .select(['m.id', 'm.lastSeq'])
+        .innerJoin(ConversationEntity.options.name, 'c', 'c.id = m.conversationId')
+        .where('c.id = :conversationId AND c.userId = :userId', { conversationId, userId })
+        .andWhere(`m.role = 'assistant' AND m.status = ANY(conclave_open_statuses())`)
+        .getMany();
       // What its calls cost stays in the user's monthly spend (budgets).
       await keepRemovedSpend(manager, userId, conversationId);
-      const deleted = returnedRows<{ id: string }>(
-        await manager.query('DELETE FROM conversations WHERE id = $1 AND user_id = $2 RETURNING id', [
-          conversationId,
-          userId,
-        ]),
-      );
-      if (deleted.length === 0) return null;
-      return unfinished.map((m) => ({ messageId: m.id, lastSeq: m.last_seq }));
+      const { affected } = await manager.delete(ConversationEntity, { id: conversationId, userId });
+      if (!affected) return null;
+      return unfinished.map((m) => ({ messageId: m.id, lastSeq: m.lastSeq }));
     });
   }
 }

@@ -1,6 +1,7 @@
-import type { ModeName, Preset } from '@conclave/contracts';
+import type { Preset } from '@conclave/contracts';
 import type { DataSource } from 'typeorm';
 import { returnedRows } from '../deliberation.store';
+import { PresetEntity, type PresetRecord } from '../entities';
 
 /** A preset as the gateway saves it: its name and mode, and its request fields (validated there). */
 export type NewPreset = Omit<Preset, 'createdAt' | 'updatedAt'>;
@@ -8,25 +9,18 @@ export type NewPreset = Omit<Preset, 'createdAt' | 'updatedAt'>;
 /** What `save` did: created or replaced the preset, or nothing because the user has `limit` already. */
 export type SavedPreset = { preset: Preset; created: boolean } | { full: true; limit: number };
 
-interface PresetRow {
-  name: string;
-  mode: ModeName;
-  request: Record<string, unknown>;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const COLUMNS = 'name, mode, request, created_at, updated_at';
+/** The columns a preset is read with (its user is the caller's). */
+const SELECT = { name: true, mode: true, request: true, createdAt: true, updatedAt: true } as const;
 
 /** The request fields a preset keeps, in the jsonb column `request`. */
 const REQUEST_FIELDS = ['modeConfig', 'councilModels', 'chairmanModel'] as const;
 
-const toPreset = (row: PresetRow): Preset => {
+const toPreset = (row: Omit<PresetRecord, 'userId'>): Preset => {
   const preset: Preset = {
     name: row.name,
     mode: row.mode,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
   };
   for (const field of REQUEST_FIELDS) {
     if (row.request[field] !== undefined) Object.assign(preset, { [field]: row.request[field] });
@@ -34,25 +28,26 @@ const toPreset = (row: PresetRow): Preset => {
   return preset;
 };
 
-/** The `presets` table: each user's saved modes, rosters and options, by name. */
+/**
+ * The `presets` table: each user's saved modes, rosters and options, by name. `save` stays SQL: its
+ * count and its upsert answer with what TypeORM's API does not (bool_or, `xmax = 0` for "created").
+ */
 export class PresetsRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  private get presets() {
+    return this.dataSource.getRepository(PresetEntity);
+  }
+
   /** The user's presets, by name. */
   async list(userId: string): Promise<Preset[]> {
-    const rows: PresetRow[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM presets WHERE user_id = $1 ORDER BY name`,
-      [userId],
-    );
+    const rows = await this.presets.find({ select: SELECT, where: { userId }, order: { name: 'ASC' } });
     return rows.map(toPreset);
   }
 
   /** The user's preset of that name, or null. */
   async find(userId: string, name: string): Promise<Preset | null> {
-    const [row]: PresetRow[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM presets WHERE user_id = $1 AND name = $2`,
-      [userId, name],
-    );
+    const row = await this.presets.findOne({ select: SELECT, where: { userId, name } });
     return row ? toPreset(row) : null;
   }
 
@@ -73,12 +68,12 @@ export class PresetsRepository {
         [userId, preset.name],
       );
       if (!existing && count >= limit) return { full: true, limit };
-      const [row] = returnedRows<PresetRow & { created: boolean }>(
+      const [row] = returnedRows<Omit<PresetRecord, 'userId'> & { created: boolean }>(
         await manager.query(
           `INSERT INTO presets (user_id, name, mode, request) VALUES ($1, $2, $3, $4::jsonb)
            ON CONFLICT (user_id, name)
              DO UPDATE SET mode = EXCLUDED.mode, request = EXCLUDED.request, updated_at = now()
-           RETURNING ${COLUMNS}, (xmax = 0) AS created`,
+           RETURNING name, mode, request, created_at AS "createdAt", updated_at AS "updatedAt", (xmax = 0) AS created`,
           [userId, preset.name, preset.mode, JSON.stringify(request)],
         ),
       );
@@ -88,12 +83,7 @@ export class PresetsRepository {
 
   /** Deletes the user's preset of that name; false when there was none. */
   async delete(userId: string, name: string): Promise<boolean> {
-    const rows = returnedRows<{ name: string }>(
-      await this.dataSource.query('DELETE FROM presets WHERE user_id = $1 AND name = $2 RETURNING name', [
-        userId,
-        name,
-      ]),
-    );
-    return rows.length > 0;
+    const { affected } = await this.presets.delete({ userId, name });
+    return (affected ?? 0) > 0;
   }
 }

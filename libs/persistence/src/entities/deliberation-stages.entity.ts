@@ -1,0 +1,62 @@
+import { EntitySchema } from 'typeorm';
+
+/** A `deliberation_stages` row: one answer, review, vote, ... of a stage. */
+export interface DeliberationStageRecord {
+  id: string;
+  messageId: string;
+  stageType: string;
+  stageOrder: number;
+  model: string | null;
+  role: string | null;
+  content: string;
+  parsedData: Record<string, unknown> | null;
+  responseTimeMs: number | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  costUsd: string | null;
+  createdAt: Date;
+  participant: number | null;
+}
+
+/** Written only by conclave_stage_write; read by the stage store and the reports in SQL of their own. */
+export const DeliberationStageEntity = new EntitySchema<DeliberationStageRecord>({
+  name: 'DeliberationStage',
+  tableName: 'deliberation_stages',
+  columns: {
+    id: {
+      type: 'uuid',
+      primary: true,
+      generated: 'uuid',
+      primaryKeyConstraintName: 'deliberation_stages_pkey',
+    },
+    messageId: {
+      name: 'message_id',
+      type: 'uuid',
+      foreignKey: { target: 'Message', name: 'deliberation_stages_message_id_fkey', onDelete: 'CASCADE' },
+    },
+    stageType: { name: 'stage_type', type: 'text' },
+    stageOrder: { name: 'stage_order', type: 'integer' },
+    model: { type: 'text', nullable: true },
+    role: { type: 'text', nullable: true },
+    content: { type: 'text' },
+    parsedData: { name: 'parsed_data', type: 'jsonb', nullable: true },
+    responseTimeMs: { name: 'response_time_ms', type: 'integer', nullable: true },
+    promptTokens: { name: 'prompt_tokens', type: 'integer', nullable: true },
+    completionTokens: { name: 'completion_tokens', type: 'integer', nullable: true },
+    costUsd: { name: 'cost_usd', type: 'numeric', nullable: true },
+    createdAt: { name: 'created_at', type: 'timestamptz', default: () => 'now()' },
+    participant: { type: 'integer', nullable: true },
+  },
+  indices: [
+    { name: 'idx_deliberation_stages_message', columns: ['messageId', 'stageOrder'] },
+    // In the database: UNIQUE (message_id, stage_type, stage_order, COALESCE(model, ''),
+    // COALESCE(role, ''), COALESCE(participant, -1)) — expressions TypeORM cannot describe, so it
+    // leaves this index alone (synchronize: false) and lists its plain columns only.
+    {
+      name: 'uq_deliberation_stages_once',
+      columns: ['messageId', 'stageType', 'stageOrder'],
+      unique: true,
+      synchronize: false,
+    },
+  ],
+});
