@@ -17,3 +17,4 @@ export * from './reports';
 export * from './presets';
 export * from './shortfall';
 export * from './socket';
+export * from './mode-facts';

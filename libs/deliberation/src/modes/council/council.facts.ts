@@ -1,0 +1,24 @@
+import { stageRowsFrom, type ModeFacts } from '@conclave/contracts';
+
+/** What the rest of the system knows about council (data only: see ModeFacts). */
+export const councilFacts: ModeFacts = {
+  mode: 'council',
+  title: 'Council',
+  summary:
+    'council (default): every model answers, they rank the anonymized answers, the chairman writes a synthesis. ' +
+    'Multi-turn: pass the conversationId of an earlier council result to continue it.',
+  panelRole: 'council',
+  stageRoles: { stage3: 'chairman' },
+  finalRole: 'chairman',
+  finalStage: { stage: 'stage3', startEvent: 'stage3_start' },
+  anonymousWhileRunning: false,
+  stageRows: stageRowsFrom({
+    stage1: ['stage1'],
+    stage2: ['stage2_label_map', 'stage2', 'stage2_aggregate'],
+    stage3: ['stage3'],
+  }),
+  reference: 'winner',
+  roster: { models: 'councilModels', chairman: 'chairmanModel' },
+  topLevelRoster: true,
+  contentField: null,
+};
