@@ -1,4 +1,4 @@
-import { MODE_NAMES, roleOfStage } from '@conclave/contracts';
+import { MODE_NAMES } from '@conclave/contracts';
 import { deliberateInMemory, TEST_DEFAULTS } from '../testing/deliberate';
 import { MODE_FACTS, MODES, modeDefinition } from '.';
 import { modeFacts } from './facts';
