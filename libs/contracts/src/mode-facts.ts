@@ -38,6 +38,12 @@ export interface ModeFacts {
    * the expected verdict (APPROVE, REVISE, REJECT), or the expected value or answer.
    */
   reference: 'winner' | 'verdict' | 'estimate';
+  /**
+   * Batch reports' parse-failure rates (libs/analysis): whether a stored row holds an answer the
+   * mode's parser had to read (a ranking, a vote, a revision decision, a juror's assessment, an
+   * estimate) and could; null for a row that holds none.
+   */
+  parsedAnswer(row: { stageType: string; data: unknown }): boolean | null;
   /** Where the mode's config keeps its panel and its chairman-like role. */
   roster: { models: string; chairman?: string };
   /**
@@ -61,3 +67,9 @@ export const stageRowsFrom =
   (table: Readonly<Record<string, readonly string[]>>) =>
   (stage: string): readonly string[] =>
     Object.hasOwn(table, stage) ? table[stage] : [];
+
+/** A stored row's `data` as an object; null for anything else (an array, a scalar, none). */
+export const rowObject = (value: unknown): Record<string, unknown> | null =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;

@@ -54,6 +54,12 @@ describe('the mode registries', () => {
       // The stages in another role than the panel's are stages of the mode.
       for (const stage of Object.keys(facts.stageRoles))
         expect(facts.stageRows(stage).length).toBeGreaterThan(0);
+      // A batch report reads the panel's parsed answers from these rows (ModeFacts.parsedAnswer).
+      const parsed = store.rows.map((r) =>
+        facts.parsedAnswer({ stageType: r.stageType, data: r.parsedData }),
+      );
+      expect(parsed).toContain(true);
+      expect(parsed).not.toContain(false);
       if (facts.finalStage) {
         expect(stages).toContain(facts.finalStage.stage);
         expect(store.events.map((e) => e.type)).toContain(facts.finalStage.startEvent);

@@ -1,4 +1,4 @@
-import { stageRowsFrom, type ModeFacts } from '@conclave/contracts';
+import { rowObject, stageRowsFrom, type ModeFacts } from '@conclave/contracts';
 
 /** What the rest of the system knows about council (data only: see ModeFacts). */
 export const councilFacts: ModeFacts = {
@@ -18,6 +18,12 @@ export const councilFacts: ModeFacts = {
     stage3: ['stage3'],
   }),
   reference: 'winner',
+  parsedAnswer: (row) => {
+    const data = rowObject(row.data);
+    return row.stageType === 'stage2'
+      ? Array.isArray(data?.parsedRanking) && data.parsedRanking.length > 0
+      : null;
+  },
   roster: { models: 'councilModels', chairman: 'chairmanModel' },
   topLevelRoster: true,
   contentField: null,

@@ -1,4 +1,4 @@
-import { stageRowsFrom, type ModeFacts } from '@conclave/contracts';
+import { rowObject, stageRowsFrom, type ModeFacts } from '@conclave/contracts';
 
 /** What the rest of the system knows about debate (data only: see ModeFacts). */
 export const debateFacts: ModeFacts = {
@@ -18,6 +18,11 @@ export const debateFacts: ModeFacts = {
     vote: ['debate_vote', 'debate_vote_tally', 'debate_winner'],
   }),
   reference: 'winner',
+  parsedAnswer: (row) => {
+    const data = rowObject(row.data);
+    if (row.stageType === 'revision') return data?.parseSuccess === true;
+    return row.stageType === 'debate_vote' ? typeof data?.votedFor === 'string' : null;
+  },
   roster: { models: 'models' },
   topLevelRoster: false,
   contentField: null,

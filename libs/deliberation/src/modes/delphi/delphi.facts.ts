@@ -1,4 +1,4 @@
-import type { ModeFacts } from '@conclave/contracts';
+import { rowObject, type ModeFacts } from '@conclave/contracts';
 
 /** What the rest of the system knows about Delphi (data only: see ModeFacts). */
 export const delphiFacts: ModeFacts = {
@@ -18,6 +18,11 @@ export const delphiFacts: ModeFacts = {
     return stage === 'classify' || stage === 'synthesis' ? [stage] : [];
   },
   reference: 'estimate',
+  parsedAnswer: (row) => {
+    const data = rowObject(row.data);
+    if (!/^round_\d+$/.test(row.stageType) || data?.carriedForward === true) return null;
+    return data?.type === 'numeric' ? typeof data.estimate === 'number' : typeof data?.answer === 'string';
+  },
   roster: { models: 'panelistModels', chairman: 'facilitatorModel' },
   topLevelRoster: false,
   contentField: null,

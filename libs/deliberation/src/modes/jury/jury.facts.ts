@@ -1,4 +1,4 @@
-import { stageRowsFrom, type ModeFacts } from '@conclave/contracts';
+import { rowObject, stageRowsFrom, type ModeFacts } from '@conclave/contracts';
 
 /** What the rest of the system knows about jury (data only: see ModeFacts). */
 export const juryFacts: ModeFacts = {
@@ -18,6 +18,8 @@ export const juryFacts: ModeFacts = {
     verdict: ['verdict'],
   }),
   reference: 'verdict',
+  parsedAnswer: (row) =>
+    row.stageType === 'deliberation' ? rowObject(row.data)?.parseSuccess === true : null,
   roster: { models: 'jurorModels', chairman: 'foremanModel' },
   topLevelRoster: false,
   contentField: 'content',

@@ -1,4 +1,4 @@
-import { stageRowsFrom, type ModeFacts } from '@conclave/contracts';
+import { rowObject, stageRowsFrom, type ModeFacts } from '@conclave/contracts';
 
 /** What the rest of the system knows about vote (data only: see ModeFacts). */
 export const voteFacts: ModeFacts = {
@@ -18,6 +18,8 @@ export const voteFacts: ModeFacts = {
     tiebreak: ['tiebreak'],
   }),
   reference: 'winner',
+  parsedAnswer: (row) =>
+    row.stageType === 'vote' ? typeof rowObject(row.data)?.votedFor === 'string' : null,
   roster: { models: 'models', chairman: 'chairmanModel' },
   topLevelRoster: false,
   contentField: null,
