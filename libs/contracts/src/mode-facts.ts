@@ -44,6 +44,8 @@ export interface ModeFacts {
    * estimate) and could; null for a row that holds none.
    */
   parsedAnswer(row: { stageType: string; data: unknown }): boolean | null;
+  /** How libs/outcomes reads the mode's (possibly partial) Result; see ResultReading. */
+  result: ResultReading;
   /** Where the mode's config keeps its panel and its chairman-like role. */
   roster: { models: string; chairman?: string };
   /**
@@ -56,6 +58,23 @@ export interface ModeFacts {
    * request `question` only names it; null for a mode that deliberates on the question itself.
    */
   contentField: string | null;
+}
+
+/**
+ * What libs/outcomes reads from a mode's stored Result (`DeliberationView.result`, partial while
+ * it runs; any field may be missing): each mode reads its own fields.
+ */
+export interface ResultReading {
+  /** The final text (a synthesis, the winning answer, a report); null while it does not exist. */
+  finalText(result: unknown): string | null;
+  /** The model that wrote the final text (the winner's, in modes without a final stage). */
+  finalAuthor(result: unknown): string | undefined;
+  /** Whether enough of the panel answered for the mode's rules, on the stages reached; null before. */
+  enoughAnswered(result: unknown): boolean | null;
+  /** The seats the result lists, in its order (the panel's answers, or Delphi's first estimates). */
+  seated(result: unknown): string[];
+  /** Answers the mode stored but could not read (a ranking, a vote, a decision, scores). */
+  unreadable(result: unknown): { model: string; stage: string; why: string }[];
 }
 
 /** The role a call of `stage` was made in. */

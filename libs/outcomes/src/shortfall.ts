@@ -151,44 +151,13 @@ export function partialOf(input: {
 
 /** Answers the mode stored but could not read: a ranking, vote, revision decision, verdict or scores. */
 function unreadableOf(mode: ModeName, result: AnyResult): MissingContribution[] {
-  const entry = (model: string, stage: string, why: string): MissingContribution => ({
+  return (modeFacts(mode)?.result.unreadable(result) ?? []).map(({ model, stage, why }) => ({
     model,
     role: roleOf(mode, stage),
     stage,
     kind: 'unreadable',
     why,
-  });
-  switch (mode) {
-    case 'council':
-      return (result.stage2 ?? [])
-        .filter((r) => r.parsedRanking.length === 0)
-        .map((r) => entry(r.model, 'stage2', 'its ranking could not be read'));
-    case 'vote':
-      return (result.votes?.votes ?? [])
-        .filter((v) => v.votedFor === null)
-        .map((v) => entry(v.model, 'vote', 'its vote could not be read'));
-    case 'debate':
-      return [
-        ...(result.revisions ?? [])
-          .filter((r) => r.decision === null)
-          .map((r) => entry(r.model, 'revision', 'its revision decision could not be read')),
-        ...(result.votes?.votes ?? [])
-          .filter((v) => v.votedFor === null)
-          .map((v) => entry(v.model, 'vote', 'its vote could not be read')),
-      ];
-    case 'jury':
-      return (result.jurors ?? [])
-        .filter((j) => !j.parseSuccess)
-        .map((j) =>
-          entry(
-            j.model,
-            'deliberation',
-            j.verdict === null ? 'its verdict could not be read' : 'some of its scores could not be read',
-          ),
-        );
-    default:
-      return [];
-  }
+  }));
 }
 
 /** Delphi: panelists whose call answered but whose estimate is not among the round's valid ones. */

@@ -1,4 +1,7 @@
-import { rowObject, stageRowsFrom, type ModeFacts } from '@conclave/contracts';
+import { rowObject, stageRowsFrom, type CouncilResult, type ModeFacts } from '@conclave/contracts';
+
+/** The stored Result, partial while the deliberation runs. */
+const read = (result: unknown): Partial<CouncilResult> => (result ?? {}) as Partial<CouncilResult>;
 
 /** What the rest of the system knows about council (data only: see ModeFacts). */
 export const councilFacts: ModeFacts = {
@@ -23,6 +26,19 @@ export const councilFacts: ModeFacts = {
     return row.stageType === 'stage2'
       ? Array.isArray(data?.parsedRanking) && data.parsedRanking.length > 0
       : null;
+  },
+  result: {
+    finalText: (result) => read(result).stage3?.response ?? null,
+    finalAuthor: (result) => read(result).stage3?.model,
+    enoughAnswered: (result) => {
+      const { stage1 } = read(result);
+      return stage1 ? stage1.length >= 2 : null;
+    },
+    seated: (result) => (read(result).stage1 ?? []).map((s) => s.model),
+    unreadable: (result) =>
+      (read(result).stage2 ?? [])
+        .filter((r) => r.parsedRanking.length === 0)
+        .map((r) => ({ model: r.model, stage: 'stage2', why: 'its ranking could not be read' })),
   },
   roster: { models: 'councilModels', chairman: 'chairmanModel' },
   topLevelRoster: true,

@@ -1,4 +1,7 @@
-import { rowObject, type ModeFacts } from '@conclave/contracts';
+import { rowObject, type DelphiResult, type ModeFacts } from '@conclave/contracts';
+
+/** The stored Result, partial while the deliberation runs. */
+const read = (result: unknown): Partial<DelphiResult> => (result ?? {}) as Partial<DelphiResult>;
 
 /** What the rest of the system knows about Delphi (data only: see ModeFacts). */
 export const delphiFacts: ModeFacts = {
@@ -22,6 +25,20 @@ export const delphiFacts: ModeFacts = {
     const data = rowObject(row.data);
     if (!/^round_\d+$/.test(row.stageType) || data?.carriedForward === true) return null;
     return data?.type === 'numeric' ? typeof data.estimate === 'number' : typeof data?.answer === 'string';
+  },
+  result: {
+    finalText: (result) => read(result).report?.report ?? null,
+    finalAuthor: (result) => read(result).report?.facilitatorModel,
+    enoughAnswered: (result) => {
+      const { rounds } = read(result);
+      return rounds?.length ? rounds[0].estimates.length >= 3 : null;
+    },
+    // Panelists in the order they first gave a valid estimate.
+    seated: (result) => [
+      ...new Set((read(result).rounds ?? []).flatMap((round) => round.estimates.map((e) => e.model))),
+    ],
+    // Unreadable estimates are told from the calls (libs/outcomes, unreadableEstimates).
+    unreadable: () => [],
   },
   roster: { models: 'panelistModels', chairman: 'facilitatorModel' },
   topLevelRoster: false,

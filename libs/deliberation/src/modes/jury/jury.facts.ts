@@ -1,4 +1,7 @@
-import { rowObject, stageRowsFrom, type ModeFacts } from '@conclave/contracts';
+import { rowObject, stageRowsFrom, type JuryResult, type ModeFacts } from '@conclave/contracts';
+
+/** The stored Result, partial while the deliberation runs. */
+const read = (result: unknown): Partial<JuryResult> => (result ?? {}) as Partial<JuryResult>;
 
 /** What the rest of the system knows about jury (data only: see ModeFacts). */
 export const juryFacts: ModeFacts = {
@@ -20,6 +23,23 @@ export const juryFacts: ModeFacts = {
   reference: 'verdict',
   parsedAnswer: (row) =>
     row.stageType === 'deliberation' ? rowObject(row.data)?.parseSuccess === true : null,
+  result: {
+    finalText: (result) => read(result).foreman?.reportText ?? null,
+    finalAuthor: (result) => read(result).foreman?.model,
+    enoughAnswered: (result) => {
+      const { jurorSummary } = read(result);
+      return jurorSummary ? jurorSummary.successfulJurors >= 2 : null;
+    },
+    seated: (result) => (read(result).jurors ?? []).map((j) => j.model),
+    unreadable: (result) =>
+      (read(result).jurors ?? [])
+        .filter((j) => !j.parseSuccess)
+        .map((j) => ({
+          model: j.model,
+          stage: 'deliberation',
+          why: j.verdict === null ? 'its verdict could not be read' : 'some of its scores could not be read',
+        })),
+  },
   roster: { models: 'jurorModels', chairman: 'foremanModel' },
   topLevelRoster: false,
   contentField: 'content',

@@ -1,4 +1,7 @@
-import { rowObject, stageRowsFrom, type ModeFacts } from '@conclave/contracts';
+import { rowObject, stageRowsFrom, type VoteResult, type ModeFacts } from '@conclave/contracts';
+
+/** The stored Result, partial while the deliberation runs. */
+const read = (result: unknown): Partial<VoteResult> => (result ?? {}) as Partial<VoteResult>;
 
 /** What the rest of the system knows about vote (data only: see ModeFacts). */
 export const voteFacts: ModeFacts = {
@@ -20,6 +23,19 @@ export const voteFacts: ModeFacts = {
   reference: 'winner',
   parsedAnswer: (row) =>
     row.stageType === 'vote' ? typeof rowObject(row.data)?.votedFor === 'string' : null,
+  result: {
+    finalText: (result) => read(result).winner?.winnerResponse ?? null,
+    finalAuthor: (result) => read(result).winner?.winnerModel,
+    enoughAnswered: (result) => {
+      const { stage1, votes } = read(result);
+      return stage1 ? stage1.length >= 2 && (votes ? votes.validVoteCount >= 1 : true) : null;
+    },
+    seated: (result) => (read(result).stage1 ?? []).map((s) => s.model),
+    unreadable: (result) =>
+      (read(result).votes?.votes ?? [])
+        .filter((v) => v.votedFor === null)
+        .map((v) => ({ model: v.model, stage: 'vote', why: 'its vote could not be read' })),
+  },
   roster: { models: 'models', chairman: 'chairmanModel' },
   topLevelRoster: false,
   contentField: null,
