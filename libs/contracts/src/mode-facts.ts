@@ -1,10 +1,11 @@
 import type { ModeName } from './modes';
 
 /**
- * What the rest of the system needs to know about a mode, as plain data: each mode declares its
- * own in its folder (`libs/deliberation/src/modes/<mode>/<mode>.facts.ts`), and every consumer
- * (gateway, outcomes, CLI) asks these instead of branching on the mode's name. Data only, so that
- * code that must also run in a browser can read it (`@conclave/deliberation/facts`).
+ * What the rest of the system needs to know about a mode, as data and small pure readers: each
+ * mode declares its own in its folder (`libs/deliberation/src/modes/<mode>/<mode>.facts.ts`), and
+ * every consumer (gateway, outcomes, analysis, CLI) asks these instead of branching on the mode's
+ * name. A mode's facts import nothing but these contracts, so that code that must also run in a
+ * browser can read them (`@conclave/deliberation/facts`).
  */
 export interface ModeFacts {
   mode: ModeName;

@@ -6,10 +6,10 @@ import { juryFacts } from './jury/jury.facts';
 import { voteFacts } from './vote/vote.facts';
 
 /**
- * Every mode's facts (data only), for code that may not load the engine or the modes' parsers: the
- * CLI, libs/outcomes, libs/analysis and the web client import this file alone, as
- * `@conclave/deliberation/facts`. A mode left out does not compile. Adding a mode: one line here
- * and one in `./index.ts`.
+ * Every mode's facts (they import nothing but contracts), for code that may not load the engine or
+ * the modes' parsers: the CLI, libs/outcomes and libs/analysis import this file alone, as
+ * `@conclave/deliberation/facts` (the web client could too). A mode left out does not compile.
+ * Adding a mode: one line here and one in `./index.ts`.
  */
 export const MODE_FACTS: Readonly<Record<ModeName, ModeFacts>> = {
   council: councilFacts,

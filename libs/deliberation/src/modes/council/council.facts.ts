@@ -3,7 +3,7 @@ import { rowObject, stageRowsFrom, type CouncilResult, type ModeFacts } from '@c
 /** The stored Result, partial while the deliberation runs. */
 const read = (result: unknown): Partial<CouncilResult> => (result ?? {}) as Partial<CouncilResult>;
 
-/** What the rest of the system knows about council (data only: see ModeFacts). */
+/** What the rest of the system knows about council (it imports nothing but contracts: see ModeFacts). */
 export const councilFacts: ModeFacts = {
   mode: 'council',
   title: 'Council',

@@ -3,7 +3,7 @@ import { rowObject, stageRowsFrom, type DebateResult, type ModeFacts } from '@co
 /** The stored Result, partial while the deliberation runs. */
 const read = (result: unknown): Partial<DebateResult> => (result ?? {}) as Partial<DebateResult>;
 
-/** What the rest of the system knows about debate (data only: see ModeFacts). */
+/** What the rest of the system knows about debate (it imports nothing but contracts: see ModeFacts). */
 export const debateFacts: ModeFacts = {
   mode: 'debate',
   title: 'Debate',

@@ -3,7 +3,7 @@ import { rowObject, type DelphiResult, type ModeFacts } from '@conclave/contract
 /** The stored Result, partial while the deliberation runs. */
 const read = (result: unknown): Partial<DelphiResult> => (result ?? {}) as Partial<DelphiResult>;
 
-/** What the rest of the system knows about Delphi (data only: see ModeFacts). */
+/** What the rest of the system knows about Delphi (it imports nothing but contracts: see ModeFacts). */
 export const delphiFacts: ModeFacts = {
   mode: 'delphi',
   title: 'Delphi',

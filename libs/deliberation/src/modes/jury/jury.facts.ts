@@ -3,7 +3,7 @@ import { rowObject, stageRowsFrom, type JuryResult, type ModeFacts } from '@conc
 /** The stored Result, partial while the deliberation runs. */
 const read = (result: unknown): Partial<JuryResult> => (result ?? {}) as Partial<JuryResult>;
 
-/** What the rest of the system knows about jury (data only: see ModeFacts). */
+/** What the rest of the system knows about jury (it imports nothing but contracts: see ModeFacts). */
 export const juryFacts: ModeFacts = {
   mode: 'jury',
   title: 'Jury',

@@ -3,7 +3,7 @@ import { rowObject, stageRowsFrom, type VoteResult, type ModeFacts } from '@conc
 /** The stored Result, partial while the deliberation runs. */
 const read = (result: unknown): Partial<VoteResult> => (result ?? {}) as Partial<VoteResult>;
 
-/** What the rest of the system knows about vote (data only: see ModeFacts). */
+/** What the rest of the system knows about vote (it imports nothing but contracts: see ModeFacts). */
 export const voteFacts: ModeFacts = {
   mode: 'vote',
   title: 'Vote',
