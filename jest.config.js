@@ -18,6 +18,8 @@ const shared = {
   transform: { '^.+\\.tsx?$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }] },
   testTimeout: 60000,
   moduleNameMapper: {
+    // Each mode's facts alone (data only), for code that may not load the engine (ModeFacts).
+    '^@conclave/deliberation/facts$': '<rootDir>/libs/deliberation/src/modes/facts.ts',
     '^@conclave/(contracts|deliberation|llm|persistence|config|observability|redis|platform|analysis|outcomes)$':
       '<rootDir>/libs/$1/src',
     '^@conclave/deliberation/event-text$': '<rootDir>/libs/deliberation/src/event-text',

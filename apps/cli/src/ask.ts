@@ -8,6 +8,7 @@ import type {
   LiveEvent,
   ModeName,
 } from '@conclave/contracts';
+import { MODE_FACTS } from '@conclave/deliberation/facts';
 import { finalTextOf, type AnyResult } from '@conclave/outcomes';
 import { AnswerPrinter, printable, type AnswerMode } from './answers';
 import { ApiClient } from './api';
@@ -29,14 +30,6 @@ export interface AskOptions {
   conversationId?: string;
 }
 
-/** Where each mode keeps its panel and its chairman-like role (council's are top-level fields). */
-const ROSTER_FIELDS: Record<Exclude<ModeName, 'council'>, { models: string; chairman?: string }> = {
-  vote: { models: 'models', chairman: 'chairmanModel' },
-  debate: { models: 'models' },
-  jury: { models: 'jurorModels', chairman: 'foremanModel' },
-  delphi: { models: 'panelistModels', chairman: 'facilitatorModel' },
-};
-
 export function buildRequest(question: string, options: AskOptions): DeliberationRequest {
   const mode = options.mode ?? 'council';
   const request: DeliberationRequest = {
@@ -45,18 +38,21 @@ export function buildRequest(question: string, options: AskOptions): Deliberatio
     ...(options.conversationId !== undefined ? { conversationId: options.conversationId } : {}),
   };
   const modeConfig: Record<string, unknown> = { ...options.config };
-  if (mode !== 'jury' && (options.content !== undefined || options.originalQuestion !== undefined))
+  // Where the mode keeps its panel, its chairman-like role and its content (ModeFacts).
+  const facts = MODE_FACTS[mode];
+  if (
+    facts.contentField === null &&
+    (options.content !== undefined || options.originalQuestion !== undefined)
+  )
     throw new UsageError('--content, --content-file and --original-question are for --mode jury');
-  if (mode === 'council') {
-    if (options.models) request.councilModels = options.models;
-    if (options.chairman) request.chairmanModel = options.chairman;
-  } else {
-    const fields = ROSTER_FIELDS[mode];
-    if (options.chairman && !fields.chairman) throw new UsageError(`${mode} mode has no --chairman`);
-    if (options.models) modeConfig[fields.models] = options.models;
-    if (options.chairman && fields.chairman) modeConfig[fields.chairman] = options.chairman;
-  }
-  if (options.content !== undefined) modeConfig.content = options.content;
+  const roster: Record<string, unknown> = facts.topLevelRoster
+    ? (request as unknown as Record<string, unknown>)
+    : modeConfig;
+  const fields = facts.roster;
+  if (options.chairman && !fields.chairman) throw new UsageError(`${mode} mode has no --chairman`);
+  if (options.models) roster[fields.models] = options.models;
+  if (options.chairman && fields.chairman) roster[fields.chairman] = options.chairman;
+  if (options.content !== undefined) modeConfig[facts.contentField ?? 'content'] = options.content;
   if (options.originalQuestion !== undefined) modeConfig.originalQuestion = options.originalQuestion;
   if (Object.keys(modeConfig).length > 0) request.modeConfig = modeConfig;
   return request;

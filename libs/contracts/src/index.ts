@@ -19,3 +19,4 @@ export * from './report-rows';
 export * from './presets';
 export * from './shortfall';
 export * from './socket';
+export * from './mode-facts';

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { MODE_NAMES } from '@conclave/contracts';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 const STAGE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
@@ -12,7 +13,7 @@ const MAX_MODEL_ID_CHARS = 200;
 /** Provider keys (libs/llm PROVIDER_KEYS). */
 export const PROVIDER_LABELS: readonly string[] = ['simulated', 'openrouter', 'openai-compatible'];
 /** Modes (libs/contracts MODE_NAMES), and `unknown` for a stage that failed before its mode was read. */
-export const MODE_LABELS: readonly string[] = ['council', 'vote', 'jury', 'debate', 'delphi', 'unknown'];
+export const MODE_LABELS: readonly string[] = [...MODE_NAMES, 'unknown'];
 /** Every stage of every mode; Delphi's numbered rounds (round_3) count as one, `round_n`. */
 export const STAGE_LABELS: readonly string[] = [
   // council

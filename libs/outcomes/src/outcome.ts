@@ -1,32 +1,22 @@
-import { isTerminalStatus, type DeliberationView, type ModeName } from '@conclave/contracts';
+import { isTerminalStatus, type DeliberationView } from '@conclave/contracts';
+import { modeFacts } from '@conclave/deliberation/facts';
 import { finalTextOf, type AnyResult } from './final-text';
 import { modeSummary } from './mode-summary';
 import type { DeliberationOutcome, FinalAuthor, OutcomeFailure } from './outcome.types';
 import { panelistsOf } from './panelists';
-import { FINAL_STAGE, roleOf } from './roles';
+import { finalStageOf, roleOf } from './roles';
 import { degradationOf } from './shortfall';
-
-const FINAL_ROLE: Record<ModeName, string> = {
-  council: 'chairman',
-  vote: 'winner',
-  debate: 'winner',
-  jury: 'foreman',
-  delphi: 'facilitator',
-};
 
 /** The model writing the final text, once known; failed when its call failed and no text exists. */
 function finalAuthorOf(view: DeliberationView, result: AnyResult, text: string | null): FinalAuthor | null {
-  const role = FINAL_ROLE[view.mode];
-  if (view.mode === 'vote' || view.mode === 'debate') {
-    return result.winner ? { role, model: result.winner.winnerModel, failed: false } : null;
+  const facts = modeFacts(view.mode);
+  const role = facts?.finalRole as string;
+  const written = facts?.result.finalAuthor(result);
+  // No final stage: the final text is the winner's own answer (vote, debate).
+  if (facts && facts.finalStage === null) {
+    return written !== undefined ? { role, model: written, failed: false } : null;
   }
-  const written =
-    view.mode === 'council'
-      ? result.stage3?.model
-      : view.mode === 'jury'
-        ? result.foreman?.model
-        : result.report?.facilitatorModel;
-  const calls = view.calls.filter((c) => c.stage === FINAL_STAGE[view.mode]);
+  const calls = view.calls.filter((c) => c.stage === finalStageOf(view.mode));
   // A seat with fallbacks (issue 32) stores a call per model asked, in order: those that failed
   // before the one that wrote (or before the last, when none did).
   const failedCalls = calls.filter((c) => !c.ok);
@@ -64,22 +54,7 @@ function enoughAnsweredOf(
 ): boolean | null {
   // A run that failed for another reason than its final author failed short of the mode's minimum.
   if (view.status === 'failed' && !author?.failed) return false;
-  const votesOk = (votes: { validVoteCount: number } | undefined) =>
-    votes ? votes.validVoteCount >= 1 : true;
-  switch (view.mode) {
-    case 'council':
-      return result.stage1 ? result.stage1.length >= 2 : null;
-    case 'vote':
-      return result.stage1 ? result.stage1.length >= 2 && votesOk(result.votes) : null;
-    case 'debate':
-      return result.round1 ? result.round1.length >= 2 && votesOk(result.votes) : null;
-    case 'jury':
-      return result.jurorSummary ? result.jurorSummary.successfulJurors >= 2 : null;
-    case 'delphi':
-      return result.rounds?.length ? result.rounds[0].estimates.length >= 3 : null;
-    default:
-      return null;
-  }
+  return modeFacts(view.mode)?.result.enoughAnswered(result) ?? null;
 }
 
 /**
@@ -106,7 +81,7 @@ export function outcomeOf(
     }));
   const terminal = isTerminalStatus(view.status);
   // 05-delphi.md: estimates are anonymous during the exercise, attributed once it is over.
-  const attributed = view.mode !== 'delphi' || terminal;
+  const attributed = !modeFacts(view.mode)?.anonymousWhileRunning || terminal;
   return {
     messageId: view.messageId,
     conversationId: view.conversationId,

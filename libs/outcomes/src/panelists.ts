@@ -1,4 +1,5 @@
 import type { DeliberationView, ModeName } from '@conclave/contracts';
+import { modeFacts } from '@conclave/deliberation/facts';
 import type { AnyResult } from './final-text';
 import type { DelphiEstimateOutcome, PanelistOutcome } from './outcome.types';
 import { nth, occurrences, PANEL_ROLE, roleOf, seatCalls, usageOf } from './roles';
@@ -101,29 +102,12 @@ const delphi =
     return estimates.length > 0 ? { estimates } : {};
   };
 
-/** The seats the result lists, in its order: the panel's answers (or Delphi's first estimates). */
-function seatedModels(mode: ModeName, result: AnyResult): string[] {
-  switch (mode) {
-    case 'council':
-    case 'vote':
-      return (result.stage1 ?? []).map((s) => s.model);
-    case 'debate':
-      return (result.round1 ?? []).map((s) => s.model);
-    case 'jury':
-      return (result.jurors ?? []).map((j) => j.model);
-    case 'delphi':
-      return [...delphiParticipants(result).keys()];
-    default:
-      return [];
-  }
-}
-
 /** Each panel member, named, with what it answered, ranked, voted, scored or estimated. */
 export function panelistsOf(view: DeliberationView, attributed: boolean): PanelistOutcome[] {
   const result = (view.result ?? {}) as AnyResult;
   const role = PANEL_ROLE[view.mode];
   const panelCalls = view.calls.filter((c) => roleOf(view.mode, c.stage) === role);
-  const seated = seatedModels(view.mode, result);
+  const seated = modeFacts(view.mode)?.result.seated(result) ?? [];
   // Members whose every answer failed appear in no stage of the result: their calls name them.
   const missing = [...new Set(panelCalls.filter((c) => !c.ok).map((c) => c.model))].filter(
     (model) => !seated.includes(model),

@@ -1,39 +1,22 @@
-import type { CallSummary, ModeName, Usage } from '@conclave/contracts';
+import { MODE_NAMES, roleOfStage, type CallSummary, type ModeName, type Usage } from '@conclave/contracts';
+import { MODE_FACTS, modeFacts } from '@conclave/deliberation/facts';
 
-/** Each mode's panel role and the role of whoever writes its final text (the mode documents' names). */
-export const PANEL_ROLE: Record<ModeName, string> = {
-  council: 'council',
-  vote: 'voter',
-  jury: 'juror',
-  debate: 'debater',
-  delphi: 'panelist',
-};
+/** Each mode's panel role (the mode documents' names), as each mode declares it (ModeFacts). */
+export const PANEL_ROLE = Object.fromEntries(
+  MODE_NAMES.map((mode) => [mode, MODE_FACTS[mode].panelRole]),
+) as Record<ModeName, string>;
 
 /** How a Delphi panelist is named while the exercise runs (05-delphi.md: anonymous until it is over). */
 export const ANONYMOUS_PANELIST = 'a panelist';
 
 /** The role a call of `stage` was made in. */
 export function roleOf(mode: ModeName, stage: string): string {
-  switch (mode) {
-    case 'council':
-      return stage === 'stage3' ? 'chairman' : PANEL_ROLE.council;
-    case 'vote':
-      return stage === 'tiebreak' ? 'chairman' : PANEL_ROLE.vote;
-    case 'jury':
-      return stage === 'verdict' ? 'foreman' : PANEL_ROLE.jury;
-    case 'delphi':
-      return stage === 'classify' || stage === 'synthesis' ? 'facilitator' : PANEL_ROLE.delphi;
-    default:
-      return PANEL_ROLE[mode] ?? 'panelist';
-  }
+  const facts = modeFacts(mode);
+  return facts ? roleOfStage(facts, stage) : 'panelist';
 }
 
 /** The stage whose single call writes the final text, for modes where one model writes it. */
-export const FINAL_STAGE: Partial<Record<ModeName, string>> = {
-  council: 'stage3',
-  jury: 'verdict',
-  delphi: 'synthesis',
-};
+export const finalStageOf = (mode: ModeName): string | undefined => modeFacts(mode)?.finalStage?.stage;
 
 /** The calls one seat made: the k-th call of its model in each stage (a model may sit twice). */
 export function seatCalls(calls: readonly CallSummary[], model: string, occurrence: number): CallSummary[] {

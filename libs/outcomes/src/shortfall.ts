@@ -12,6 +12,7 @@ import {
   type StartedStageCall,
   type StoredStageCall,
 } from '@conclave/contracts';
+import { modeFacts } from '@conclave/deliberation/facts';
 import type { AnyResult } from './final-text';
 import { ANONYMOUS_PANELIST, PANEL_ROLE, roleOf } from './roles';
 
@@ -26,53 +27,6 @@ const KIND_VERB: Record<MissingKind, string> = {
 const MAX_WHY = 300;
 /** The most missing contributions a summary line names (the list has them all). */
 const MAX_NAMED = 4;
-
-/**
- * The stage rows each stage's commit writes (libs/deliberation's modes): a stage whose calls were
- * stored but none of whose rows were is a stage that was never committed (a stop, the cap or a
- * failure came first, or its reduction failed without storing anything).
- */
-function rowTypesOfStage(mode: ModeName, stage: string): readonly string[] {
-  switch (mode) {
-    case 'council':
-      return (
-        {
-          stage1: ['stage1'],
-          stage2: ['stage2_label_map', 'stage2', 'stage2_aggregate'],
-          stage3: ['stage3'],
-        }[stage] ?? []
-      );
-    case 'vote':
-      return (
-        {
-          answer: ['initial_answer'],
-          vote: ['vote_label_map', 'vote', 'vote_tally', 'vote_winner'],
-          tiebreak: ['tiebreak'],
-        }[stage] ?? []
-      );
-    case 'jury':
-      return (
-        {
-          present: ['present'],
-          deliberation: ['deliberation', 'juror_summary'],
-          verdict: ['verdict'],
-        }[stage] ?? []
-      );
-    case 'debate':
-      return (
-        {
-          round1: ['initial_answer', 'round1_label_map'],
-          revision: ['revision', 'revision_summary', 'revised_label_map'],
-          vote: ['debate_vote', 'debate_vote_tally', 'debate_winner'],
-        }[stage] ?? []
-      );
-    case 'delphi':
-      if (/^round_\d+$/.test(stage)) return [stage, `${stage}_stats`];
-      return stage === 'classify' || stage === 'synthesis' ? [stage] : [];
-    default:
-      return [];
-  }
-}
 
 /** What is said of a Delphi panelist's failed call while the exercise runs: its kind, never its error text (which may name the model). */
 export function anonymousWhy(error: string | null): string {
@@ -109,7 +63,7 @@ export function uncommittedStage(
   const last = started[started.length - 1]?.stage ?? calls[calls.length - 1]?.stage;
   if (last === undefined || last === 'title') return null;
   const stored = new Set(rowTypes);
-  return rowTypesOfStage(mode, last).some((type) => stored.has(type)) ? null : last;
+  return (modeFacts(mode)?.stageRows(last) ?? []).some((type) => stored.has(type)) ? null : last;
 }
 
 /**
@@ -119,9 +73,11 @@ export function uncommittedStage(
 export function startedModelOf(mode: ModeName, config: unknown, call: StartedStageCall): string {
   if (typeof call.participant === 'string') return call.participant;
   const seat = /^p(\d+)$/.exec(call.key);
+  const facts = modeFacts(mode);
+  const field = facts?.anonymousWhileRunning ? facts.roster.models : null;
   const roster =
-    mode === 'delphi' && typeof config === 'object' && config !== null && 'panelistModels' in config
-      ? config.panelistModels
+    field !== null && typeof config === 'object' && config !== null && field in config
+      ? (config as Record<string, unknown>)[field]
       : null;
   const model = seat && Array.isArray(roster) ? (roster as unknown[])[Number(seat[1])] : undefined;
   return typeof model === 'string' ? model : `panelist ${call.participant}`;
@@ -139,7 +95,7 @@ const STILL_RUNNING: Record<'cancelled' | 'failed', { kind: MissingKind; why: st
 /** As `model_progress` names a call: Delphi's panelists by 1-based number (p0 → 1), others by model. */
 function participantOf(mode: ModeName, call: StoredStageCall): string | number {
   const seat = /^p(\d+)$/.exec(call.key);
-  return mode === 'delphi' && seat ? Number(seat[1]) + 1 : call.model;
+  return modeFacts(mode)?.anonymousWhileRunning && seat ? Number(seat[1]) + 1 : call.model;
 }
 
 /**
@@ -195,44 +151,13 @@ export function partialOf(input: {
 
 /** Answers the mode stored but could not read: a ranking, vote, revision decision, verdict or scores. */
 function unreadableOf(mode: ModeName, result: AnyResult): MissingContribution[] {
-  const entry = (model: string, stage: string, why: string): MissingContribution => ({
+  return (modeFacts(mode)?.result.unreadable(result) ?? []).map(({ model, stage, why }) => ({
     model,
     role: roleOf(mode, stage),
     stage,
     kind: 'unreadable',
     why,
-  });
-  switch (mode) {
-    case 'council':
-      return (result.stage2 ?? [])
-        .filter((r) => r.parsedRanking.length === 0)
-        .map((r) => entry(r.model, 'stage2', 'its ranking could not be read'));
-    case 'vote':
-      return (result.votes?.votes ?? [])
-        .filter((v) => v.votedFor === null)
-        .map((v) => entry(v.model, 'vote', 'its vote could not be read'));
-    case 'debate':
-      return [
-        ...(result.revisions ?? [])
-          .filter((r) => r.decision === null)
-          .map((r) => entry(r.model, 'revision', 'its revision decision could not be read')),
-        ...(result.votes?.votes ?? [])
-          .filter((v) => v.votedFor === null)
-          .map((v) => entry(v.model, 'vote', 'its vote could not be read')),
-      ];
-    case 'jury':
-      return (result.jurors ?? [])
-        .filter((j) => !j.parseSuccess)
-        .map((j) =>
-          entry(
-            j.model,
-            'deliberation',
-            j.verdict === null ? 'its verdict could not be read' : 'some of its scores could not be read',
-          ),
-        );
-    default:
-      return [];
-  }
+  }));
 }
 
 /** Delphi: panelists whose call answered but whose estimate is not among the round's valid ones. */
@@ -328,9 +253,12 @@ export function degradationOf(
   const unreadable = [...unreadableOf(view.mode, result), ...unreadableEstimates(view, result)].filter(
     (m) => !failedAt.has(`${m.stage}\u0000${m.model}`),
   );
-  const anonymous = view.mode === 'delphi' && view.status !== undefined && !isTerminalStatus(view.status);
+  const anonymous =
+    modeFacts(view.mode)?.anonymousWhileRunning === true &&
+    view.status !== undefined &&
+    !isTerminalStatus(view.status);
   const missing = [...failedCalls, ...unreadable].map((m) =>
-    anonymous && m.role === PANEL_ROLE.delphi
+    anonymous && m.role === PANEL_ROLE[view.mode]
       ? {
           ...m,
           model: ANONYMOUS_PANELIST,

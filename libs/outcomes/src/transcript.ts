@@ -1,4 +1,5 @@
 import { isTerminalStatus, type DeliberationView } from '@conclave/contracts';
+import { modeFacts } from '@conclave/deliberation/facts';
 import type { AnyResult } from './final-text';
 import { fenced, figure, inline, table, usd } from './markdown';
 import { outcomeOf } from './outcome';
@@ -6,14 +7,6 @@ import { MODE_SECTIONS } from './transcript-modes';
 
 /** A stage's name as code (they are identifiers such as `round_2`); anything else escaped. */
 const stageName = (stage: string): string => (/^[a-z0-9_]+$/.test(stage) ? `\`${stage}\`` : inline(stage));
-
-const MODE_TITLES: Record<DeliberationView['mode'], string> = {
-  council: 'Council',
-  vote: 'Vote',
-  jury: 'Jury',
-  debate: 'Debate',
-  delphi: 'Delphi',
-};
 
 /**
  * A deliberation's full transcript as Markdown: the question when given (the view does not hold
@@ -24,9 +17,9 @@ const MODE_TITLES: Record<DeliberationView['mode'], string> = {
 export function transcriptMarkdown(view: DeliberationView, options: { question?: string } = {}): string {
   const result = (view.result ?? {}) as AnyResult;
   const outcome = outcomeOf(view, { web: '', transcript: '' });
-  const attributed = view.mode !== 'delphi' || isTerminalStatus(view.status);
+  const attributed = !modeFacts(view.mode)?.anonymousWhileRunning || isTerminalStatus(view.status);
   const lines: string[] = [
-    `# ${MODE_TITLES[view.mode] ?? inline(view.mode)} deliberation${result.title ? `: ${inline(result.title)}` : ''}`,
+    `# ${modeFacts(view.mode)?.title ?? inline(view.mode)} deliberation${result.title ? `: ${inline(result.title)}` : ''}`,
     '',
     `- Status: ${view.status}${outcome.partial ? ' (partial)' : ''}`,
     `- Message: ${view.messageId}; conversation: ${view.conversationId}`,

@@ -6,7 +6,7 @@ import {
   type DeliberationRequest,
 } from '@conclave/contracts';
 import { parse } from 'csv-parse/sync';
-import type { FieldErrors } from '@conclave/deliberation';
+import { modeFacts, type FieldErrors } from '@conclave/deliberation';
 
 export const CSV_COLUMNS = ['question', 'content', 'originalQuestion', 'reference', 'key'] as const;
 
@@ -232,7 +232,7 @@ function checkedText(value: string, field: string, max: number): string | { erro
 /** The models a mode's resolved config names as its answerers (whose wins a reference can expect). */
 function rosterOf(mode: string, config: unknown): string[] {
   const c = isObject(config) ? config : {};
-  const list = mode === 'council' ? c.councilModels : c.models;
+  const list = c[modeFacts(mode)?.roster.models ?? 'models'];
   return Array.isArray(list) ? list.filter((m): m is string => typeof m === 'string') : [];
 }
 
@@ -252,12 +252,13 @@ export function checkAnnotations(
   if (raw.reference !== undefined) {
     const reference = raw.reference;
     const { mode, config } = request;
-    if (mode === 'jury') {
+    const kind = modeFacts(mode)?.reference ?? 'winner';
+    if (kind === 'verdict') {
       const verdict = typeof reference === 'string' ? reference.trim().toUpperCase() : null;
       if (verdict === 'APPROVE' || verdict === 'REVISE' || verdict === 'REJECT')
         annotations.reference = verdict;
       else fields.reference = 'for jury, reference must be the expected verdict: APPROVE, REVISE or REJECT';
-    } else if (mode === 'delphi') {
+    } else if (kind === 'estimate') {
       const qualitative = isObject(config) && config.questionType === 'qualitative';
       if (typeof reference === 'number') {
         if (Number.isFinite(reference) && !qualitative) annotations.reference = reference;

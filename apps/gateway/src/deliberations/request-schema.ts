@@ -1,26 +1,18 @@
 import { MODE_NAMES, QUESTION_MAX_LENGTH, type ModeDefaults, type ModeName } from '@conclave/contracts';
-import { jsonSchemaOf, modeDefinition, type JsonSchemaObject, type JsonValue } from '@conclave/deliberation';
+import {
+  jsonSchemaOf,
+  MODE_FACTS,
+  modeDefinition,
+  type JsonSchemaObject,
+  type JsonValue,
+} from '@conclave/deliberation';
 import { DECORATORS } from '@nestjs/swagger/dist/constants';
 import { CreateDeliberationDto } from './create-deliberation.dto';
 
-/** What each mode does, for an agent choosing one (the mode documents' one-line summaries). */
-export const MODE_SUMMARIES: Record<ModeName, string> = {
-  council:
-    'council (default): every model answers, they rank the anonymized answers, the chairman writes a synthesis. ' +
-    'Multi-turn: pass the conversationId of an earlier council result to continue it.',
-  vote:
-    'vote: every model answers, then all vote for the best anonymized answer; the winning answer is the result ' +
-    '(the chairman breaks a tie).',
-  jury:
-    'jury: evaluates EXISTING content given in modeConfig.content (required); jurors score it on five dimensions ' +
-    'and give a verdict, the foreman writes the verdict report. `question` says what to evaluate.',
-  debate:
-    'debate: models answer, read each other (anonymized) and revise, stand or merge, then vote; ' +
-    'the winning revised answer is the result.',
-  delphi:
-    'delphi: anonymous panelists estimate (a number, or a choice among options) over rounds with statistical ' +
-    'feedback until they converge; the facilitator writes the report.',
-};
+/** What each mode does, for an agent choosing one (each mode's own summary, ModeFacts). */
+export const MODE_SUMMARIES = Object.fromEntries(
+  MODE_NAMES.map((mode) => [mode, MODE_FACTS[mode].summary]),
+) as Record<ModeName, string>;
 
 /** The request's own fields, worded for a caller that sees only this schema. */
 const FIELD_DESCRIPTIONS: Record<string, string> = {

@@ -157,7 +157,7 @@ export class RequestValidator {
       const topLevel = Object.fromEntries(
         TOP_LEVEL_COUNCIL_FIELDS.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]),
       );
-      if (mode === 'council') {
+      if (definition.facts?.topLevelRoster) {
         add(await check(definition.configSchema, topLevel, ''));
       } else {
         for (const field of Object.keys(topLevel)) {

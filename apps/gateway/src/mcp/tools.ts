@@ -2,6 +2,7 @@ import {
   MODEL_SOURCES,
   MODE_NAMES,
   isTerminalStatus,
+  roleOfStage,
   type ApiErrorBody,
   type DeliberationAccepted,
   type DeliberationView,
@@ -10,7 +11,7 @@ import {
   type ModeDescription,
   type ModelsResponse,
 } from '@conclave/contracts';
-import type { JsonSchemaObject } from '@conclave/deliberation';
+import { modeFacts, type JsonSchemaObject } from '@conclave/deliberation';
 import {
   ANONYMOUS_PANELIST,
   anonymousWhy,
@@ -177,12 +178,14 @@ export interface RunningState {
  * Delphi's panelists are not named while the exercise runs, as in its progress notifications.
  */
 export function settledByStage(view: DeliberationView): RunningState['stages'] {
-  const hidden = view.mode === 'delphi' && !isTerminalStatus(view.status);
+  // The mode whose panel is anonymous while it runs (ModeFacts), or null.
+  const facts = modeFacts(view.mode);
+  const hidden = facts?.anonymousWhileRunning && !isTerminalStatus(view.status) ? facts : null;
   const stages = new Map<string, RunningState['stages'][number]>();
   for (const call of view.calls) {
     const stage = stages.get(call.stage) ?? { stage: call.stage, answered: [], failed: [] };
     stages.set(call.stage, stage);
-    const anonymous = hidden && /^round_\d+$/.test(call.stage);
+    const anonymous = hidden !== null && roleOfStage(hidden, call.stage) === hidden.panelRole;
     const model = anonymous ? ANONYMOUS_PANELIST : call.model;
     if (call.ok) stage.answered.push(model);
     else

@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import type { DeliberationView, DeliveredEvent, LiveEvent, ModeName } from '@conclave/contracts';
+import { modeFacts } from '@conclave/deliberation';
 import { finalTextOf } from '@conclave/outcomes';
 import type { Response } from 'express';
 import { ApiError } from '../common/api-error';
@@ -28,7 +29,7 @@ import {
 import type { EarlierTurns } from './deliberation-plan';
 import { errorObject, type OpenAiErrorSpec } from './errors';
 import { LiveFinalText } from './live-final-text';
-import { FINAL_STAGE, ProgressLines } from './progress-lines';
+import { ProgressLines } from './progress-lines';
 import { sendOpenAiError } from './openai-error.filter';
 import type { RetryAttachment } from './retry-grace';
 
@@ -189,7 +190,7 @@ export class ChatRun {
     const outflow = this.outflow;
     this.watchDisconnect();
     if (this.done) return;
-    const final = FINAL_STAGE[this.ctx.mode];
+    const final = modeFacts(this.ctx.mode)?.finalStage ?? null;
     const text = new LiveFinalText();
     const delivery = this.deps.hub.subscribe(
       this.ctx.messageId,

@@ -1,5 +1,5 @@
 import { QUESTION_MAX_LENGTH, type ModeName } from '@conclave/contracts';
-import { historyMessages } from '@conclave/deliberation';
+import { historyMessages, modeFacts } from '@conclave/deliberation';
 import type { ChatRequest, ChatTurn } from './chat-request';
 
 /**
@@ -46,9 +46,10 @@ export function juryQuestion(content: string): string {
 export function planDeliberation(request: ChatRequest, mode: ModeName, multiTurn: boolean): DeliberationPlan {
   const body: Record<string, unknown> =
     request.choice.kind === 'preset' ? { preset: request.choice.name } : { mode };
-  if (mode === 'jury') {
+  const contentField = modeFacts(mode)?.contentField ?? null;
+  if (contentField !== null) {
     body.question = juryQuestion(request.question);
-    body.modeConfig = { content: request.question };
+    body.modeConfig = { [contentField]: request.question };
   } else {
     body.question = request.question;
   }

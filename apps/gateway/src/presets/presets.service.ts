@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PRESET_NAME_PATTERN, PRESET_NAME_RULE, PRESETS_PER_USER, type Preset } from '@conclave/contracts';
-import type { FieldErrors } from '@conclave/deliberation';
+import { modeFacts, type FieldErrors } from '@conclave/deliberation';
 import { PresetsRepository, type NewPreset } from '@conclave/persistence';
 import { ApiError } from '../common/api-error';
 import { RequestValidator } from '../deliberations/request-validator';
@@ -124,13 +124,15 @@ export class PresetsService {
     const standIn: Record<string, unknown> = { ...request, question: PLACEHOLDER };
     if (absent(modeConfig)) delete standIn.modeConfig;
     else standIn.modeConfig = modeConfig;
-    const juryContent = request.mode === 'jury' && (absent(modeConfig) || isPlainObject(modeConfig));
+    const contentField =
+      typeof request.mode === 'string' ? (modeFacts(request.mode)?.contentField ?? null) : null;
+    const juryContent = contentField !== null && (absent(modeConfig) || isPlainObject(modeConfig));
     if (juryContent)
-      standIn.modeConfig = { ...(isPlainObject(modeConfig) ? modeConfig : {}), content: PLACEHOLDER };
+      standIn.modeConfig = { ...(isPlainObject(modeConfig) ? modeConfig : {}), [contentField]: PLACEHOLDER };
     const outcome = await this.validator.validate(standIn);
     if (!outcome.ok) {
       for (const [field, message] of Object.entries(outcome.fields)) {
-        if (field === 'question' || (juryContent && field === 'modeConfig.content')) continue;
+        if (field === 'question' || (juryContent && field === `modeConfig.${contentField}`)) continue;
         if (!fields.has(field)) fields.set(field, message);
       }
     }

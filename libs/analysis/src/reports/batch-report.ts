@@ -8,6 +8,7 @@ import {
   type ReportFailures,
   type ReportModelUsage,
 } from '@conclave/contracts';
+import { modeFacts } from '@conclave/deliberation/facts';
 import { DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_CONFIDENCE, type BootstrapOptions } from '../bootstrap';
 import { ContestReportBuilder } from './contest';
 import { CouncilReportBuilder } from './council';
@@ -15,8 +16,6 @@ import { DelphiReportBuilder } from './delphi';
 import { JuryReportBuilder } from './jury';
 import { rate } from './figures';
 import {
-  asObject,
-  asString,
   itemLink,
   type ReportAggregates,
   type ReportItem,
@@ -24,30 +23,13 @@ import {
   type ReportUsageAggregate,
 } from './rows';
 
-const ROUND = /^round_\d+$/;
-
 /**
  * The answers of one row a parser had to read, and whether it could: rankings (council), votes
- * (vote, debate), revision decisions (debate), juror assessments (jury), estimates (Delphi).
+ * (vote, debate), revision decisions (debate), juror assessments (jury), estimates (Delphi), as
+ * each mode's facts say (ModeFacts.parsedAnswer).
  */
 export function parsedAnswer(mode: ModeName, row: ReportStageRow): boolean | null {
-  const data = asObject(row.data);
-  switch (mode) {
-    case 'council':
-      return row.stageType === 'stage2'
-        ? Array.isArray(data?.parsedRanking) && data.parsedRanking.length > 0
-        : null;
-    case 'vote':
-      return row.stageType === 'vote' ? asString(data?.votedFor) !== null : null;
-    case 'debate':
-      if (row.stageType === 'revision') return data?.parseSuccess === true;
-      return row.stageType === 'debate_vote' ? asString(data?.votedFor) !== null : null;
-    case 'jury':
-      return row.stageType === 'deliberation' ? data?.parseSuccess === true : null;
-    case 'delphi':
-      if (!ROUND.test(row.stageType) || data?.carriedForward === true) return null;
-      return data?.type === 'numeric' ? typeof data.estimate === 'number' : asString(data?.answer) !== null;
-  }
+  return modeFacts(mode)?.parsedAnswer(row) ?? null;
 }
 
 export interface BatchReportMeta {

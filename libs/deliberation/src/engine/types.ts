@@ -4,6 +4,7 @@ import type {
   FirstStageStart,
   ModeDefaults,
   ModeDescription,
+  ModeFacts,
   ModeName,
 } from '@conclave/contracts';
 
@@ -131,6 +132,8 @@ export type ResolvedConfig<Config> = { ok: true; config: Config } | { ok: false;
  */
 export interface ModeDefinition<Config = unknown, Result = unknown> {
   mode: ModeName;
+  /** What the rest of the system knows about the mode, as data (`@conclave/deliberation/facts`). */
+  facts?: ModeFacts;
   multiTurn: boolean;
   /** Whether the 600 s whole-deliberation cap of 00-shared.md §2 applies (01-council.md §F: not for council). */
   enforcesDeliberationCap: boolean;

@@ -1,4 +1,4 @@
-import type { ModeName } from '@conclave/contracts';
+import type { ModeFacts, ModeName } from '@conclave/contracts';
 import type { ChatMessage } from '@conclave/llm';
 import type {
   CallOutcome,
@@ -36,9 +36,18 @@ export interface StageBehaviour<Config> {
 /** A mode's stages, every one of them named: a stage left out does not compile. */
 export type StageTable<Stage extends string, Config> = Record<Stage, StageBehaviour<Config>>;
 
-/** A mode as it is written: its config definition, its stage table, and how it reads its rows. */
+/**
+ * A mode as it is written: its name, what the rest of the system knows of it (`facts`), its config
+ * definition, its stage table, and how it reads its rows.
+ */
 export interface ModeSpec<Config extends { timeoutMs: number }, Result, Stage extends string> {
   mode: ModeName;
+  /**
+   * Summary, roles, final stage, roster fields: data any consumer may read (ModeFacts, from the
+   * mode's `<mode>.facts.ts`, which `modes/facts.ts` also registers). Every shipped mode gives
+   * them (modes/registry.spec.ts); a stage table under test may leave them out.
+   */
+  facts?: ModeFacts;
   multiTurn: boolean;
   /** Whether the 600 s whole-deliberation cap of 00-shared.md §2 applies (01-council.md §F: not for council). */
   enforcesDeliberationCap: boolean;
@@ -68,7 +77,8 @@ export interface ModeSpec<Config extends { timeoutMs: number }, Result, Stage ex
 export function defineMode<Config extends { timeoutMs: number }, Result, Stage extends string>(
   spec: ModeSpec<Config, Result, Stage>,
 ): ModeDefinition<Config, Result> {
-  const { mode, multiTurn, config, stages } = spec;
+  const { mode, facts, multiTurn, config, stages } = spec;
+  if (facts && facts.mode !== mode) throw new Error(`${mode} is given the facts of ${facts.mode}`);
   const stageOf =
     spec.stageOf ?? ((stage: string) => (Object.hasOwn(stages, stage) ? (stage as Stage) : undefined));
   const behaviour = (stage: string): StageBehaviour<Config> => {
@@ -80,6 +90,7 @@ export function defineMode<Config extends { timeoutMs: number }, Result, Stage e
   };
   return {
     mode,
+    ...(facts ? { facts } : {}),
     multiTurn,
     enforcesDeliberationCap: spec.enforcesDeliberationCap,
     firstStage: spec.firstStage,

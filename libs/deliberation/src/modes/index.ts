@@ -13,8 +13,11 @@ import { voteMode } from './vote/vote.mode';
 import { voteResponders } from './vote/vote.sim';
 import { juryResponders } from './jury/jury.sim';
 
-/** Every mode the product runs. Adding a mode: its folder, one line here, one line below. */
-export const MODES: Partial<Record<ModeName, AnyModeDefinition>> = {
+/**
+ * Every mode the product runs; a mode left out does not compile. Adding a mode: its folder, one
+ * line here, one line below, one in `./facts.ts` (and its name in contracts' MODE_NAMES).
+ */
+export const MODES: Readonly<Record<ModeName, AnyModeDefinition>> = {
   council: councilMode,
   jury: juryMode,
   debate: debateMode,
@@ -32,6 +35,9 @@ export const SIMULATED_RESPONDERS: SimulatedResponder[] = [
 ].map(unaffectedByFences);
 export const SIMULATED_FALLBACK = answerResponder;
 
+/** The mode of that name; undefined for a name that is no mode (a stored row from a removed mode). */
 export function modeDefinition(mode: ModeName): AnyModeDefinition | undefined {
-  return MODES[mode];
+  return Object.hasOwn(MODES, mode) ? MODES[mode] : undefined;
 }
+
+export { MODE_FACTS, modeFacts } from './facts';

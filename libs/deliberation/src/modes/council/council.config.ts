@@ -1,26 +1,22 @@
 import type { CouncilConfig } from '@conclave/contracts';
 import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  ArrayUnique,
-  IsArray,
-  IsInt,
-  IsOptional,
-  Max,
-  Min,
-} from 'class-validator';
-import { IsModelId } from '../../shared/validation';
-import type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
-import type { ModeConfigDefinition, Range } from '../mode-config';
-import {
   FallbacksOption,
+  PanelOption,
   QuorumOption,
+  SeatOption,
   StageDeadlineOption,
+  TimeoutOption,
   fallbackOptionRule,
   gateOptionRules,
-  resolveFallbacks,
-  resolveGateOptions,
-} from '../../shared/resilience';
+  resolveResilience,
+  timeoutOptionRule,
+  type FieldErrors,
+  type ModeConfigDefinition,
+  type ModeDefaults,
+  type Range,
+  type RequestEnvelope,
+  type ResolvedConfig,
+} from '../config-kit';
 
 export const COUNCIL_MIN_MODELS = 2;
 export const COUNCIL_MAX_MODELS = 6;
@@ -28,23 +24,17 @@ const TIMEOUT_MS: Range = { min: 1000, max: 600_000, unit: 'ms' };
 
 /** `modeConfig` of a council request (and the top-level `councilModels` / `chairmanModel`). */
 export class CouncilConfigDto {
-  // Validators run bottom-up and stop at the first failure: the type check comes last.
-  @IsModelId({ each: true })
-  @ArrayUnique({ message: 'councilModels must not name the same model twice' })
-  @ArrayMaxSize(COUNCIL_MAX_MODELS)
-  @ArrayMinSize(COUNCIL_MIN_MODELS)
-  @IsArray()
-  @IsOptional()
+  @PanelOption({
+    min: COUNCIL_MIN_MODELS,
+    max: COUNCIL_MAX_MODELS,
+    unique: 'councilModels must not name the same model twice',
+  })
   councilModels?: string[];
 
-  @IsModelId()
-  @IsOptional()
+  @SeatOption()
   chairmanModel?: string;
 
-  @Max(TIMEOUT_MS.max)
-  @Min(TIMEOUT_MS.min)
-  @IsInt()
-  @IsOptional()
+  @TimeoutOption(TIMEOUT_MS, 'integer')
   timeoutMs?: number;
 
   @QuorumOption(COUNCIL_MAX_MODELS)
@@ -89,15 +79,10 @@ export function resolveCouncilConfig(
   const fallback = councilDefaults(defaults);
   const councilModels = request.councilModels ?? inConfig.councilModels ?? fallback.councilModels;
   const chairmanModel = request.chairmanModel ?? inConfig.chairmanModel ?? fallback.chairmanModel;
-  const gate = resolveGateOptions(
+  const resilience = resolveResilience(
     inConfig,
     { size: councilModels.length, members: 'council models', minimum: COUNCIL_MIN_MODELS },
-    fields,
-  );
-  const chairmanFallbacks = resolveFallbacks(
-    'chairmanFallbacks',
-    inConfig.chairmanFallbacks,
-    { model: chairmanModel, field: 'chairmanModel' },
+    { option: 'chairmanFallbacks', model: chairmanModel, field: 'chairmanModel' },
     fields,
   );
   if (Object.keys(fields).length > 0) return { ok: false, fields };
@@ -107,8 +92,7 @@ export function resolveCouncilConfig(
       councilModels,
       chairmanModel,
       timeoutMs: inConfig.timeoutMs ?? fallback.timeoutMs,
-      ...gate,
-      ...(chairmanFallbacks ? { chairmanFallbacks } : {}),
+      ...resilience,
     },
   };
 }
@@ -120,7 +104,7 @@ export const councilConfig: ModeConfigDefinition<CouncilConfig> = {
     { role: 'chairman', field: 'chairmanModel', min: 1, max: 1 },
   ],
   options: [
-    { field: 'timeoutMs', type: 'integer', description: 'per-call timeout', range: TIMEOUT_MS },
+    timeoutOptionRule(TIMEOUT_MS, 'integer'),
     ...gateOptionRules('council models', COUNCIL_MIN_MODELS),
     fallbackOptionRule('chairmanFallbacks', 'chairman'),
   ],

@@ -29,6 +29,7 @@ import { buildTitlePrompt } from '../../shared/title';
 import { defineMode, type StageTable } from '../define-mode';
 import { aggregateRankings, createLabelMap, describeAggregate } from './aggregate';
 import { councilConfig } from './council.config';
+import { councilFacts } from './council.facts';
 import { buildRankingPrompt, buildSynthesisPrompt } from './council.prompts';
 import { parseRanking } from './parse-ranking';
 
@@ -193,6 +194,7 @@ const stages: StageTable<CouncilStage, CouncilConfig> = {
 
 export const councilMode = defineMode<CouncilConfig, Partial<CouncilResult>, CouncilStage>({
   mode: 'council',
+  facts: councilFacts,
   multiTurn: true,
   enforcesDeliberationCap: false,
   config: councilConfig,

@@ -1,14 +1,19 @@
 import type { DebateConfig } from '@conclave/contracts';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsNumber, IsOptional, Max, Min } from 'class-validator';
-import type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
-import { IsModelId } from '../../shared/validation';
-import type { ModeConfigDefinition, Range } from '../mode-config';
 import {
+  PanelOption,
   QuorumOption,
   StageDeadlineOption,
+  TimeoutOption,
   gateOptionRules,
-  resolveGateOptions,
-} from '../../shared/resilience';
+  resolveResilience,
+  timeoutOptionRule,
+  type FieldErrors,
+  type ModeConfigDefinition,
+  type ModeDefaults,
+  type Range,
+  type RequestEnvelope,
+  type ResolvedConfig,
+} from '../config-kit';
 
 export const DEBATE_MIN_MODELS = 3;
 export const DEBATE_MAX_MODELS = 6;
@@ -16,18 +21,15 @@ const TIMEOUT_MS: Range = { min: 10_000, max: 600_000, unit: 'ms' };
 
 /** `modeConfig` of a debate request (04-debate.md §D). The same model may appear twice. */
 export class DebateConfigDto {
-  // Validators run bottom-up and stop at the first failure: the type check comes last.
-  @IsModelId({ each: true })
-  @ArrayMaxSize(DEBATE_MAX_MODELS, { message: `Maximum ${DEBATE_MAX_MODELS} models allowed` })
-  @ArrayMinSize(DEBATE_MIN_MODELS, { message: `Debate mode requires at least ${DEBATE_MIN_MODELS} models` })
-  @IsArray()
-  @IsOptional()
+  @PanelOption({
+    min: DEBATE_MIN_MODELS,
+    max: DEBATE_MAX_MODELS,
+    tooFew: `Debate mode requires at least ${DEBATE_MIN_MODELS} models`,
+    tooMany: `Maximum ${DEBATE_MAX_MODELS} models allowed`,
+  })
   models?: string[];
 
-  @Max(TIMEOUT_MS.max)
-  @Min(TIMEOUT_MS.min)
-  @IsNumber({ allowNaN: false, allowInfinity: false })
-  @IsOptional()
+  @TimeoutOption(TIMEOUT_MS, 'number')
   timeoutMs?: number;
 
   @QuorumOption(DEBATE_MAX_MODELS)
@@ -54,9 +56,10 @@ export function resolveDebateConfig(
   const fallback = debateDefaults(defaults);
   const models = given.models ?? fallback.models;
   const fields: FieldErrors = {};
-  const gate = resolveGateOptions(
+  const resilience = resolveResilience(
     given,
     { size: models.length, members: 'debating models', minimum: DEBATE_MIN_ANSWERS },
+    null,
     fields,
   );
   if (Object.keys(fields).length > 0) return { ok: false, fields };
@@ -65,7 +68,7 @@ export function resolveDebateConfig(
     config: {
       models,
       timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
-      ...gate,
+      ...resilience,
     },
   };
 }
@@ -74,7 +77,7 @@ export const debateConfig: ModeConfigDefinition<DebateConfig> = {
   schema: DebateConfigDto,
   roster: [{ role: 'debater', field: 'modeConfig.models', min: DEBATE_MIN_MODELS, max: DEBATE_MAX_MODELS }],
   options: [
-    { field: 'timeoutMs', type: 'integer', description: 'per-call timeout', range: TIMEOUT_MS },
+    timeoutOptionRule(TIMEOUT_MS, 'integer'),
     ...gateOptionRules('debating models', DEBATE_MIN_ANSWERS),
   ],
   defaults: debateDefaults,

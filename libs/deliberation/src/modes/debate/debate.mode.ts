@@ -30,6 +30,7 @@ import { ballotRow, castBallots, parseVote, votesFromRows } from '../../shared/v
 import { hasAnswer, memberGate, type CountsAsAnswered } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
 import { debateConfig } from './debate.config';
+import { debateFacts } from './debate.facts';
 import { parseRevision, revisedResponseOf, wordCount } from './debate.parse';
 import { buildRevisionPrompt, buildVoteOnRevisedPrompt } from './debate.prompts';
 
@@ -320,6 +321,7 @@ const stages: StageTable<DebateStage, DebateConfig> = {
 
 export const debateMode = defineMode<DebateConfig, Partial<DebateResult>, DebateStage>({
   mode: 'debate',
+  facts: debateFacts,
   multiTurn: false,
   enforcesDeliberationCap: true,
   config: debateConfig,

@@ -13,18 +13,24 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
-import type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
-import { IsModelId } from '../../shared/validation';
-import type { ModeConfigDefinition, Range } from '../mode-config';
 import {
   FallbacksOption,
+  PanelOption,
   QuorumOption,
+  SeatOption,
   StageDeadlineOption,
+  TimeoutOption,
   fallbackOptionRule,
   gateOptionRules,
-  resolveFallbacks,
-  resolveGateOptions,
-} from '../../shared/resilience';
+  resolveResilience,
+  timeoutOptionRule,
+  type FieldErrors,
+  type ModeConfigDefinition,
+  type ModeDefaults,
+  type Range,
+  type RequestEnvelope,
+  type ResolvedConfig,
+} from '../config-kit';
 
 export const DELPHI_MIN_PANELISTS = 3;
 export const DELPHI_MAX_PANELISTS = 7;
@@ -43,18 +49,15 @@ const TIMEOUT_MS: Range = { min: 30_000, max: 180_000, unit: 'ms' };
 
 /** `modeConfig` of a Delphi request (05-delphi.md §D). */
 export class DelphiConfigDto {
-  // Validators run bottom-up and stop at the first failure: the type check comes last.
-  @IsModelId({ each: true })
-  @ArrayMaxSize(DELPHI_MAX_PANELISTS, { message: `Maximum ${DELPHI_MAX_PANELISTS} panelist models allowed` })
-  @ArrayMinSize(DELPHI_MIN_PANELISTS, {
-    message: `Delphi mode requires at least ${DELPHI_MIN_PANELISTS} panelist models`,
+  @PanelOption({
+    min: DELPHI_MIN_PANELISTS,
+    max: DELPHI_MAX_PANELISTS,
+    tooFew: `Delphi mode requires at least ${DELPHI_MIN_PANELISTS} panelist models`,
+    tooMany: `Maximum ${DELPHI_MAX_PANELISTS} panelist models allowed`,
   })
-  @IsArray()
-  @IsOptional()
   panelistModels?: string[];
 
-  @IsModelId()
-  @IsOptional()
+  @SeatOption()
   facilitatorModel?: string;
 
   @Max(MAX_ROUNDS.max)
@@ -90,10 +93,7 @@ export class DelphiConfigDto {
   @IsOptional()
   options?: string[];
 
-  @Max(TIMEOUT_MS.max)
-  @Min(TIMEOUT_MS.min)
-  @IsNumber({ allowNaN: false, allowInfinity: false })
-  @IsOptional()
+  @TimeoutOption(TIMEOUT_MS, 'number')
   timeoutMs?: number;
 
   @QuorumOption(DELPHI_MAX_PANELISTS)
@@ -134,20 +134,19 @@ export function resolveDelphiConfig(
     };
   }
   const fields: FieldErrors = {};
-  const gate = resolveGateOptions(
+  const resilience = resolveResilience(
     given,
     { size: panelistModels.length, members: 'panelist models', minimum: DELPHI_MIN_VALID },
-    fields,
-  );
-  const facilitatorFallbacks = resolveFallbacks(
-    'facilitatorFallbacks',
-    given.facilitatorFallbacks,
-    { model: facilitatorModel, field: 'facilitatorModel' },
-    fields,
     {
-      models: panelistModels,
-      why: 'it is a panelist model, and the facilitator does not participate as a panelist',
+      option: 'facilitatorFallbacks',
+      model: facilitatorModel,
+      field: 'facilitatorModel',
+      excluded: {
+        models: panelistModels,
+        why: 'it is a panelist model, and the facilitator does not participate as a panelist',
+      },
     },
+    fields,
   );
   if (Object.keys(fields).length > 0) return { ok: false, fields };
   const questionType = given.questionType ?? null;
@@ -164,8 +163,7 @@ export function resolveDelphiConfig(
       // 05-delphi.md §F: a numeric override ignores options.
       options: questionType === 'numeric' ? null : (given.options ?? null),
       timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
-      ...gate,
-      ...(facilitatorFallbacks ? { facilitatorFallbacks } : {}),
+      ...resilience,
     },
   };
 }
@@ -206,7 +204,7 @@ export const delphiConfig: ModeConfigDefinition<DelphiConfig> = {
       description: 'the answers a qualitative question offers',
       range: OPTION_COUNT,
     },
-    { field: 'timeoutMs', type: 'integer', description: 'per-round timeout', range: TIMEOUT_MS },
+    timeoutOptionRule(TIMEOUT_MS, 'integer', 'per-round timeout'),
     ...gateOptionRules('panelist models', DELPHI_MIN_VALID),
     fallbackOptionRule('facilitatorFallbacks', 'facilitator (its report)'),
   ],

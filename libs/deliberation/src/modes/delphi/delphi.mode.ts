@@ -24,6 +24,7 @@ import { buildTitlePrompt } from '../../shared/title';
 import { memberGate, withFallbacks, type CountsAsAnswered } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
 import { delphiConfig } from './delphi.config';
+import { delphiFacts } from './delphi.facts';
 import {
   parseAnswer,
   parseClassification,
@@ -544,6 +545,7 @@ const stages: StageTable<DelphiStage, DelphiConfig> = {
 
 export const delphiMode = defineMode<DelphiConfig, Partial<DelphiResult>, DelphiStage>({
   mode: 'delphi',
+  facts: delphiFacts,
   multiTurn: false,
   // Delphi handles the cap itself: the current round finishes, then the report is written.
   enforcesDeliberationCap: false,

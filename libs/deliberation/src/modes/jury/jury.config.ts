@@ -1,28 +1,23 @@
 import type { JuryConfig } from '@conclave/contracts';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsNumber,
-  IsOptional,
-  IsString,
-  Max,
-  MaxLength,
-  Min,
-  MinLength,
-} from 'class-validator';
-import type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
-import { IsModelId } from '../../shared/validation';
-import type { ModeConfigDefinition, Range } from '../mode-config';
+import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import {
   FallbacksOption,
+  IsModelId,
+  PanelOption,
   QuorumOption,
   StageDeadlineOption,
+  TimeoutOption,
   fallbackOptionRule,
   gateOptionRules,
-  resolveFallbacks,
-  resolveGateOptions,
-} from '../../shared/resilience';
+  resolveResilience,
+  timeoutOptionRule,
+  type FieldErrors,
+  type ModeConfigDefinition,
+  type ModeDefaults,
+  type Range,
+  type RequestEnvelope,
+  type ResolvedConfig,
+} from '../config-kit';
 
 export const JURY_MIN_JURORS = 3;
 export const JURY_MAX_JURORS = 6;
@@ -45,11 +40,12 @@ export class JuryConfigDto {
   @IsOptional()
   originalQuestion?: string;
 
-  @IsModelId({ each: true })
-  @ArrayMaxSize(JURY_MAX_JURORS, { message: `Maximum ${JURY_MAX_JURORS} juror models allowed` })
-  @ArrayMinSize(JURY_MIN_JURORS, { message: `Jury mode requires at least ${JURY_MIN_JURORS} juror models` })
-  @IsArray()
-  @IsOptional()
+  @PanelOption({
+    min: JURY_MIN_JURORS,
+    max: JURY_MAX_JURORS,
+    tooFew: `Jury mode requires at least ${JURY_MIN_JURORS} juror models`,
+    tooMany: `Maximum ${JURY_MAX_JURORS} juror models allowed`,
+  })
   jurorModels?: string[];
 
   @IsModelId()
@@ -58,10 +54,7 @@ export class JuryConfigDto {
   @IsOptional()
   foremanModel?: string;
 
-  @Max(TIMEOUT_MS.max)
-  @Min(TIMEOUT_MS.min)
-  @IsNumber({ allowNaN: false, allowInfinity: false })
-  @IsOptional()
+  @TimeoutOption(TIMEOUT_MS, 'number')
   timeoutMs?: number;
 
   @QuorumOption(JURY_MAX_JURORS)
@@ -101,17 +94,16 @@ export function resolveJuryConfig(
   if (jurorModels.includes(foremanModel)) {
     fields['modeConfig.foremanModel'] = 'Foreman model must not be one of the juror models';
   }
-  const gate = resolveGateOptions(
+  const resilience = resolveResilience(
     given,
     { size: jurorModels.length, members: 'juror models', minimum: JURY_MIN_SUCCESSFUL_JURORS },
+    {
+      option: 'foremanFallbacks',
+      model: foremanModel,
+      field: 'foremanModel',
+      excluded: { models: jurorModels, why: 'it is a juror model, and the foreman must be impartial' },
+    },
     fields,
-  );
-  const foremanFallbacks = resolveFallbacks(
-    'foremanFallbacks',
-    given.foremanFallbacks,
-    { model: foremanModel, field: 'foremanModel' },
-    fields,
-    { models: jurorModels, why: 'it is a juror model, and the foreman must be impartial' },
   );
   if (Object.keys(fields).length > 0 || typeof given.content !== 'string') return { ok: false, fields };
   return {
@@ -122,8 +114,7 @@ export function resolveJuryConfig(
       jurorModels,
       foremanModel,
       timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
-      ...gate,
-      ...(foremanFallbacks ? { foremanFallbacks } : {}),
+      ...resilience,
     },
   };
 }
@@ -137,7 +128,7 @@ export const juryConfig: ModeConfigDefinition<JuryConfig> = {
   options: [
     { field: 'content', type: 'string', description: 'the content under evaluation (required)' },
     { field: 'originalQuestion', type: 'string', description: 'the question the content was answering' },
-    { field: 'timeoutMs', type: 'integer', description: 'per-call timeout', range: TIMEOUT_MS },
+    timeoutOptionRule(TIMEOUT_MS, 'integer'),
     ...gateOptionRules('juror models', JURY_MIN_SUCCESSFUL_JURORS),
     fallbackOptionRule('foremanFallbacks', 'foreman'),
   ],

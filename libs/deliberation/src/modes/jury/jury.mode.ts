@@ -26,6 +26,7 @@ import {
 import { memberGate, withFallbacks } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
 import { juryConfig } from './jury.config';
+import { juryFacts } from './jury.facts';
 import { parseForemanReport } from './jury.foreman';
 import { parseJurorOutput } from './jury.parse';
 import { buildEvaluationPrompt, buildForemanPrompt, buildJuryTitlePrompt } from './jury.prompts';
@@ -237,6 +238,7 @@ const stages: StageTable<JuryStage, JuryConfig> = {
 
 export const juryMode = defineMode<JuryConfig, Partial<JuryResult>, JuryStage>({
   mode: 'jury',
+  facts: juryFacts,
   multiTurn: false,
   enforcesDeliberationCap: true,
   config: juryConfig,

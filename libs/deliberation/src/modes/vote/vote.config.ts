@@ -1,17 +1,22 @@
 import type { VoteConfig } from '@conclave/contracts';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsNumber, IsOptional, Max, Min } from 'class-validator';
-import type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../../engine/types';
-import { IsModelId } from '../../shared/validation';
-import type { ModeConfigDefinition, Range } from '../mode-config';
 import {
   FallbacksOption,
+  PanelOption,
   QuorumOption,
+  SeatOption,
   StageDeadlineOption,
+  TimeoutOption,
   fallbackOptionRule,
   gateOptionRules,
-  resolveFallbacks,
-  resolveGateOptions,
-} from '../../shared/resilience';
+  resolveResilience,
+  timeoutOptionRule,
+  type FieldErrors,
+  type ModeConfigDefinition,
+  type ModeDefaults,
+  type Range,
+  type RequestEnvelope,
+  type ResolvedConfig,
+} from '../config-kit';
 
 export const VOTE_MIN_MODELS = 3;
 export const VOTE_MAX_MODELS = 6;
@@ -19,22 +24,18 @@ const TIMEOUT_MS: Range = { min: 10_000, max: 600_000, unit: 'ms' };
 
 /** `modeConfig` of a vote request (02-vote.md §D). */
 export class VoteConfigDto {
-  // Validators run bottom-up and stop at the first failure: the type check comes last.
-  @IsModelId({ each: true })
-  @ArrayMaxSize(VOTE_MAX_MODELS, { message: `Maximum ${VOTE_MAX_MODELS} models allowed` })
-  @ArrayMinSize(VOTE_MIN_MODELS, { message: `Vote mode requires at least ${VOTE_MIN_MODELS} models` })
-  @IsArray()
-  @IsOptional()
+  @PanelOption({
+    min: VOTE_MIN_MODELS,
+    max: VOTE_MAX_MODELS,
+    tooFew: `Vote mode requires at least ${VOTE_MIN_MODELS} models`,
+    tooMany: `Maximum ${VOTE_MAX_MODELS} models allowed`,
+  })
   models?: string[];
 
-  @IsModelId()
-  @IsOptional()
+  @SeatOption()
   chairmanModel?: string;
 
-  @Max(TIMEOUT_MS.max)
-  @Min(TIMEOUT_MS.min)
-  @IsNumber({ allowNaN: false, allowInfinity: false })
-  @IsOptional()
+  @TimeoutOption(TIMEOUT_MS, 'number')
   timeoutMs?: number;
 
   @QuorumOption(VOTE_MAX_MODELS)
@@ -69,15 +70,10 @@ export function resolveVoteConfig(
   const models = given.models ?? fallback.models;
   const chairmanModel = given.chairmanModel ?? chairmanOf(models);
   const fields: FieldErrors = {};
-  const gate = resolveGateOptions(
+  const resilience = resolveResilience(
     given,
     { size: models.length, members: 'voting models', minimum: VOTE_MIN_ANSWERS },
-    fields,
-  );
-  const chairmanFallbacks = resolveFallbacks(
-    'chairmanFallbacks',
-    given.chairmanFallbacks,
-    { model: chairmanModel, field: 'chairmanModel' },
+    { option: 'chairmanFallbacks', model: chairmanModel, field: 'chairmanModel' },
     fields,
   );
   if (Object.keys(fields).length > 0) return { ok: false, fields };
@@ -87,8 +83,7 @@ export function resolveVoteConfig(
       models,
       chairmanModel,
       timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
-      ...gate,
-      ...(chairmanFallbacks ? { chairmanFallbacks } : {}),
+      ...resilience,
     },
   };
 }
@@ -100,7 +95,7 @@ export const voteConfig: ModeConfigDefinition<VoteConfig> = {
     { role: 'chairman', field: 'modeConfig.chairmanModel', min: 0, max: 1 },
   ],
   options: [
-    { field: 'timeoutMs', type: 'number', description: 'per-call timeout', range: TIMEOUT_MS },
+    timeoutOptionRule(TIMEOUT_MS, 'number'),
     ...gateOptionRules('voting models', VOTE_MIN_ANSWERS),
     fallbackOptionRule('chairmanFallbacks', 'tiebreaking chairman'),
   ],

@@ -28,6 +28,7 @@ import { ballotRow, castBallots, parseVote, votesFromRows } from '../../shared/v
 import { hasAnswer, memberGate, withFallbacks, type CountsAsAnswered } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
 import { voteConfig } from './vote.config';
+import { voteFacts } from './vote.facts';
 import { buildTiebreakPrompt, buildVoteModePrompt } from './vote.prompts';
 
 type Ctx = DeliberationContext<VoteConfig>;
@@ -238,6 +239,7 @@ const stages: StageTable<VoteStage, VoteConfig> = {
 
 export const voteMode = defineMode<VoteConfig, Partial<VoteResult>, VoteStage>({
   mode: 'vote',
+  facts: voteFacts,
   multiTurn: false,
   enforcesDeliberationCap: true,
   config: voteConfig,

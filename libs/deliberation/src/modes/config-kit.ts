@@ -1,0 +1,110 @@
+import type { StageGateOptions } from '@conclave/contracts';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  Max,
+  Min,
+} from 'class-validator';
+import type { FieldErrors } from '../engine/types';
+import { resolveFallbacks, resolveGateOptions } from '../shared/resilience';
+import { IsModelId } from '../shared/validation';
+import type { OptionRule, Range } from './mode-config';
+
+/**
+ * What every mode's *.config.ts writes the same way: its panel and timeout fields, and the
+ * resolution of its deadline, quorum and fallback options. Each decorator here applies class-validator's
+ * decorators in the order a mode's DTO listed them (bottom-up: the first given is checked first),
+ * so the checks and their messages are the mode's own.
+ */
+
+export type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../engine/types';
+export type { ModeConfigDefinition, Range } from './mode-config';
+export { IsModelId } from '../shared/validation';
+export {
+  FallbacksOption,
+  QuorumOption,
+  StageDeadlineOption,
+  fallbackOptionRule,
+  gateOptionRules,
+} from '../shared/resilience';
+
+/** Applies decorators in the order given: the first is checked first (the type check). */
+const checkedInOrder =
+  (...decorators: PropertyDecorator[]): PropertyDecorator =>
+  (target, key) => {
+    for (const decorate of decorators) decorate(target, key);
+  };
+
+/**
+ * A roster field: an optional array of `min` to `max` model ids (with the mode's messages for too
+ * few and too many; `unique`: the message for a model named twice, where that is refused).
+ */
+export const PanelOption = (rule: {
+  min: number;
+  max: number;
+  tooFew?: string;
+  tooMany?: string;
+  unique?: string;
+}): PropertyDecorator =>
+  checkedInOrder(
+    IsOptional(),
+    IsArray(),
+    ArrayMinSize(rule.min, rule.tooFew !== undefined ? { message: rule.tooFew } : undefined),
+    ArrayMaxSize(rule.max, rule.tooMany !== undefined ? { message: rule.tooMany } : undefined),
+    ...(rule.unique !== undefined ? [ArrayUnique({ message: rule.unique })] : []),
+    IsModelId({ each: true }),
+  );
+
+/** A single seat's model (a chairman, a facilitator): an optional model id. */
+export const SeatOption = (): PropertyDecorator => checkedInOrder(IsOptional(), IsModelId());
+
+/** `modeConfig.timeoutMs` in `range`: a whole number of ms, or (`number`) any finite number. */
+export const TimeoutOption = (range: Range, type: 'integer' | 'number'): PropertyDecorator =>
+  checkedInOrder(
+    IsOptional(),
+    type === 'integer' ? IsInt() : IsNumber({ allowNaN: false, allowInfinity: false }),
+    Min(range.min),
+    Max(range.max),
+  );
+
+/** What GET /api/modes says of `timeoutMs`. */
+export const timeoutOptionRule = (
+  range: Range,
+  type: 'integer' | 'number',
+  description = 'per-call timeout',
+): OptionRule => ({ field: 'timeoutMs', type, description, range });
+
+/**
+ * A mode's gate options (quorum, stage deadline) checked against its panel, and its single seat's
+ * fallbacks (`seat`, where the mode has one) checked against the seat's model and the models it must
+ * not be: the options given, as the resolved config holds them (gate first, then the fallbacks).
+ * Problems are added to `fields`.
+ */
+export function resolveResilience<Option extends string = never>(
+  given: NoInfer<StageGateOptions & { [K in Option]?: string[] }>,
+  panel: { size: number; members: string; minimum: number },
+  seat: {
+    option: Option;
+    model: string;
+    field: string;
+    excluded?: { models: readonly string[]; why: string };
+  } | null,
+  fields: FieldErrors,
+): StageGateOptions & { [K in Option]?: string[] } {
+  type Resolved = StageGateOptions & { [K in Option]?: string[] };
+  const gate = resolveGateOptions(given, panel, fields);
+  if (!seat) return gate as Resolved;
+  const fallbacks = resolveFallbacks(
+    seat.option,
+    (given as Partial<Record<Option, string[]>>)[seat.option],
+    { model: seat.model, field: seat.field },
+    fields,
+    seat.excluded,
+  );
+  return { ...gate, ...(fallbacks ? { [seat.option]: fallbacks } : {}) } as Resolved;
+}
