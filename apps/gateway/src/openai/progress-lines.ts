@@ -1,14 +1,6 @@
 import type { DeliveredEvent, ModeName } from '@conclave/contracts';
 import { describeEvent, oneLine } from '@conclave/deliberation/event-text';
-
-/** The stage whose single call writes the mode's final text, streamed as it is written; none for vote and debate. */
-export const FINAL_STAGE: Record<ModeName, { stage: string; startEvent: string } | null> = {
-  council: { stage: 'stage3', startEvent: 'stage3_start' },
-  jury: { stage: 'verdict', startEvent: 'verdict_start' },
-  delphi: { stage: 'synthesis', startEvent: 'synthesis_start' },
-  vote: null,
-  debate: null,
-};
+import { MODE_FACTS } from '@conclave/deliberation/facts';
 
 const MAX_LINE = 300;
 
@@ -27,7 +19,7 @@ export class ProgressLines {
   linesFor(event: DeliveredEvent): string[] {
     return describeEvent(event, 'reasoning', {
       mode: this.mode,
-      finalStage: FINAL_STAGE[this.mode]?.stage ?? null,
+      finalStage: MODE_FACTS[this.mode].finalStage?.stage ?? null,
     }).map((line) => `${oneLine(line, MAX_LINE)}\n`);
   }
 }
