@@ -10,6 +10,8 @@ const line = (overrides: Partial<BatchResultLine>): BatchResultLine => ({
   status: 'complete',
   error: null,
   attempt: 1,
+  key: null,
+  reference: null,
   question: 'q',
   content: null,
   originalQuestion: null,
