@@ -20,7 +20,13 @@ describe('long rows: judgements as the report reads them', () => {
       row('stage2_aggregate', null, { aggregateRankings: [{ model: 'sim/b' }] }),
     ];
     const out = judgementRows('council', rows);
-    expect(pick(out, ['kind', 'participant', 'model', 'label', 'subject', 'value', 'parsed'])).toEqual([
+    expect(out.filter((r) => r.kind === 'contestant')).toEqual([
+      { kind: 'contestant', model: 'sim/a', label: 'Response A', value: 1 },
+      { kind: 'contestant', model: 'sim/b', label: 'Response B', value: 2 },
+      { kind: 'contestant', model: 'sim/c', label: 'Response C', value: 3 },
+    ]);
+    const judged = out.filter((r) => r.kind !== 'contestant');
+    expect(pick(judged, ['kind', 'participant', 'model', 'label', 'subject', 'value', 'parsed'])).toEqual([
       {
         kind: 'ranking',
         participant: 0,
@@ -110,8 +116,8 @@ describe('long rows: judgements as the report reads them', () => {
       'outcome',
     ]);
     expect(out.filter((r) => r.kind === 'contestant')).toEqual([
-      { kind: 'contestant', model: 'sim/a', label: 'Response B', value: 2 },
       { kind: 'contestant', model: 'sim/b', label: 'Response A', value: 1 },
+      { kind: 'contestant', model: 'sim/a', label: 'Response B', value: 2 },
     ]);
     expect(
       pick(

@@ -26,13 +26,15 @@ import {
  * - `ranking` (council): one per ranker (`model`, `participant`); parsed.
  * - `rank` (council): one per place of a parsed ranking: `subject` the ranked model, `label` the
  *   label the ranker saw, `value` its place (1 = best; a model listed twice keeps its first place).
- * - `contestant` (vote, debate): one per model that answered: `label` the label voters saw
- *   (null when it had none), `value` that label's position (A = 1).
+ * - `contestant`: one per label shown (council's ranking round, the vote of vote and debate):
+ *   `label` → `model`, `value` the label's position (A = 1); vote and debate add one with no label
+ *   for a model that answered but was not shown (a model holding two seats has two labels).
  * - `vote` (vote, debate): one per voter (`model`): `label` voted for, `subject` the model that
  *   label stood for, `value` the label's position; parsed = a label was read.
  * - `revision` (debate): one per debater: `verdict` its decision (REVISE / STAND / MERGE); parsed.
  * - `score` (jury): one per juror and dimension: `subject` the dimension, `value` the score.
- * - `verdict` (jury): one per juror: `verdict`; parsed = its assessment parsed.
+ * - `verdict` (jury): one per juror: `verdict`; parsed = its assessment parsed. On both, `model`
+ *   names the juror as the report does: the model, `model#seat` for a second seat on the item.
  * - `estimate` (Delphi): one per panelist and round: `value`, `previous`, `carriedForward`; parsed.
  * - `round` (Delphi): one per round: `value` the median (numeric), `cv`, `agreement` (0–1), `converged`.
  * - `outcome`: one per item with stage rows. Council: `subject` the best-ranked model. Vote and
@@ -181,12 +183,6 @@ export interface LongItemInput {
 
 const byParticipant = (a: ReportStageRow, b: ReportStageRow) => (a.participant ?? 0) - (b.participant ?? 0);
 
-/** Label shown for a model: the first label that stands for it. */
-function labelOf(labelToModel: Record<string, string>, model: string): string | null {
-  for (const [label, m] of Object.entries(labelToModel)) if (m === model) return label;
-  return null;
-}
-
 /** The judgement rows of one item's stage rows (the latest attempt), as the report extracts them. */
 export function judgementRows(mode: ModeName, rows: readonly ReportStageRow[]): Fields[] {
   if (rows.length === 0) return [];
@@ -195,6 +191,8 @@ export function judgementRows(mode: ModeName, rows: readonly ReportStageRow[]): 
     case 'council': {
       const facts = councilFacts(rows);
       const rankingRows = rows.filter((r) => r.stageType === 'stage2');
+      for (const [label, model] of Object.entries(facts.labelToModel))
+        out.push({ kind: 'contestant', model, label, value: labelPosition(label) });
       rankingRows.forEach((row, i) => {
         const ranking = facts.rankings[i];
         out.push({
@@ -229,15 +227,11 @@ export function judgementRows(mode: ModeName, rows: readonly ReportStageRow[]): 
       const facts = contestFacts(mode, rows);
       const voteStage = mode === 'vote' ? 'vote' : 'debate_vote';
       const voteRows = rows.filter((r) => r.stageType === voteStage).sort(byParticipant);
-      for (const model of facts.contestants) {
-        const label = labelOf(facts.labelToModel, model);
-        out.push({
-          kind: 'contestant',
-          model,
-          label,
-          value: label === null ? null : labelPosition(label),
-        });
-      }
+      for (const [label, model] of Object.entries(facts.labelToModel))
+        out.push({ kind: 'contestant', model, label, value: labelPosition(label) });
+      const labelled = new Set(Object.values(facts.labelToModel));
+      for (const model of facts.contestants)
+        if (!labelled.has(model)) out.push({ kind: 'contestant', model, label: null, value: null });
       facts.votes.forEach((vote, i) => {
         const model = vote.votedFor === null ? undefined : facts.labelToModel[vote.votedFor];
         out.push({
