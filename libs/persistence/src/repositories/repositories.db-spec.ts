@@ -648,6 +648,8 @@ describe('BatchesRepository', () => {
         config: { q: 'one' },
         question: 'one',
         attempt: 1,
+        key: null,
+        reference: null,
       },
       expect.objectContaining({ index: 1, mode: 'vote', question: 'two', config: { q: 'two' } }),
     ]);
