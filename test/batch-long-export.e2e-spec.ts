@@ -358,6 +358,27 @@ describe('long-format export: every figure of the report recomputed from it', ()
         state(model).firsts.push(leaders.includes(model) ? 1 / leaders.length : 0);
       }
     }
+    // Self-preference: the rank a model gave its own answer against the mean of the others' ranks of it.
+    const selfDifferences = new Map<string, number[]>();
+    for (const itemRows of byItem.values()) {
+      for (const [model, own] of groupBy(
+        itemRows.filter((x) => x.kind === 'rank'),
+        (x) => x.subject!,
+      )) {
+        const self = own.find((x) => x.model === model);
+        const others = own.filter((x) => x.model !== model).map((x) => x.value as number);
+        if (self === undefined || others.length === 0) continue;
+        selfDifferences.set(model, [
+          ...(selfDifferences.get(model) ?? []),
+          (self.value as number) - mean(others)!,
+        ]);
+      }
+    }
+    for (const model of council.models) {
+      const differences = selfDifferences.get(model.model) ?? [];
+      expect(model.selfPreference.n).toBe(differences.length);
+      close(model.selfPreference.difference.value, mean(differences));
+    }
     expect(council.models.map((x) => x.model).sort()).toEqual([...perModel.keys()].sort());
     for (const model of council.models) {
       const s = perModel.get(model.model)!;
@@ -387,7 +408,18 @@ describe('long-format export: every figure of the report recomputed from it', ()
   /** Vote and debate: contests, wins, vote shares, invalid votes, ties, votes by position, reference. */
   function checkContest(section: NonNullable<BatchReport['vote']>, byItem: Map<string, LongRow[]>): void {
     expect(section.items).toBe(byItem.size);
-    const tally = new Map<string, { contests: number; wins: number; received: number; onItems: number }>();
+    const tally = new Map<
+      string,
+      {
+        contests: number;
+        wins: number;
+        received: number;
+        onItems: number;
+        tiedFirst: number;
+        byTiebreak: number;
+      }
+    >();
+    const brokenBy = new Set<string>();
     let valid = 0;
     let cast = 0;
     let decided = 0;
@@ -401,9 +433,26 @@ describe('long-format export: every figure of the report recomputed from it', ()
       expect(outcome.value).toBe(validVotes.length);
       valid += validVotes.length;
       cast += votes.length;
+      const labelCounts = countBy(validVotes.map((v) => v.label!));
+      const top = Math.max(0, ...labelCounts.values());
+      const topLabels = [...labelCounts].filter(([, c]) => c === top).map(([label]) => label);
+      const labelModel = new Map(
+        itemRows.filter((x) => x.kind === 'contestant' && x.label !== null).map((x) => [x.label!, x.model!]),
+      );
+      const tiedModels = new Set(topLabels.length > 1 ? topLabels.map((l) => labelModel.get(l)) : []);
+      if (outcome.tiebroken) brokenBy.add(outcome.method ?? 'unknown');
       for (const model of new Set(itemRows.filter((x) => x.kind === 'contestant').map((x) => x.model!))) {
-        const t = tally.get(model) ?? { contests: 0, wins: 0, received: 0, onItems: 0 };
+        const t = tally.get(model) ?? {
+          contests: 0,
+          wins: 0,
+          received: 0,
+          onItems: 0,
+          tiedFirst: 0,
+          byTiebreak: 0,
+        };
         t.contests++;
+        if (tiedModels.has(model)) t.tiedFirst++;
+        if (outcome.subject === model && outcome.tiebroken) t.byTiebreak++;
         if (outcome.subject === model) t.wins++;
         t.received += validVotes.filter((v) => v.subject === model).length;
         t.onItems += validVotes.length;
@@ -426,10 +475,26 @@ describe('long-format export: every figure of the report recomputed from it', ()
     }
     expectRate(section.invalidVotes, cast - valid, cast);
     expectRate(section.ties.tied, tied, decided);
+    expect(
+      section.ties.brokenBy
+        .filter((c) => c.count > 0)
+        .map((c) => c.category)
+        .sort(),
+    ).toEqual([...brokenBy].sort());
     expect(section.models.map((m) => m.model).sort()).toEqual([...tally.keys()].sort());
     for (const m of section.models) {
       const t = tally.get(m.model)!;
-      expect({ contests: m.contests, wins: m.wins }).toEqual({ contests: t.contests, wins: t.wins });
+      expect({
+        contests: m.contests,
+        wins: m.wins,
+        tiedFirst: m.tiedFirst,
+        byTiebreak: m.winsByTiebreak,
+      }).toEqual({
+        contests: t.contests,
+        wins: t.wins,
+        tiedFirst: t.tiedFirst,
+        byTiebreak: t.byTiebreak,
+      });
       expectRate(m.winRate, t.wins, t.contests);
       expectRate(m.voteShare, t.received, t.onItems);
     }
@@ -550,6 +615,24 @@ describe('long-format export: every figure of the report recomputed from it', ()
       const counts = countBy(mine.map((x) => x.verdict).filter((v): v is string => v !== null));
       for (const c of juror.verdicts.categories) expect(c.count).toBe(counts.get(c.category) ?? 0);
     }
+    // Fleiss' κ on the juror verdicts: mean pairwise agreement per item against the squared mean shares.
+    const verdictSets = [...groupBy(verdicts, (x) => x.messageId).values()].map((v) =>
+      v.map((x) => x.verdict).filter((x): x is string => x !== null),
+    );
+    const rated = verdictSets.filter((v) => v.length >= 2);
+    const observed = mean(
+      rated.map((v) => sum([...countBy(v).values()].map((c) => c * (c - 1))) / (v.length * (v.length - 1))),
+    );
+    const withRatings = verdictSets.filter((v) => v.length > 0);
+    const shares = new Map<string, number>();
+    for (const v of withRatings)
+      for (const [category, c] of countBy(v))
+        shares.set(category, (shares.get(category) ?? 0) + c / v.length);
+    const expected = sum([...shares.values()].map((share) => (share / withRatings.length) ** 2));
+    close(jury.fleissKappa.observedAgreement, observed);
+    close(jury.fleissKappa.expectedAgreement, expected);
+    if (jury.fleissKappa.value !== null)
+      close(jury.fleissKappa.value, (observed! - expected) / (1 - expected));
     expect(jury.fleissKappa.n).toBe(
       [...groupBy(verdicts, (x) => x.messageId).values()].filter(
         (v) => v.filter((x) => x.verdict !== null).length >= 2,
@@ -604,6 +687,7 @@ describe('long-format export: every figure of the report recomputed from it', ()
       let n = 0;
       let toward = 0;
       let away = 0;
+      const closed: number[] = [];
       for (const itemRows of byItem.values()) {
         const previous = itemRows.find((x) => x.kind === 'round' && x.round === movement.round - 1);
         if (!previous || typeof previous.value !== 'number') continue;
@@ -614,11 +698,14 @@ describe('long-format export: every figure of the report recomputed from it', ()
           n++;
           if (after < before) toward++;
           else if (after > before) away++;
+          if (before > 0) closed.push((before - after) / before);
         }
       }
       expect(movement.n).toBe(n);
       expectRate(movement.movedTowardMedian, toward, n);
       expectRate(movement.movedAway, away, n);
+      expect(movement.distanceClosed.n).toBe(closed.length);
+      close(movement.distanceClosed.value, mean(closed));
     }
     expect(delphi.movement.length).toBeGreaterThan(0);
 
@@ -632,5 +719,10 @@ describe('long-format export: every figure of the report recomputed from it', ()
     const errors = withReference.map((o) => Math.abs((o.value as number) - Number(o.reference)));
     expect(delphi.reference!.numeric!.meanAbsoluteError.n).toBe(errors.length);
     close(delphi.reference!.numeric!.meanAbsoluteError.value, mean(errors));
+    close(
+      delphi.reference!.numeric!.meanSignedError.value,
+      mean(withReference.map((o) => (o.value as number) - Number(o.reference))),
+    );
+    expect(delphi.reference!.numeric!.medianAbsoluteError.n).toBe(errors.length);
   });
 });
