@@ -588,9 +588,22 @@ describe('long-format export: every figure of the report recomputed from it', ()
       );
       expect(d.itemMean.n).toBe(itemMeans.length);
       close(d.itemMean.value, mean(itemMeans));
-      expect(d.alpha.n).toBe(
-        [...groupBy(own, (x) => x.messageId).values()].filter((s) => s.length >= 2).length,
-      );
+      // Krippendorff's α, interval metric: items as units, pairable values those of units with two or more.
+      const units = [...groupBy(own, (x) => x.messageId).values()]
+        .map((u) => u.map((x) => x.value as number))
+        .filter((u) => u.length >= 2);
+      expect(d.alpha.n).toBe(units.length);
+      const pairable = units.flat();
+      expect(d.alpha.pairableValues).toBe(pairable.length);
+      const squares = (values: number[]) => {
+        let total = 0;
+        for (const a of values) for (const b of values) total += (a - b) ** 2;
+        return total;
+      };
+      const disagreement = sum(units.map((u) => squares(u) / (u.length - 1))) / pairable.length;
+      const expectedDisagreement = squares(pairable) / (pairable.length * (pairable.length - 1));
+      expect(d.alpha.value).not.toBeNull();
+      close(d.alpha.value, 1 - disagreement / expectedDisagreement);
     }
 
     // Leniency: a juror's mean score on an item minus the panel's mean of those, over items.
