@@ -1192,7 +1192,7 @@ describe('every route, Socket.IO message and MCP tool in API-key mode: hostile i
     'GET /api/batches/:id/results': {
       url: (id = fx.batchId) => `/api/batches/${id}/results`,
       as: 'user',
-      query: ['format'],
+      query: ['format', 'shape'],
     },
     'GET /api/budget': { url: () => '/api/budget', as: 'user' },
     'GET /api/admin/users/:name/budget': {

@@ -352,7 +352,7 @@ describe('the conclave CLI', () => {
     expectExit(results, 0);
     const csv = await readFile(csvFile, 'utf8');
     expect(csv.split('\n')[0]).toBe(
-      'index,message_id,conversation_id,mode,status,error,attempt,question,content,original_question,answer,headline,result_url,degraded,partial',
+      'index,message_id,conversation_id,mode,status,error,attempt,question,content,original_question,answer,headline,result_url,degraded,partial,key,reference',
     );
     const rows = parse(csv, { columns: true }) as Record<string, string>[];
     expect(rows).toHaveLength(5);

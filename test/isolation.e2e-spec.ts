@@ -471,6 +471,8 @@ describe('isolation: a user never reaches another user’s conversations, messag
       probes: [
         (id) => ({ method: 'GET', url: `/api/batches/${id}/results` }),
         (id) => ({ method: 'GET', url: `/api/batches/${id}/results?format=csv` }),
+        (id) => ({ method: 'GET', url: `/api/batches/${id}/results?shape=long` }),
+        (id) => ({ method: 'GET', url: `/api/batches/${id}/results?format=csv&shape=long` }),
       ],
       unknownStatus: 404,
       sample: (a) => ({ method: 'GET', url: `/api/batches/${a.batchId}/results` }),
@@ -485,6 +487,17 @@ describe('isolation: a user never reaches another user’s conversations, messag
         });
         expect(csv.status).toBe(200);
         expect(csv.body).toContain(a.itemConversation);
+        const long = await as<string>(alice, {
+          method: 'GET',
+          url: `/api/batches/${a.batchId}/results?shape=long`,
+        });
+        expect(long.status).toBe(200);
+        const items = long.body
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { kind: string; messageId: string })
+          .filter((r) => r.kind === 'item');
+        expect(items).toHaveLength(3);
       },
     },
     {

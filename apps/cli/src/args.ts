@@ -49,6 +49,7 @@ batch submit:
 
 batch status | list | cancel:  --json   print the raw JSON
 batch results:  --format jsonl|csv (default jsonl)  --out FILE (default stdout)
+                --long   the long format: a row per attempt, model call and judgement
 batch report | compare:  --format md|json (default md)  --out FILE (default stdout)
 
 mcp:
@@ -82,6 +83,7 @@ const OPTIONS = {
   watch: { type: 'boolean' },
   format: { type: 'string' },
   out: { type: 'string' },
+  long: { type: 'boolean' },
 } as const;
 
 export type CommandName =
@@ -130,9 +132,9 @@ const COMMANDS: Record<CommandName, CommandShape> = {
   'batch status': { options: ['json'], positionals: 1, synopsis: 'batch status ID [--json]' },
   'batch list': { options: ['json'], positionals: 0, synopsis: 'batch list [--json]' },
   'batch results': {
-    options: ['format', 'out'],
+    options: ['format', 'out', 'long'],
     positionals: 1,
-    synopsis: 'batch results ID [--format jsonl|csv] [--out FILE]',
+    synopsis: 'batch results ID [--format jsonl|csv] [--long] [--out FILE]',
   },
   'batch cancel': { options: ['json'], positionals: 1, synopsis: 'batch cancel ID [--json]' },
   'batch delete': { options: [], positionals: 1, synopsis: 'batch delete ID' },

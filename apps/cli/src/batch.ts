@@ -133,7 +133,8 @@ async function list(target: Target, _args: string[], flags: Flags): Promise<numb
 async function results(target: Target, [id]: string[], flags: Flags): Promise<number> {
   const format = flags.format ?? 'jsonl';
   if (format !== 'jsonl' && format !== 'csv') throw new UsageError('--format must be jsonl or csv');
-  const response = await new ApiClient(target).send('GET', batchPath(id, '/results'), { query: { format } });
+  const query = flags.long ? { format, shape: 'long' } : { format };
+  const response = await new ApiClient(target).send('GET', batchPath(id, '/results'), { query });
   if (!response.body) throw new CliError('the server sent no results');
   const source = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
   if (flags.out === undefined) {

@@ -27,6 +27,17 @@ describe('the conclave CLI, without a server', () => {
       expect(() => parseInvocation(['batch', 'list', '--quiet'], {})).toThrow('batch list takes no --quiet');
     });
 
+    it('batch results takes --long (the long-format export); no other command does', () => {
+      expect(parseInvocation(['batch', 'results', 'b1', '--long', '--format', 'csv'], {})).toMatchObject({
+        command: 'batch results',
+        args: ['b1'],
+        flags: { long: true, format: 'csv' },
+      });
+      expect(() => parseInvocation(['batch', 'report', 'b1', '--long'], {})).toThrow(
+        'batch report takes no --long',
+      );
+    });
+
     it.each([
       [['frob'], 'unknown command "frob"'],
       [['batch', 'frob'], 'unknown command "batch frob"'],

@@ -60,6 +60,10 @@ export interface BatchResultLine {
   error: string | null;
   /** The attempt this line shows: the item's latest, 1 unless it was retried (= how many attempts it has had). */
   attempt: number;
+  /** The item's `key` as submitted (matching across batches); null when none. */
+  key: string | null;
+  /** The item's `reference` as submitted (a verdict, a number, a model id or an option); null when none. */
+  reference: string | number | null;
   /** The item's question as submitted. */
   question: string;
   /** Jury: the content under evaluation; null for the other modes. */

@@ -80,3 +80,37 @@ export interface ReportAggregates {
   usage: ReportUsageAggregate;
   failures: readonly ReportFailureRow[];
 }
+
+/**
+ * One attempt of a batch item (its assistant message) as the long-format export lists it: every
+ * attempt, the latest and the superseded ones, since every attempt's calls count in usage.
+ */
+export interface ReportAttemptRow {
+  index: number;
+  messageId: string;
+  attempt: number;
+  /** The item's latest attempt (the one reports and the per-item export show). */
+  latest: boolean;
+  mode: ModeName;
+  status: MessageStatus;
+  error: string | null;
+  dispatchedAt: string | null;
+  completedAt: string | null;
+  /** completed_at − dispatched_at in ms as reports measure item duration; null unless complete or failed. */
+  durationMs: number | null;
+}
+
+/** One `model_calls` row without its text: what usage, latency and failure figures are computed from. */
+export interface ReportCallRow {
+  messageId: string;
+  stage: string;
+  callKey: string;
+  model: string;
+  ok: boolean;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  costUsd: number | null;
+  latencyMs: number;
+  /** When the call's row was written (the call's end). */
+  finishedAt: string;
+}

@@ -10,6 +10,8 @@ const line = (overrides: Partial<BatchResultLine>): BatchResultLine => ({
   status: 'complete',
   error: null,
   attempt: 1,
+  key: null,
+  reference: null,
   question: 'q',
   content: null,
   originalQuestion: null,
@@ -95,6 +97,8 @@ describe('CSV export columns', () => {
       'result_url',
       'degraded',
       'partial',
+      'key',
+      'reference',
     ]);
     const rows = sheet([
       line({ index: 0, question: 'Is a monorepo right?', answer: 'Yes, for a small team.' }),
@@ -212,5 +216,27 @@ describe('what a results line says the item was asked', () => {
   it('ignores an original question that is not text', () => {
     expect(itemTexts('jury', 'q', { content: 'c', originalQuestion: 42 }).originalQuestion).toBeNull();
     expect(itemTexts('council', 'q', null).originalQuestion).toBeNull();
+  });
+});
+
+describe('CSV export of key and reference', () => {
+  it('carries each item’s key and reference: a number stays a number, text is neutralised', () => {
+    const csv = csvRecords([
+      line({ index: 0, key: 'q-1', reference: 'APPROVE' }),
+      line({ index: 1, key: '=cmd', reference: -3.5 }),
+      line({ index: 2 }),
+    ]);
+    const rows = csv.trim().split('\n');
+    expect(rows[1]).toMatch(/,"'=cmd",-3\.5$/);
+    const parsed = sheet([
+      line({ index: 0, key: 'q-1', reference: 'APPROVE' }),
+      line({ index: 1, key: '=cmd', reference: -3.5 }),
+      line({ index: 2 }),
+    ]);
+    expect(parsed.map((r) => [r.key, r.reference])).toEqual([
+      ['q-1', 'APPROVE'],
+      ["'=cmd", '-3.5'],
+      ['', ''],
+    ]);
   });
 });

@@ -18,6 +18,8 @@ const CSV_HEADER = [
   'result_url',
   'degraded',
   'partial',
+  'key',
+  'reference',
 ];
 
 /**
@@ -76,6 +78,8 @@ export function csvRow(line: BatchResultLine): (string | number)[] {
     text(line.resultUrl),
     text(line.degraded?.summary ?? null),
     text(line.partial ? JSON.stringify(line.partial) : null),
+    text(line.key),
+    typeof line.reference === 'number' ? line.reference : text(line.reference),
   ];
 }
 

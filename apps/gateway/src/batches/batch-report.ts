@@ -3,6 +3,7 @@ import {
   BatchReportBuilder,
   ComparisonSide,
   compareSides,
+  type LongRow,
   type ReportAggregates,
   type ReportItem,
   type ReportStageRow,
@@ -26,6 +27,7 @@ import type { Metrics } from '@conclave/observability';
 import { CONFIG, METRICS } from '@conclave/platform';
 import { ApiError } from '../common/api-error';
 import { WorkSlots } from '../common/work-slots';
+import { longExportPages } from './batch-long-export';
 import { ReportCache } from './report-cache';
 
 /** Items per page: two narrow queries per page (items, then their stage rows), never one per item. */
@@ -174,6 +176,15 @@ export class BatchReportService {
       }
       throw error;
     }
+  }
+
+  /**
+   * The long-format export's rows (issue 36), a page of items at a time, once the batch is found to
+   * be the user's (another user's batch: 404 before anything is sent).
+   */
+  async longExport(userId: string, batchId: string): Promise<AsyncGenerator<LongRow[]>> {
+    const batch = await this.owned(userId, batchId);
+    return longExportPages(this.reports, batch.id);
   }
 
   async report(userId: string, batchId: string): Promise<BatchReport> {

@@ -25,6 +25,7 @@ import type { Request, Response } from 'express';
 import { ApiError } from '../common/api-error';
 import { apiKeyIdOf, ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
 import { CSV_HEADER_LINE, csvRecords } from './batch-export';
+import { LONG_CSV_HEADER_LINE, longCsvRecords, longJsonl } from './batch-long-export';
 import { itemsFromCsv, itemsFromJsonl } from './batch-input';
 import { BatchReportService } from './batch-report';
 import { comparisonMarkdown, reportMarkdown } from './report-markdown';
@@ -57,6 +58,10 @@ class CompareQuery {
 
 class FormatQuery {
   @IsOptional() @IsString() format?: string;
+}
+
+class ResultsQuery extends FormatQuery {
+  @IsOptional() @IsIn(['item', 'long'], { message: 'shape must be item or long' }) shape?: string;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -257,16 +262,30 @@ export class BatchesController {
   }
 
   @Get(':id/results')
-  @ApiOperation({ summary: 'One line per item in submission order (?format=jsonl|csv), streamed' })
-  @QueryParams(FormatQuery)
+  @ApiOperation({
+    summary:
+      'One line per item in submission order (?format=jsonl|csv), streamed; ?shape=long: one row per attempt, model call and judgement',
+    description:
+      '`shape=item` (the default): one line per item (its latest attempt) with its key and reference. `shape=long`: ' +
+      'the long format, enough to recompute every figure of the batch report: a row per item attempt (timestamps, ' +
+      'duration, error), per model call (stage, model, ok, tokens, cost, latency) and per judgement read from the ' +
+      'stage rows as the report reads them (council ranking places, votes with the label shown, debate revisions, ' +
+      "jury scores and verdicts, Delphi estimates and rounds, each item's outcome); every row carries the item's " +
+      "index, key, reference, attempt and status. CSV cells that a spreadsheet would read as a formula start with `'`.",
+  })
+  @ApiQuery({ name: 'format', required: false, enum: ['jsonl', 'csv'] })
+  @ApiQuery({ name: 'shape', required: false, enum: ['item', 'long'] })
+  @QueryParams(ResultsQuery)
   async results(
     @CurrentUser() userId: string,
     @Param('id') id: string,
     @Query('format') format: string | undefined,
+    @Query('shape') shape: string | undefined,
     @Res() response: Response,
   ): Promise<void> {
     const kind = format ?? 'jsonl';
     if (kind !== 'jsonl' && kind !== 'csv') throw ApiError.invalid({ format: 'format must be jsonl or csv' });
+    if (shape === 'long') return this.longResults(userId, id, kind, response);
     const pages = this.batches.results(userId, id);
     const first = await pages.next(); // ownership is checked before anything is sent
     response.status(200);
@@ -284,6 +303,30 @@ export class BatchesController {
       const lines = page.value;
       // JSONL is data for programs, not a sheet: its values stay exactly as stored.
       await write(kind === 'csv' ? csvRecords(lines) : lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    }
+    response.end();
+  }
+
+  /** The long-format export, streamed as the per-item one is. */
+  private async longResults(
+    userId: string,
+    id: string,
+    kind: 'jsonl' | 'csv',
+    response: Response,
+  ): Promise<void> {
+    const pages = await this.reports.longExport(userId, id); // ownership is checked before anything is sent
+    const first = await pages.next(); // and the first page read
+    response.status(200);
+    response.setHeader(
+      'Content-Type',
+      kind === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+    );
+    response.setHeader('Content-Disposition', `attachment; filename="batch-${id}-long.${kind}"`);
+    if (kind === 'csv') response.write(LONG_CSV_HEADER_LINE);
+    for (let page = first; !page.done; page = await pages.next()) {
+      const chunk = kind === 'csv' ? longCsvRecords(page.value) : longJsonl(page.value);
+      if (!response.write(chunk))
+        await new Promise<void>((resolve) => response.once('drain', () => resolve()));
     }
     response.end();
   }

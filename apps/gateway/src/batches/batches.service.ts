@@ -429,6 +429,8 @@ export class BatchesService {
           status: item.status,
           error: item.error,
           attempt: item.attempt,
+          key: item.key,
+          reference: item.reference,
           ...itemTexts(item.mode, item.question, item.config),
           answer: headline?.answer ?? null,
           headline: headline?.details ?? null,

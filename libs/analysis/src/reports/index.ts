@@ -25,3 +25,11 @@ export {
   type BatchReportOptions,
 } from './batch-report';
 export { ComparisonSide, compareSides, type ComparisonMeta } from './compare';
+export {
+  LONG_COLUMNS,
+  judgementRows,
+  longRows,
+  type LongItemInput,
+  type LongRow,
+  type LongRowKind,
+} from './long-rows';

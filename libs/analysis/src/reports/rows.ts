@@ -3,6 +3,8 @@ import type { ReportItem } from '@conclave/contracts';
 /** The rows a report reads: their shapes are @conclave/contracts', shared with the repository that selects them. */
 export type {
   ReportAggregates,
+  ReportAttemptRow,
+  ReportCallRow,
   ReportCallAggregate,
   ReportFailureRow,
   ReportItem,

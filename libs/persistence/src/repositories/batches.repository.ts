@@ -66,6 +66,10 @@ export interface BatchItem {
   question: string;
   /** Its latest attempt's number (1 unless retried). */
   attempt: number;
+  /** The item's `key` as submitted (its user message's config); null when none. */
+  key: string | null;
+  /** The item's `reference` as submitted: a string or a number; null when none. */
+  reference: string | number | null;
 }
 
 /** What one dispatch took: items to enqueue (may be none). */
@@ -387,9 +391,12 @@ export class BatchesRepository {
       batch_index: number;
       question: string;
       attempt: number;
+      key: string | null;
+      reference: unknown;
     }[] = await this.dataSource.query(
       `SELECT a.id, a.conversation_id, a.mode, a.status, a.error, a.config, a.batch_index, a.attempt,
-         COALESCE(u.config->>'question', u.content) AS question
+         COALESCE(u.config->>'question', u.content) AS question, u.config->>'key' AS key,
+         u.config->'reference' AS reference
        FROM messages a JOIN messages u ON u.conversation_id = a.conversation_id AND u.role = 'user' AND u.turn = 1
        WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.batch_index > $2 AND a.superseded_at IS NULL
        ORDER BY a.batch_index LIMIT $3`,
@@ -405,6 +412,8 @@ export class BatchesRepository {
       config: r.config,
       question: r.question,
       attempt: r.attempt,
+      key: r.key,
+      reference: typeof r.reference === 'string' || typeof r.reference === 'number' ? r.reference : null,
     }));
   }
 

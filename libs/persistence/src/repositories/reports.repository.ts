@@ -3,6 +3,8 @@ import type {
   ModeName,
   ReportCallAggregate,
   ReportFailureRow,
+  ReportAttemptRow,
+  ReportCallRow,
   ReportItem,
   ReportStageCalls,
   ReportStageRow,
@@ -258,6 +260,89 @@ export class ReportsRepository {
       count: r.n,
       examples: r.indexes.map((index, i) => ({ index, messageId: r.ids[i], key: r.keys[i] ?? null })),
     }));
+  }
+
+  /**
+   * Every attempt (latest and superseded, any status) of the items with batch index in
+   * [fromIndex, toIndex], by index then attempt: the long-format export's item rows. Duration is
+   * measured as `usage` measures it.
+   */
+  async attemptsOf(batchId: string, fromIndex: number, toIndex: number): Promise<ReportAttemptRow[]> {
+    const rows: {
+      id: string;
+      batch_index: number;
+      attempt: number;
+      latest: boolean;
+      mode: ModeName;
+      status: MessageStatus;
+      error: string | null;
+      dispatched_at: Date | null;
+      completed_at: Date | null;
+      duration: string | number | null;
+    }[] = await this.dataSource.query(
+      `SELECT a.id, a.batch_index, a.attempt, a.superseded_at IS NULL AS latest, a.mode, a.status, a.error,
+         a.dispatched_at, a.completed_at,
+         CASE WHEN a.status IN ('complete', 'failed') AND a.dispatched_at IS NOT NULL AND a.completed_at IS NOT NULL
+           THEN EXTRACT(EPOCH FROM (a.completed_at - a.dispatched_at)) * 1000 END AS duration
+       FROM messages a
+       WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.batch_index BETWEEN $2 AND $3
+       ORDER BY a.batch_index, a.attempt`,
+      [batchId, fromIndex, toIndex],
+    );
+    const iso = (d: Date | null) => (d === null ? null : new Date(d).toISOString());
+    return rows.map((r) => ({
+      index: r.batch_index,
+      messageId: r.id,
+      attempt: r.attempt,
+      latest: r.latest,
+      mode: r.mode,
+      status: r.status,
+      error: r.error,
+      dispatchedAt: iso(r.dispatched_at),
+      completedAt: iso(r.completed_at),
+      durationMs: num(r.duration === null ? null : Number(r.duration)),
+    }));
+  }
+
+  /** The model calls of these messages without their text, in the order they were written. */
+  async callsOf(messageIds: string[]): Promise<Map<string, ReportCallRow[]>> {
+    const byMessage = new Map<string, ReportCallRow[]>();
+    if (messageIds.length === 0) return byMessage;
+    const rows: {
+      message_id: string;
+      stage: string;
+      call_key: string;
+      model: string;
+      ok: boolean;
+      prompt_tokens: number | null;
+      completion_tokens: number | null;
+      cost: number | null;
+      response_time_ms: number;
+      created_at: Date;
+    }[] = await this.dataSource.query(
+      `SELECT c.message_id, c.stage, c.call_key, c.model, c.ok, c.prompt_tokens, c.completion_tokens,
+         c.cost_usd::float8 AS cost, c.response_time_ms, c.created_at
+       FROM model_calls c WHERE c.message_id = ANY($1::uuid[])
+       ORDER BY c.message_id, c.created_at, c.stage, c.call_key`,
+      [messageIds],
+    );
+    for (const r of rows) {
+      const list = byMessage.get(r.message_id) ?? [];
+      list.push({
+        messageId: r.message_id,
+        stage: r.stage,
+        callKey: r.call_key,
+        model: r.model,
+        ok: r.ok,
+        promptTokens: r.prompt_tokens,
+        completionTokens: r.completion_tokens,
+        costUsd: r.cost === null ? null : Number(r.cost),
+        latencyMs: r.response_time_ms,
+        finishedAt: new Date(r.created_at).toISOString(),
+      });
+      byMessage.set(r.message_id, list);
+    }
+    return byMessage;
   }
 
   /** What a comparison checks before it reads anything: modes, keys, duplicate keys. */

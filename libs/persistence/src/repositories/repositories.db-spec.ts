@@ -9,6 +9,7 @@ import { BatchesRepository, type NewBatchItem } from './batches.repository';
 import { ConversationsRepository } from './conversations.repository';
 import { DeliberationsRepository, type NewTurn, type StartedTurn } from './deliberations.repository';
 import { IdempotencyRace, IdempotencyRepository, type IdempotencyKey } from './idempotency.repository';
+import { ReportsRepository } from './reports.repository';
 import { UsageRepository } from './usage.repository';
 import { sleep } from '../../../../test/support/wait';
 
@@ -648,6 +649,8 @@ describe('BatchesRepository', () => {
         config: { q: 'one' },
         question: 'one',
         attempt: 1,
+        key: null,
+        reference: null,
       },
       expect.objectContaining({ index: 1, mode: 'vote', question: 'two', config: { q: 'two' } }),
     ]);
@@ -827,6 +830,70 @@ describe('BatchesRepository', () => {
       }),
     ]);
     expect((await batches.find(batchId))?.status).toBe('budget_exhausted');
+  });
+});
+
+describe('ReportsRepository: what the long-format export reads', () => {
+  it('every attempt with its duration as usage measures it, and each attempt’s calls without text', async () => {
+    const userId = await newUser();
+    const reports = new ReportsRepository(db);
+    const batchId = await batches.create(
+      {
+        userId,
+        name: 'long',
+        concurrency: 1,
+        generateTitles: false,
+        defaults: { mode: 'council' },
+        items: ['one', 'two'].map((q) => ({
+          mode: 'council',
+          userContent: q,
+          config: { q },
+          firstStage: 'stage1',
+        })),
+      },
+      null,
+    );
+    const [first] = (await batches.pickItems(batchId))!.items;
+    await insertCall(first.messageId, 'b', 3, 4, 0.25);
+    await insertCall(first.messageId, 'a', 1, 2, 0.5);
+    await db.query(
+      `UPDATE messages SET status = 'complete', completed_at = dispatched_at + interval '1.5 seconds' WHERE id = $1`,
+      [first.messageId],
+    );
+    const attempts = await reports.attemptsOf(batchId, 0, 1);
+    expect(attempts).toEqual([
+      expect.objectContaining({
+        index: 0,
+        messageId: first.messageId,
+        attempt: 1,
+        latest: true,
+        status: 'complete',
+        dispatchedAt: expect.any(String),
+        completedAt: expect.any(String),
+        durationMs: 1500,
+      }),
+      expect.objectContaining({ index: 1, status: 'queued', dispatchedAt: null, durationMs: null }),
+    ]);
+    expect(await reports.attemptsOf(batchId, 1, 1)).toHaveLength(1);
+    const calls = await reports.callsOf(attempts.map((a) => a.messageId));
+    expect(calls.get(attempts[1].messageId)).toBeUndefined();
+    expect(calls.get(first.messageId)).toEqual(
+      ['b', 'a'].map((key) =>
+        expect.objectContaining({
+          messageId: first.messageId,
+          callKey: key,
+          stage: 'stage1',
+          model: 'sim/a',
+          ok: true,
+          latencyMs: 10,
+          costUsd: key === 'a' ? 0.5 : 0.25,
+          promptTokens: key === 'a' ? 1 : 3,
+          finishedAt: expect.any(String),
+        }),
+      ),
+    );
+    expect(Object.keys(calls.get(first.messageId)![0])).not.toContain('content');
+    expect(await reports.callsOf([])).toEqual(new Map());
   });
 });
 
