@@ -3,9 +3,8 @@ import type { ConclaveConfig } from '@conclave/config';
 import { eventsChannel, type DeliveredEvent } from '@conclave/contracts';
 import { connectionErrorLogger } from '@conclave/observability';
 import { createRedis, type RedisClient } from '@conclave/redis';
-import { DeliberationsRepository } from '@conclave/persistence';
+import { DeliberationsRepository, TypeOrmDeliberationStore } from '@conclave/persistence';
 import { CONFIG } from '@conclave/platform';
-import { DeliberationsService } from '../deliberations/deliberations.service';
 import { OrderedDelivery, type FirstReplay } from './ordered-delivery';
 
 type Listener = (event: DeliveredEvent) => void;
@@ -29,7 +28,7 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
-    private readonly deliberations: DeliberationsService,
+    private readonly store: TypeOrmDeliberationStore,
     private readonly repository: DeliberationsRepository,
   ) {}
 
@@ -112,7 +111,7 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
     const delivery = new OrderedDelivery(
       Math.min(afterSeq, MAX_SEQ),
       // Events and status in one query: a new subscriber's replay is one round trip.
-      (after) => this.deliberations.replayAfter(messageId, after),
+      (after) => this.store.replayAfter(messageId, after),
       send,
       (reason) => {
         this.removeListener(messageId, listener);
