@@ -14,7 +14,7 @@ function offlineQueue(name: string): Queue & { added: unknown[][] } {
   queue.added = [];
   queue.add = (async (...args: unknown[]) => {
     queue.added.push(args);
-  }) as Queue['add'];
+  }) as unknown as Queue['add'];
   return queue;
 }
 
