@@ -1,4 +1,5 @@
 import { Logger, Module, type DynamicModule, type InjectionToken, type ModuleMetadata } from '@nestjs/common';
+import type { Queue } from 'bullmq';
 import type { ConclaveConfig } from '@conclave/config';
 import { connectionErrorLogger } from '@conclave/observability';
 import {
@@ -9,7 +10,6 @@ import {
   WorkStops,
 } from '@conclave/persistence';
 import type { EventPublisher } from '@conclave/deliberation';
-import type { Queue } from 'bullmq';
 import { createRedis, RedisEventPublisher, StageQueue, type RedisClient } from '@conclave/redis';
 import { EVENT_PUBLISHER, REDIS_PRODUCER, STAGE_QUEUE } from './tokens';
 

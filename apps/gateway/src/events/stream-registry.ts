@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
+import { connectionErrorLogger } from '@conclave/observability';
 import { ApiKeysRepository, revokedKeysChannel } from '@conclave/persistence';
-import type { RedisClient } from '@conclave/redis';
+import { createRedis, type RedisClient } from '@conclave/redis';
 import { ApiError } from '../common/api-error';
 import { CONFIG } from '@conclave/platform';
-import { openSubscriber } from './subscriber';
 
 export type StreamKind = 'socket' | 'sse';
 /** Why the gateway closed a stream: its key was revoked, or its client stopped reading. */
@@ -95,7 +95,11 @@ export class StreamRegistry implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    this.subscriber = openSubscriber(this.config, this.logger);
+    this.subscriber = createRedis(
+      this.config,
+      'subscriber',
+      connectionErrorLogger((message) => this.logger.warn(`redis subscriber: ${message}`)),
+    );
     this.subscriber.on('message', (_channel: string, raw: string) => this.onRevoked(raw));
     let connected = false;
     // Revocations announced while we were disconnected are gone: look in PostgreSQL.

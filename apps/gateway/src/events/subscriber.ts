@@ -4,8 +4,8 @@ import { connectionErrorLogger } from '@conclave/observability';
 import { createRedis, type RedisClient } from '@conclave/redis';
 
 /**
- * A Redis connection of its own for SUBSCRIBE (a hub's: stored events, batch progress, key
- * revocations), its connection errors logged repeat-limited as `redis subscriber: …`.
+ * A Redis connection of its own for SUBSCRIBE (the hubs of stored events and of batch progress),
+ * its connection errors logged repeat-limited as `redis subscriber: …`.
  */
 export function openSubscriber(config: ConclaveConfig, logger: Logger): RedisClient {
   return createRedis(
