@@ -2,8 +2,9 @@ import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } f
 import type { ConclaveConfig } from '@conclave/config';
 import { eventsChannel, type DeliveredEvent } from '@conclave/contracts';
 import type { RedisClient } from '@conclave/redis';
-import { DeliberationsRepository, TypeOrmDeliberationStore } from '@conclave/persistence';
+import { DeliberationsRepository } from '@conclave/persistence';
 import { CONFIG } from '@conclave/platform';
+import { DeliberationsService } from '../deliberations/deliberations.service';
 import { OrderedDelivery, type FirstReplay } from './ordered-delivery';
 import { openSubscriber } from './subscriber';
 
@@ -28,7 +29,7 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     @Inject(CONFIG) private readonly config: ConclaveConfig,
-    private readonly store: TypeOrmDeliberationStore,
+    private readonly deliberations: DeliberationsService,
     private readonly repository: DeliberationsRepository,
   ) {}
 
@@ -107,7 +108,7 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
     const delivery = new OrderedDelivery(
       Math.min(afterSeq, MAX_SEQ),
       // Events and status in one query: a new subscriber's replay is one round trip.
-      (after) => this.store.replayAfter(messageId, after),
+      (after) => this.deliberations.replayAfter(messageId, after),
       send,
       (reason) => {
         this.removeListener(messageId, listener);
