@@ -1,4 +1,12 @@
-import type { Ack, AckRefusal, ClientToServerEvents, ServerToClientEvents } from '@conclave/contracts';
+import type {
+  Ack,
+  AckRefusal,
+  ClientEvent,
+  ClientToServerEvents,
+  ServerToClientEvents,
+  SocketAck,
+  SocketRequest,
+} from '@conclave/contracts';
 import { io, type Socket } from 'socket.io-client';
 import type { Target } from './args';
 import { CliError, keyRefused, unreachable } from './errors';
@@ -10,14 +18,10 @@ const RECONNECT_ATTEMPTS = 10;
 /** A socket of the `/deliberations` namespace, with the contract's events. */
 export type LiveSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 
-type ClientEvent = keyof ClientToServerEvents;
 /** What a client event sends. */
-type RequestOf<Ev extends ClientEvent> = Parameters<ClientToServerEvents[Ev]>[0];
+type RequestOf<Ev extends ClientEvent> = SocketRequest<Ev>;
 /** What its ack answers when the server did not refuse it. */
-type AnswerOf<Ev extends ClientEvent> = Exclude<
-  Parameters<Parameters<ClientToServerEvents[Ev]>[1]>[0],
-  AckRefusal
->;
+type AnswerOf<Ev extends ClientEvent> = Exclude<SocketAck<Ev>, AckRefusal>;
 
 interface AckEmitter<Ev extends ClientEvent> {
   emitWithAck(event: Ev, payload: RequestOf<Ev>): Promise<Ack<AnswerOf<Ev>>>;

@@ -62,6 +62,15 @@ export interface ClientToServerEvents {
   cancel: (request: CancelRequest, ack: (answer: Ack<CancelAccepted>) => void) => void;
 }
 
+/** A client event's name. */
+export type ClientEvent = keyof ClientToServerEvents;
+
+/** What a client event sends. */
+export type SocketRequest<E extends ClientEvent> = Parameters<ClientToServerEvents[E]>[0];
+
+/** What the server's ack to a client event answers: the answer, or the refusal. */
+export type SocketAck<E extends ClientEvent> = Parameters<Parameters<ClientToServerEvents[E]>[1]>[0];
+
 export type BatchEventType = 'batch_progress' | 'batch_complete';
 
 /** A snapshot of a subscribed batch: when it moved (`batch_progress`), and once per finish (`batch_complete`). */

@@ -1,4 +1,5 @@
-import { Logger, Module, type DynamicModule } from '@nestjs/common';
+import { Logger, Module, type DynamicModule, type InjectionToken, type ModuleMetadata } from '@nestjs/common';
+import type { Queue } from 'bullmq';
 import type { ConclaveConfig } from '@conclave/config';
 import { connectionErrorLogger } from '@conclave/observability';
 import {
@@ -31,6 +32,13 @@ export interface QueueModuleOptions {
    * context `redis`.
    */
   warn?: (message: string) => void;
+  /**
+   * The BullMQ Queue the stage queue adds to, when the app registers it with @nestjs/bullmq (the
+   * gateway: `BullModule.registerQueue` on the producer connection): `imports` provide it under
+   * `inject` (`getQueueToken(name)`), and @nestjs/bullmq closes it. Without it, QueueModule opens a
+   * queue of its own on the producer connection (the worker's producer).
+   */
+  stageQueue?: { imports: NonNullable<ModuleMetadata['imports']>; inject: InjectionToken };
 }
 
 /**
@@ -47,6 +55,7 @@ export class QueueModule {
     return {
       module: QueueModule,
       global: true,
+      imports: options.stageQueue?.imports ?? [],
       providers: [
         {
           provide: REDIS_PRODUCER,
@@ -54,12 +63,13 @@ export class QueueModule {
         },
         {
           provide: STAGE_QUEUE,
-          inject: [REDIS_PRODUCER],
-          useFactory: (redis: RedisClient) =>
-            new StageQueue(redis, config.queuePrefix, {
-              attempts: config.worker.attempts,
-              onError: producerErrors,
-            }),
+          inject: [options.stageQueue?.inject ?? REDIS_PRODUCER],
+          useFactory: (source: Queue | RedisClient) => {
+            const stageOptions = { attempts: config.worker.attempts, onError: producerErrors };
+            return options.stageQueue
+              ? new StageQueue(source as Queue, stageOptions)
+              : new StageQueue(source as RedisClient, config.queuePrefix, stageOptions);
+          },
         },
         {
           provide: 'QUEUE_SHUTDOWN',

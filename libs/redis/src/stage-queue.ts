@@ -29,17 +29,34 @@ type StageQueueJob = {
 export class StageQueue implements StageScheduler {
   readonly queue: Queue;
 
+  private readonly options: StageQueueOptions;
+
   /**
+   * On `queue`, a BullMQ Queue of the stage queue's name built elsewhere (the gateway's, registered
+   * with @nestjs/bullmq, which closes it); or on a queue of its own over `connection`, where
    * `prefix` is BullMQ's (ConclaveConfig.queuePrefix): on a Redis Cluster it must be a hash tag,
    * so that every key of the queue is in one slot.
    */
+  constructor(queue: Queue, options: StageQueueOptions);
+  constructor(connection: RedisClient, prefix: string, options: StageQueueOptions);
   constructor(
-    connection: RedisClient,
-    prefix: string,
-    private readonly options: StageQueueOptions,
+    source: Queue | RedisClient,
+    prefixOrOptions: string | StageQueueOptions,
+    ownOptions?: StageQueueOptions,
   ) {
-    this.queue = new Queue(STAGE_QUEUE_DEFINITION.name, { connection, prefix });
-    if (options.onError) this.queue.on('error', options.onError);
+    if (source instanceof Queue) {
+      if (source.name !== STAGE_QUEUE_DEFINITION.name)
+        throw new Error(`StageQueue needs the queue "${STAGE_QUEUE_DEFINITION.name}", not "${source.name}"`);
+      this.queue = source;
+      this.options = prefixOrOptions as StageQueueOptions;
+    } else {
+      this.queue = new Queue(STAGE_QUEUE_DEFINITION.name, {
+        connection: source,
+        prefix: prefixOrOptions as string,
+      });
+      this.options = ownOptions as StageQueueOptions;
+    }
+    if (this.options.onError) this.queue.on('error', this.options.onError);
   }
 
   private jobOptions(jobId: string, options: EnqueueOptions = {}): JobsOptions {

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { batchesChannel, type BatchView } from '@conclave/contracts';
-import { connectionErrorLogger } from '@conclave/observability';
-import { createRedis, type RedisClient } from '@conclave/redis';
+import type { RedisClient } from '@conclave/redis';
 import { CONFIG } from '@conclave/platform';
 import { BatchesService } from './batches.service';
+import { openSubscriber } from '../events/subscriber';
 
 type Listener = (event: 'batch_progress' | 'batch_complete', view: BatchView) => void;
 
@@ -27,11 +27,7 @@ export class BatchHub implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    this.subscriber = createRedis(
-      this.config,
-      'subscriber',
-      connectionErrorLogger((message) => this.logger.warn(`redis subscriber: ${message}`)),
-    );
+    this.subscriber = openSubscriber(this.config, this.logger);
     this.subscriber.on('message', (_channel: string, batchId: string) => this.schedule(batchId));
     await this.subscriber.subscribe(batchesChannel(this.config.redisPrefix));
   }

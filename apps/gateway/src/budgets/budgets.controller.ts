@@ -1,13 +1,7 @@
 import { Body, Controller, Get, Param, Put, UseGuards } from '@nestjs/common';
-import {
-  ApiBearerAuth,
-  ApiForbiddenResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { UserBudgetStatus, UserBudgetView } from '@conclave/contracts';
+import { ApiAdminUserResponses } from '../auth/admin-routes';
 import { ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
 import { BudgetsService } from './budgets.service';
 
@@ -29,8 +23,7 @@ export class BudgetsController {
 
   @Get('admin/users/:name/budget')
   @ApiOperation({ summary: "Admin: a user's monthly budget and this month's spend" })
-  @ApiForbiddenResponse({ description: 'Not an admin key' })
-  @ApiNotFoundResponse({ description: 'No user of that name' })
+  @ApiAdminUserResponses()
   async view(@CurrentUser() userId: string, @Param('name') name: string): Promise<UserBudgetView> {
     await this.budgets.assertAdmin(userId);
     return this.budgets.view(name);
@@ -45,8 +38,7 @@ export class BudgetsController {
       'batches and retries answer 402; work already running goes on. Same as `npm run user:budget -- --user <name> --usd 20`.',
   })
   @ApiOkResponse({ description: '`{ user, monthlyBudgetUsd, spentThisMonthUsd }`' })
-  @ApiForbiddenResponse({ description: 'Not an admin key' })
-  @ApiNotFoundResponse({ description: 'No user of that name' })
+  @ApiAdminUserResponses()
   async set(
     @CurrentUser() userId: string,
     @Param('name') name: string,

@@ -36,7 +36,7 @@ const WRITERS: Record<
   // The dashboard's guard answers itself (Express middleware, before Nest's filters).
   'ops/admin.ts': { count: 3, how: 'sets the header' },
   // /health/ready's 503.
-  'ops/probes.controller.ts': { count: 1, how: 'sets the header' },
+  'health/probes.controller.ts': { count: 1, how: 'sets the header' },
   // The "web client not built" page.
   'common/web-client.ts': { count: 1, how: 'sets the header' },
   // The 503 for storage outages, in the one mapping every transport renders (errorAnswerOf gives it

@@ -14,10 +14,9 @@ import type {
   Ack,
   AckError,
   AckRefusal,
-  CancelAccepted,
   ClientToServerEvents,
-  DeliberationAccepted,
   ServerToClientEvents,
+  SocketAck,
 } from '@conclave/contracts';
 import type { DefaultEventsMap, ExtendedError, Namespace, Socket as IoSocket } from 'socket.io';
 import { ApiError } from '../common/api-error';
@@ -332,7 +331,7 @@ export class DeliberationsGateway
   async deliberate(
     @ConnectedSocket() socket: Socket,
     @MessageBody() body: unknown,
-  ): Promise<Ack<DeliberationAccepted>> {
+  ): Promise<SocketAck<'deliberate'>> {
     try {
       const { userId, keyId } = stateOf(socket);
       let request = body;
@@ -349,7 +348,10 @@ export class DeliberationsGateway
   }
 
   @SubscribeMessage('subscribe')
-  async subscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Promise<Ack> {
+  async subscribe(
+    @ConnectedSocket() socket: Socket,
+    @MessageBody() body: unknown,
+  ): Promise<SocketAck<'subscribe'>> {
     const payload = payloadOf(body, ['messageId', 'afterSeq', 'deltas', 'batchId']);
     if ('error' in payload) return payload;
     const request = payload.fields;
@@ -489,7 +491,7 @@ export class DeliberationsGateway
   async cancel(
     @ConnectedSocket() socket: Socket,
     @MessageBody() body: unknown,
-  ): Promise<Ack<CancelAccepted>> {
+  ): Promise<SocketAck<'cancel'>> {
     const payload = payloadOf(body, ['messageId']);
     if ('error' in payload) return payload;
     const request = payload.fields;
@@ -505,7 +507,7 @@ export class DeliberationsGateway
   }
 
   @SubscribeMessage('unsubscribe')
-  unsubscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): Ack {
+  unsubscribe(@ConnectedSocket() socket: Socket, @MessageBody() body: unknown): SocketAck<'unsubscribe'> {
     const payload = payloadOf(body, ['messageId', 'batchId']);
     if ('error' in payload) return payload;
     const { messageId, batchId } = payload.fields;

@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import { eventsChannel, type DeliveredEvent } from '@conclave/contracts';
-import { connectionErrorLogger } from '@conclave/observability';
-import { createRedis, type RedisClient } from '@conclave/redis';
+import type { RedisClient } from '@conclave/redis';
 import { DeliberationsRepository } from '@conclave/persistence';
 import { CONFIG } from '@conclave/platform';
 import { DeliberationsService } from '../deliberations/deliberations.service';
 import { OrderedDelivery, type FirstReplay } from './ordered-delivery';
+import { openSubscriber } from './subscriber';
 
 type Listener = (event: DeliveredEvent) => void;
 
@@ -34,11 +34,7 @@ export class EventHub implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    this.subscriber = createRedis(
-      this.config,
-      'subscriber',
-      connectionErrorLogger((message) => this.logger.warn(`redis subscriber: ${message}`)),
-    );
+    this.subscriber = openSubscriber(this.config, this.logger);
     this.subscriber.on('message', (_channel: string, raw: string) => this.dispatch(raw));
     // Publishes made while we were disconnected are gone: catch up from the store.
     this.subscriber.on('ready', () => void this.resyncAll());

@@ -483,6 +483,21 @@ const WAIT_SECONDS = (fallback: number, what: string): JsonSchemaObject => ({
     'its messageId for the rest. Raise it only if your client waits longer than that for a tool call.',
 });
 
+/** An object schema: its `properties`, the `required` ones (and with `closed`, no others). */
+const objectOf = (
+  properties: Record<string, JsonSchemaObject>,
+  required: string[],
+  closed = false,
+): JsonSchemaObject => ({
+  type: 'object',
+  properties,
+  required,
+  ...(closed ? { additionalProperties: false } : {}),
+});
+
+/** An array schema of `items`. */
+const listOf = (items: JsonSchemaObject): JsonSchemaObject => ({ type: 'array', items });
+
 /**
  * A deliberation's outcome, and while it has not ended `running`: where it is and how to fetch the
  * rest. The outcome's own schema (libs/outcomes) with that one optional property added.
@@ -490,7 +505,7 @@ const WAIT_SECONDS = (fallback: number, what: string): JsonSchemaObject => ({
 export function outcomeOutputSchema(): JsonSchemaObject {
   const outcome = DELIBERATION_OUTCOME_SCHEMA as JsonSchemaObject;
   const string: JsonSchemaObject = { type: 'string' };
-  const strings: JsonSchemaObject = { type: 'array', items: string };
+  const strings = listOf(string);
   const running: JsonSchemaObject = {
     type: 'object',
     description:
@@ -502,36 +517,26 @@ export function outcomeOutputSchema(): JsonSchemaObject {
       stages: {
         type: 'array',
         description: 'The model calls settled so far, per stage.',
-        items: {
-          type: 'object',
-          properties: {
+        items: objectOf(
+          {
             stage: string,
             answered: strings,
-            failed: {
-              type: 'array',
-              items: {
-                type: 'object',
-                properties: { model: string, error: string },
-                required: ['model', 'error'],
-                additionalProperties: false,
-              },
-            },
+            failed: listOf(objectOf({ model: string, error: string }, ['model', 'error'], true)),
           },
-          required: ['stage', 'answered', 'failed'],
-          additionalProperties: false,
-        },
+          ['stage', 'answered', 'failed'],
+          true,
+        ),
       },
       next: {
         type: 'object',
         description: 'Call this tool with these arguments to wait for the end and get the result.',
         properties: {
           tool: { type: 'string', enum: ['get_deliberation'] },
-          arguments: {
-            type: 'object',
-            properties: { messageId: string, waitSeconds: { type: 'integer', minimum: 0 } },
-            required: ['messageId', 'waitSeconds'],
-            additionalProperties: false,
-          },
+          arguments: objectOf(
+            { messageId: string, waitSeconds: { type: 'integer', minimum: 0 } },
+            ['messageId', 'waitSeconds'],
+            true,
+          ),
         },
         required: ['tool', 'arguments'],
         additionalProperties: false,
@@ -544,9 +549,8 @@ export function outcomeOutputSchema(): JsonSchemaObject {
 }
 
 /** The shape start_deliberation answers. */
-export const STARTED_SCHEMA: JsonSchemaObject = {
-  type: 'object',
-  properties: {
+export const STARTED_SCHEMA: JsonSchemaObject = objectOf(
+  {
     messageId: {
       type: 'string',
       description: 'The deliberation: pass it to get_deliberation or cancel_deliberation.',
@@ -563,89 +567,69 @@ export const STARTED_SCHEMA: JsonSchemaObject = {
     },
     web: { type: 'string', description: 'The deliberation in the web client.' },
   },
-  required: ['messageId', 'conversationId', 'mode', 'status', 'transcript', 'web'],
-  additionalProperties: false,
-};
+  ['messageId', 'conversationId', 'mode', 'status', 'transcript', 'web'],
+  true,
+);
 
 /** The shape list_modes answers: GET /api/modes's content under `modes`. */
-export const MODES_SCHEMA: JsonSchemaObject = {
-  type: 'object',
-  properties: {
-    modes: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
+export const MODES_SCHEMA: JsonSchemaObject = objectOf(
+  {
+    modes: listOf(
+      objectOf(
+        {
           mode: { type: 'string', enum: [...MODE_NAMES] },
           available: { type: 'boolean' },
           multiTurn: { type: 'boolean' },
-          roster: {
-            type: 'array',
-            items: {
-              type: 'object',
-              properties: {
+          roster: listOf(
+            objectOf(
+              {
                 role: { type: 'string' },
                 field: { type: 'string' },
                 min: { type: 'integer' },
                 max: { type: 'integer' },
               },
-              required: ['role', 'field', 'min', 'max'],
-            },
-          },
+              ['role', 'field', 'min', 'max'],
+            ),
+          ),
           defaults: { type: 'object' },
-          options: {
-            type: 'array',
-            items: {
-              type: 'object',
-              properties: {
-                field: { type: 'string' },
-                type: { type: 'string' },
-                description: { type: 'string' },
-              },
-              required: ['field', 'type', 'description'],
-            },
-          },
+          options: listOf(
+            objectOf(
+              { field: { type: 'string' }, type: { type: 'string' }, description: { type: 'string' } },
+              ['field', 'type', 'description'],
+            ),
+          ),
         },
-        required: ['mode', 'available', 'multiTurn', 'roster', 'defaults', 'options'],
-      },
-    },
+        ['mode', 'available', 'multiTurn', 'roster', 'defaults', 'options'],
+      ),
+    ),
   },
-  required: ['modes'],
-};
+  ['modes'],
+);
 
 const NULLABLE_STRING: JsonSchemaObject = { type: ['string', 'null'] };
 
 /** The shape list_models answers: GET /api/models's content (its `models` filtered when asked). */
-export const MODELS_SCHEMA: JsonSchemaObject = {
-  type: 'object',
-  properties: {
-    models: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
+export const MODELS_SCHEMA: JsonSchemaObject = objectOf(
+  {
+    models: listOf(
+      objectOf(
+        {
           id: { type: 'string', description: 'What a roster names.' },
           provider: { type: 'string', enum: [...MODEL_SOURCES] },
           name: { type: 'string' },
           contextLength: { type: 'number' },
-          pricing: {
-            type: 'object',
-            properties: {
-              promptPerMillionUsd: { type: 'number' },
-              completionPerMillionUsd: { type: 'number' },
-            },
-            required: ['promptPerMillionUsd', 'completionPerMillionUsd'],
-          },
+          pricing: objectOf(
+            { promptPerMillionUsd: { type: 'number' }, completionPerMillionUsd: { type: 'number' } },
+            ['promptPerMillionUsd', 'completionPerMillionUsd'],
+          ),
           description: { type: 'string' },
         },
-        required: ['id', 'provider', 'name'],
-      },
-    },
-    sources: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
+        ['id', 'provider', 'name'],
+      ),
+    ),
+    sources: listOf(
+      objectOf(
+        {
           provider: { type: 'string', enum: [...MODEL_SOURCES] },
           configured: { type: 'boolean' },
           fetchedAt: NULLABLE_STRING,
@@ -653,21 +637,20 @@ export const MODELS_SCHEMA: JsonSchemaObject = {
           error: NULLABLE_STRING,
           note: { type: 'string' },
         },
-        required: ['provider', 'configured', 'fetchedAt', 'count', 'error'],
-      },
-    },
-    directives: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { syntax: { type: 'string' }, effect: { type: 'string' }, example: { type: 'string' } },
-        required: ['syntax', 'effect', 'example'],
-      },
-    },
-    promptKinds: { type: 'array', items: { type: 'string' } },
+        ['provider', 'configured', 'fetchedAt', 'count', 'error'],
+      ),
+    ),
+    directives: listOf(
+      objectOf({ syntax: { type: 'string' }, effect: { type: 'string' }, example: { type: 'string' } }, [
+        'syntax',
+        'effect',
+        'example',
+      ]),
+    ),
+    promptKinds: listOf({ type: 'string' }),
   },
-  required: ['models', 'sources', 'directives', 'promptKinds'],
-};
+  ['models', 'sources', 'directives', 'promptKinds'],
+);
 
 const objectSchema = (schema: JsonSchemaObject): Tool['inputSchema'] => ({ ...schema, type: 'object' });
 

@@ -1,9 +1,13 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { ModelsController } from './models.controller';
 import { ModelsService } from './models.service';
 
-/**
- * GET /api/models's catalogue. Its controller (ModelsController) is declared by the module that
- * provides ApiKeyGuard, since the guard needs that module's AuthService and RateLimiter.
- */
-@Module({ providers: [ModelsService], exports: [ModelsService] })
+/** GET /api/models's catalogue (ModelsService, also for estimates and MCP). */
+@Module({
+  imports: [AuthModule],
+  controllers: [ModelsController],
+  providers: [ModelsService],
+  exports: [ModelsService],
+})
 export class ModelsModule {}

@@ -273,6 +273,46 @@ describe('parseChatRequest', () => {
     expect(refused(input)).toMatchObject({ status: 400, type: 'invalid_request_error', param, code });
   });
 
+  it.each([
+    [{ model: 1, messages: [user('x')] }, "Invalid type for 'model': expected a string"],
+    [{ model: 'conclave/vote' }, "Missing required parameter: 'messages'"],
+    [body({ messages: { 0: user('x') } }), "Invalid type for 'messages': expected an array"],
+    [body({ messages: [{ role: 'user' }] }), "Missing required parameter: 'messages[0].content'"],
+    [
+      body({ messages: [user(42)] }),
+      "Invalid type for 'messages[0].content': expected a string or an array of text parts",
+    ],
+    [
+      body({ messages: [user([{ type: 'text', text: 1 }])] }),
+      "Invalid type for 'messages[0].content[0].text': expected a string",
+    ],
+    [
+      body({ messages: [assistant([{ type: 'refusal', refusal: 1 }]), user('q')] }),
+      "Invalid type for 'messages[0].content[0].refusal': expected a string",
+    ],
+    [
+      body({ messages: [user([{ type: 'refusal', refusal: 'no' }])] }),
+      '\'messages[0].content[0]\' is a "refusal" part: Conclave takes text only (parts of type "text")',
+    ],
+    [
+      body({ messages: [{ role: 'user', content: 'q', name: 1 }] }),
+      "Invalid type for 'messages[0].name': expected a string",
+    ],
+    [
+      body({ messages: [{ role: 'assistant', content: 'a', refusal: 1 }, user('q')] }),
+      "Invalid type for 'messages[0].refusal': expected a string",
+    ],
+    [body({ stream: 1 }), "Invalid type for 'stream': expected a boolean"],
+    [body({ temperature: 'warm' }), "Invalid type for 'temperature': expected a number"],
+    [body({ stream: true, stream_options: 1 }), "Invalid type for 'stream_options': expected an object"],
+    [
+      body({ stream: true, stream_options: { include_usage: 1 } }),
+      "Invalid type for 'stream_options.include_usage': expected a boolean",
+    ],
+  ])('words a refusal of %j as OpenAI does', (input, message) => {
+    expect(refused(input).message).toBe(message);
+  });
+
   it('refuses what is not an object, and nesting deeper than any request needs', () => {
     for (const input of [null, 'x', [1], 3])
       expect(refused(input)).toMatchObject({ status: 400, param: null });

@@ -155,6 +155,14 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 
 const fail = (error: OpenAiErrorSpec): { ok: false; error: OpenAiErrorSpec } => ({ ok: false, error });
 
+/** `Invalid type for '<field>': expected <expected>`, as OpenAI words it. */
+const invalidType = (field: string, expected: string): OpenAiErrorSpec =>
+  invalidRequest(`Invalid type for '${field}': expected ${expected}`, field, 'invalid_type');
+
+/** `Missing required parameter: '<field>'`, as OpenAI words it. */
+const missingParameter = (field: string): OpenAiErrorSpec =>
+  invalidRequest(`Missing required parameter: '${field}'`, field, 'missing_required_parameter');
+
 interface Message {
   role: Role;
   text: string;
@@ -165,13 +173,7 @@ function textOf(value: unknown, at: string, role: Role): Parsed<string> {
   if (typeof value === 'string') return { ok: true, value };
   if (value === null && role === 'assistant') return { ok: true, value: '' };
   if (!Array.isArray(value)) {
-    return fail(
-      invalidRequest(
-        `Invalid type for '${at}': expected a string or an array of text parts`,
-        at,
-        'invalid_type',
-      ),
-    );
+    return fail(invalidType(at, 'a string or an array of text parts'));
   }
   const texts: string[] = [];
   for (let j = 0; j < value.length; j++) {
@@ -180,29 +182,10 @@ function textOf(value: unknown, at: string, role: Role): Parsed<string> {
     if (!isObject(part) || typeof part.type !== 'string') {
       return fail(invalidRequest(`'${where}' must be an object with a "type"`, where, 'invalid_type'));
     }
-    if (part.type === 'text') {
-      if (typeof part.text !== 'string') {
-        return fail(
-          invalidRequest(
-            `Invalid type for '${where}.text': expected a string`,
-            `${where}.text`,
-            'invalid_type',
-          ),
-        );
-      }
-      texts.push(part.text);
-    } else if (part.type === 'refusal' && role === 'assistant') {
-      if (typeof part.refusal !== 'string') {
-        return fail(
-          invalidRequest(
-            `Invalid type for '${where}.refusal': expected a string`,
-            `${where}.refusal`,
-            'invalid_type',
-          ),
-        );
-      }
-      texts.push(part.refusal);
-    } else {
+    // A text part's text, or an assistant's refusal part's refusal.
+    const field =
+      part.type === 'text' ? 'text' : part.type === 'refusal' && role === 'assistant' ? 'refusal' : null;
+    if (field === null) {
       return fail(
         invalidRequest(
           `'${where}' is a ${quote(part.type)} part: Conclave takes text only (parts of type "text")`,
@@ -211,6 +194,9 @@ function textOf(value: unknown, at: string, role: Role): Parsed<string> {
         ),
       );
     }
+    const text = part[field];
+    if (typeof text !== 'string') return fail(invalidType(`${where}.${field}`, 'a string'));
+    texts.push(text);
   }
   return { ok: true, value: texts.join('\n') };
 }
@@ -250,9 +236,7 @@ function parseMessage(value: unknown, i: number): Parsed<Message> {
     }
   }
   if (value.name !== undefined && typeof value.name !== 'string') {
-    return fail(
-      invalidRequest(`Invalid type for '${at}.name': expected a string`, `${at}.name`, 'invalid_type'),
-    );
+    return fail(invalidType(`${at}.name`, 'a string'));
   }
   if (role === 'assistant') {
     for (const key of ['tool_calls', 'function_call', 'audio']) {
@@ -268,23 +252,11 @@ function parseMessage(value: unknown, i: number): Parsed<Message> {
       }
     }
     if (!absent(value.refusal) && typeof value.refusal !== 'string') {
-      return fail(
-        invalidRequest(
-          `Invalid type for '${at}.refusal': expected a string`,
-          `${at}.refusal`,
-          'invalid_type',
-        ),
-      );
+      return fail(invalidType(`${at}.refusal`, 'a string'));
     }
   }
   if (value.content === undefined && role !== 'assistant') {
-    return fail(
-      invalidRequest(
-        `Missing required parameter: '${at}.content'`,
-        `${at}.content`,
-        'missing_required_parameter',
-      ),
-    );
+    return fail(missingParameter(`${at}.content`));
   }
   const text = textOf(value.content ?? null, `${at}.content`, role);
   if (!text.ok) return text;
@@ -355,7 +327,7 @@ function checkParameters(body: Record<string, unknown>): OpenAiErrorSpec | null 
   for (const [key, { check, expected }] of Object.entries(IGNORED_PARAMETERS)) {
     const value = body[key];
     if (absent(value) || check(value)) continue;
-    return invalidRequest(`Invalid type for '${key}': expected ${expected}`, key, 'invalid_type');
+    return invalidType(key, expected);
   }
   return null;
 }
@@ -363,7 +335,7 @@ function checkParameters(body: Record<string, unknown>): OpenAiErrorSpec | null 
 function parseStream(body: Record<string, unknown>): Parsed<{ stream: boolean; includeUsage: boolean }> {
   const { stream, stream_options: options } = body;
   if (!absent(stream) && typeof stream !== 'boolean') {
-    return fail(invalidRequest(`Invalid type for 'stream': expected a boolean`, 'stream', 'invalid_type'));
+    return fail(invalidType('stream', 'a boolean'));
   }
   let includeUsage = false;
   if (!absent(options)) {
@@ -377,13 +349,7 @@ function parseStream(body: Record<string, unknown>): Parsed<{ stream: boolean; i
       );
     }
     if (!isObject(options)) {
-      return fail(
-        invalidRequest(
-          `Invalid type for 'stream_options': expected an object`,
-          'stream_options',
-          'invalid_type',
-        ),
-      );
+      return fail(invalidType('stream_options', 'an object'));
     }
     for (const key of Object.keys(options)) {
       if (key !== 'include_usage' && key !== 'include_obfuscation') {
@@ -396,13 +362,7 @@ function parseStream(body: Record<string, unknown>): Parsed<{ stream: boolean; i
         );
       }
       if (!absent(options[key]) && typeof options[key] !== 'boolean') {
-        return fail(
-          invalidRequest(
-            `Invalid type for 'stream_options.${key}': expected a boolean`,
-            `stream_options.${key}`,
-            'invalid_type',
-          ),
-        );
+        return fail(invalidType(`stream_options.${key}`, 'a boolean'));
       }
     }
     includeUsage = options.include_usage === true;
@@ -443,19 +403,15 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
   const model = body.model;
   if (absent(model))
     return fail(invalidRequest('You must provide a model parameter', 'model', 'missing_required_parameter'));
-  if (typeof model !== 'string')
-    return fail(invalidRequest(`Invalid type for 'model': expected a string`, 'model', 'invalid_type'));
+  if (typeof model !== 'string') return fail(invalidType('model', 'a string'));
   const choice = parseModelId(model);
   if (!choice) return fail(unknownModel(model));
 
   const raw = body.messages;
   if (absent(raw)) {
-    return fail(
-      invalidRequest(`Missing required parameter: 'messages'`, 'messages', 'missing_required_parameter'),
-    );
+    return fail(missingParameter('messages'));
   }
-  if (!Array.isArray(raw))
-    return fail(invalidRequest(`Invalid type for 'messages': expected an array`, 'messages', 'invalid_type'));
+  if (!Array.isArray(raw)) return fail(invalidType('messages', 'an array'));
   if (raw.length === 0) {
     return fail(
       invalidRequest(

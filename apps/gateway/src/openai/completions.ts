@@ -164,6 +164,15 @@ export interface ChunkBase {
 
 export type ChunkDelta = { role?: 'assistant'; content?: string; reasoning_content?: string };
 
+/** What every `chat.completion.chunk` of a stream begins with. */
+const chunkHead = (base: ChunkBase) => ({
+  id: base.id,
+  object: 'chat.completion.chunk' as const,
+  created: base.created,
+  model: base.model,
+  system_fingerprint: null,
+});
+
 /** One `chat.completion.chunk` with a delta (and, on the last one with a choice, its finish reason). */
 export function chunk(
   base: ChunkBase,
@@ -171,11 +180,7 @@ export function chunk(
   finish: { reason: 'stop'; conclave: ConclaveInfo } | null = null,
 ) {
   return {
-    id: base.id,
-    object: 'chat.completion.chunk' as const,
-    created: base.created,
-    model: base.model,
-    system_fingerprint: null,
+    ...chunkHead(base),
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finish ? finish.reason : null }],
     ...(base.includeUsage ? { usage: null } : {}),
     ...(finish ? { conclave: finish.conclave } : {}),
@@ -185,11 +190,7 @@ export function chunk(
 /** The last chunk with `include_usage`: no choices, the usage. */
 export function usageChunk(base: ChunkBase, usage: Usage) {
   return {
-    id: base.id,
-    object: 'chat.completion.chunk' as const,
-    created: base.created,
-    model: base.model,
-    system_fingerprint: null,
+    ...chunkHead(base),
     choices: [],
     usage: usageOf(usage),
   };

@@ -101,25 +101,23 @@ export class GraceDeadlines {
   }
 
   /** Moves each member's time to `aheadMs` from now, unless it is later already (a renewal). */
-  async postpone(members: readonly string[], aheadMs: number): Promise<void> {
-    for (let i = 0; i < members.length; i += BATCH) {
-      await runLua(
-        this.redis,
-        SCRIPTS.schedule,
-        [this.key],
-        [Math.round(aheadMs), 'later', ...members.slice(i, i + BATCH)],
-      );
-    }
+  postpone(members: readonly string[], aheadMs: number): Promise<void> {
+    return this.schedule(members, aheadMs, 'later');
   }
 
   /** Sets each member's time to `aheadMs` from now, earlier or later than it was (its last client left). */
-  async set(members: readonly string[], aheadMs: number): Promise<void> {
+  set(members: readonly string[], aheadMs: number): Promise<void> {
+    return this.schedule(members, aheadMs, 'set');
+  }
+
+  /** The schedule script over `members`, BATCH at a time. */
+  private async schedule(members: readonly string[], aheadMs: number, how: 'later' | 'set'): Promise<void> {
     for (let i = 0; i < members.length; i += BATCH) {
       await runLua(
         this.redis,
         SCRIPTS.schedule,
         [this.key],
-        [Math.round(aheadMs), 'set', ...members.slice(i, i + BATCH)],
+        [Math.round(aheadMs), how, ...members.slice(i, i + BATCH)],
       );
     }
   }

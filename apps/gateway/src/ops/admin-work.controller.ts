@@ -1,12 +1,5 @@
 import { Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
-import {
-  ApiBearerAuth,
-  ApiForbiddenResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   ADMIN_CANCEL_REASON,
   ApiKeysRepository,
@@ -14,6 +7,7 @@ import {
   WorkStops,
   type CancelledWork,
 } from '@conclave/persistence';
+import { ApiAdminUserResponses } from '../auth/admin-routes';
 import { ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
 import { ApiError } from '../common/api-error';
 import { USER_NAME } from '../common/user-name';
@@ -46,8 +40,7 @@ export class AdminWorkController {
       'Answers how many deliberations (outside batches), batches and batch items were cancelled.',
   })
   @ApiOkResponse({ description: '{ user, deliberations, batches, batchItems }' })
-  @ApiForbiddenResponse({ description: 'Not an admin key' })
-  @ApiNotFoundResponse({ description: 'No user of that name' })
+  @ApiAdminUserResponses()
   async cancelWork(@CurrentUser() userId: string, @Param('name') name: string): Promise<UserWorkCancelled> {
     if (!(await this.apiKeys.isAdmin(userId)))
       throw new ApiError(403, "Cancelling a user's work is for admin keys only");

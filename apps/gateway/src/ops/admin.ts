@@ -1,7 +1,8 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import { Inject, Injectable, type INestApplication, type OnApplicationShutdown } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
+import { Injectable, type INestApplication } from '@nestjs/common';
 import {
   ADMIN_SESSION_TTL_MS,
   AdminSessionsRepository,
@@ -16,9 +17,8 @@ import { RETRY_AFTER_SECONDS } from '../common/api-error';
 import { RateLimited, RateLimiter } from '../common/rate-limiter';
 import { LIFECYCLE_QUEUE } from '@conclave/contracts';
 import type { ConclaveConfig } from '@conclave/config';
-import { CONFIG, REDIS_PRODUCER, STAGE_QUEUE } from '@conclave/platform';
-import type { RedisClient } from '@conclave/redis';
-import { Queue } from 'bullmq';
+import { CONFIG, STAGE_QUEUE } from '@conclave/platform';
+import type { Queue } from 'bullmq';
 import { THIRD_PARTY_PAGE_CSP } from '../common/page-csp';
 
 export const ADMIN_PATH = '/admin/queues';
@@ -36,28 +36,15 @@ export const ADMIN_SESSION_COOKIE = 'conclave_admin_session';
 export const ADMIN_CSP = THIRD_PARTY_PAGE_CSP;
 
 /**
- * The retention job's queue, for the dashboard: its runs and failures show beside the stages'. On
- * the producer connection, closed with the application (the Queue puts listeners on it).
+ * The retention job's queue, for the dashboard: its runs and failures show beside the stages'.
+ * Registered with @nestjs/bullmq on the producer connection (OpsModule), which closes it with the
+ * application.
  */
 @Injectable()
-export class LifecycleQueueView implements OnApplicationShutdown {
-  readonly queue: Queue;
-
-  constructor(@Inject(REDIS_PRODUCER) producer: RedisClient, @Inject(CONFIG) config: ConclaveConfig) {
-    this.queue = new Queue(LIFECYCLE_QUEUE, {
-      connection: producer,
-      prefix: config.queuePrefix,
-      // The stage queue on this connection has checked Redis's version; checking again here would
-      // send INFO while a Cluster may still be connecting, and without an offline queue that
-      // failure would leave this Queue broken (every dashboard request a 500) for good.
-      skipVersionCheck: true,
-    });
+export class LifecycleQueueView {
+  constructor(@InjectQueue(LIFECYCLE_QUEUE) readonly queue: Queue) {
     // Its connection's errors are the producer's, already logged there.
     this.queue.on('error', () => undefined);
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.queue.close().catch(() => undefined);
   }
 }
 

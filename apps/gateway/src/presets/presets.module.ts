@@ -1,10 +1,14 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { RequestValidator } from '../deliberations/request-validator';
+import { PresetsController } from './presets.controller';
 import { PresetsService } from './presets.service';
 
-/**
- * Each user's presets (PresetsService), for whichever module starts deliberations. Its controller
- * (PresetsController) is declared by the module that provides ApiKeyGuard, as ModelsController is.
- */
-@Module({ providers: [PresetsService, RequestValidator], exports: [PresetsService] })
+/** Each user's presets: /api/presets, and PresetsService for whichever module starts deliberations. */
+@Module({
+  imports: [AuthModule],
+  controllers: [PresetsController],
+  providers: [PresetsService, RequestValidator],
+  exports: [PresetsService],
+})
 export class PresetsModule {}
