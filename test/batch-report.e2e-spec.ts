@@ -472,13 +472,19 @@ describe('batch reports and comparisons', () => {
     expect(
       delphi.roundsToConvergence.distribution.categories.find((c) => c.category === '1')?.count,
     ).toBeGreaterThanOrEqual(3);
-    // |100 − 100|, |100 − 100|, |100 − 150|: mean error 50/3; the interval [100, 100] holds 100 only.
+    // |100 − 100|, |100 − 100|, |100 − 150| on the final value (the last round's mean): mean error
+    // 50/3, percentage error (0 + 0 + 100 · 50/150)/3 %; the prediction interval and the range of
+    // three estimates of 100 are [100, 100], which hold 100 only (issue 36: these replace the
+    // coverage of the mean's confidence interval, an intended change).
     const numeric = delphi.reference!.numeric!;
     expect(delphi.reference).toMatchObject({ itemsWithReference: 3, itemsWithoutReference: 2 });
+    expect(delphi.reference!.notCompared.count).toBe(0);
     expect(numeric.meanAbsoluteError.value).toBeCloseTo(50 / 3, 10);
     expect(numeric.meanAbsoluteError.n).toBe(3);
     expect(numeric.meanSignedError.value).toBeCloseTo(-50 / 3, 10);
-    expect(numeric.intervalCoverage).toMatchObject({ count: 2, n: 3 });
+    expect(numeric.meanAbsolutePercentageError.value).toBeCloseTo(100 / 9, 10);
+    expect(numeric.predictionIntervalCoverage).toMatchObject({ count: 2, n: 3 });
+    expect(numeric.finalRangeCoverage).toMatchObject({ count: 2, n: 3 });
     expect(delphi.reference!.matching).toMatchObject({ count: 2, n: 3 });
     const round2 = delphi.movement.find((m) => m.round === 2)!;
     expect(round2).toMatchObject({ n: 6, movedTowardMedian: { count: 2, n: 6 }, movedAway: { count: 0 } });
@@ -488,6 +494,23 @@ describe('batch reports and comparisons', () => {
       expect(round.distanceClosed.value!).toBeCloseTo(8 / 15, 1);
     }
     expect(delphi.finalCv.n).toBe(5);
+    const markdown = await (await fetch(`${stack.baseUrl}/api/batches/${batchId}/report?format=md`)).text();
+    expect(markdown).toContain('- Mean absolute percentage error: 11.1 %');
+
+    // A reference that is not a number on a numeric question is refused, naming the item.
+    const refused = await stack.api<{ fields: Record<string, string> }>('POST', '/api/batches', {
+      body: {
+        defaults: { mode: 'delphi', modeConfig: fixed },
+        items: [
+          { question: 'How many?', reference: 12 },
+          { question: 'How many more?', reference: 'lots' },
+        ],
+      },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.fields).toEqual({
+      'items[1].reference': 'for a numeric Delphi question, reference must be the expected value as a number',
+    });
   });
 
   it('a running batch gets a partial report of what is finished', async () => {

@@ -25,6 +25,7 @@ import type {
   ReportQuantiles,
   ReportRate,
   ReportReferenceAgreement,
+  ReportReferenceExclusions,
   ReportVote,
 } from '@conclave/contracts';
 import { Fragment, useCallback, useEffect, useState, type ReactNode } from 'react';
@@ -41,6 +42,10 @@ const DASH = '—';
 /** A share as a percentage with one decimal (`41.7%`). */
 export const pct = (value: number | null | undefined): string =>
   value === null || value === undefined ? DASH : `${(value * 100).toFixed(1)}%`;
+
+/** A value already in percent (`12.5` → `12.5%`), e.g. a mean absolute percentage error. */
+export const percentUnits = (value: number | null | undefined): string =>
+  value === null || value === undefined ? DASH : `${value.toFixed(1)}%`;
 
 /** A statistic with as many decimals as its size calls for. */
 export const num = (value: number | null | undefined): string =>
@@ -351,6 +356,37 @@ export function Reading({ reading }: { reading: string | null }) {
   return <span className={`badge reading reading-${tone}`}>{reading}</span>;
 }
 
+/** The items with a reference a section does not compare, with why (issue 36). */
+function NotCompared({ exclusions }: { exclusions: ReportReferenceExclusions }) {
+  if (exclusions.count === 0) return null;
+  const parts = [
+    [exclusions.failed, 'failed'],
+    [exclusions.cancelled, 'cancelled'],
+    [exclusions.unfinished, 'still queued or running'],
+    [exclusions.noOutcome, 'without an outcome'],
+    [exclusions.unusableReference, 'with a reference that cannot be compared'],
+  ] as const;
+  return (
+    <details className="item-list not-compared">
+      <summary>
+        Not compared: {count(exclusions.count)} items with a reference (
+        {parts
+          .filter(([n]) => n > 0)
+          .map(([n, what]) => `${count(n)} ${what}`)
+          .join(', ')}
+        )
+      </summary>
+      <ul>
+        {exclusions.items.map((i) => (
+          <li key={i.messageId}>
+            <ItemLink item={i} />: {i.reason}
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
+}
+
 function ReferenceSection({ reference }: { reference: ReportReferenceAgreement | null }) {
   if (!reference) return null;
   const { cohen, numeric } = reference;
@@ -358,9 +394,11 @@ function ReferenceSection({ reference }: { reference: ReportReferenceAgreement |
     <section aria-label="agreement with the reference" className="report-part">
       <h4>Agreement with the reference</h4>
       <p>
-        {count(reference.itemsWithReference)} complete items carry a reference (
-        {count(reference.itemsWithoutReference)} do not); it is compared with {reference.comparedWith}.
+        {count(reference.itemsWithReference)} items carry a reference (
+        {count(reference.itemsWithoutReference)} do not), counted over all the mode&apos;s items;{' '}
+        {count(reference.matching.n)} are compared with {reference.comparedWith}.
       </p>
+      <NotCompared exclusions={reference.notCompared} />
       <dl className="facts">
         <dt>Matches the reference</dt>
         <dd>
@@ -378,7 +416,7 @@ function ReferenceSection({ reference }: { reference: ReportReferenceAgreement |
         )}
         {numeric && (
           <>
-            <dt>Mean absolute error of the final median</dt>
+            <dt>Mean absolute error of the final value (the last round&apos;s mean)</dt>
             <dd>
               <FigureValue figure={numeric.meanAbsoluteError} />
             </dd>
@@ -390,11 +428,18 @@ function ReferenceSection({ reference }: { reference: ReportReferenceAgreement |
             </dd>
             <dt>Mean absolute percentage error</dt>
             <dd>
-              <FigureValue figure={numeric.meanAbsolutePercentageError} format={pct} />
+              <FigureValue figure={numeric.meanAbsolutePercentageError} format={percentUnits} />
             </dd>
-            <dt>Reference inside the reported 95% interval</dt>
+            <dt>Reference inside the 95% prediction interval of the final estimates</dt>
             <dd>
-              <RateValue rate={numeric.intervalCoverage} />
+              <RateValue rate={numeric.predictionIntervalCoverage} />{' '}
+              <span className="muted">
+                (mean ± t·s·√(1 + 1/n): where one more panelist&apos;s answer would fall)
+              </span>
+            </dd>
+            <dt>Reference within the range of the final estimates</dt>
+            <dd>
+              <RateValue rate={numeric.finalRangeCoverage} />
             </dd>
           </>
         )}
@@ -419,7 +464,10 @@ function ReferenceSection({ reference }: { reference: ReportReferenceAgreement |
       )}
       {reference.mismatches.length > 0 && (
         <details className="item-list">
-          <summary>Items that do not match ({reference.mismatches.length} shown)</summary>
+          <summary>
+            {numeric && !cohen ? 'Items outside the prediction interval' : 'Items that do not match'} (
+            {reference.mismatches.length} shown)
+          </summary>
           <ul>
             {reference.mismatches.map((m) => (
               <li key={m.messageId}>
@@ -631,6 +679,9 @@ function ContestSection({ name, vote }: { name: 'vote' | 'debate'; vote: ReportV
   );
 }
 
+const JURY_PARTS_TEXT =
+  'Each part of an assessment is used where it was read: readable scores enter the score figures (means, α, leniency) even when the verdict could not be read, and a readable verdict enters the verdict figures (juror verdicts, Fleiss’ κ) even when a score could not be read. Parse failures count assessments with either part unread.';
+
 function JurySection({ jury }: { jury: ReportJury }) {
   const fleiss = jury.fleissKappa;
   // the scores given (1–10, halves where a juror gave them), in order
@@ -640,7 +691,12 @@ function JurySection({ jury }: { jury: ReportJury }) {
   return (
     <section aria-label="jury" className="report-mode">
       <h3>Jury</h3>
-      <p>{count(jury.items)} complete items.</p>
+      <p>
+        {count(jury.items)} complete items; {count(jury.assessments.n)} juror assessments, all five scores
+        read in {count(jury.assessments.allScoresRead)}, some scores in{' '}
+        {count(jury.assessments.someScoresRead)}, the verdict in {count(jury.assessments.verdictRead)}.
+      </p>
+      <p className="muted small">{JURY_PARTS_TEXT}</p>
       <div className="chart-pair">
         <DistributionChart distribution={jury.verdicts} title="Final verdicts (foreman, else majority)" />
         <DistributionChart distribution={jury.jurorVerdicts} title="Every juror's verdict" />
@@ -728,7 +784,10 @@ function JurySection({ jury }: { jury: ReportJury }) {
         symmetric
         caption="Right of the line: more lenient than the panel; left: stricter."
       />
-      <Table label="jurors" head={['juror', 'items', 'leniency', 'verdicts', 'parse failures']}>
+      <Table
+        label="jurors"
+        head={['juror', 'items', 'leniency', 'verdicts', 'parse failures', 'scores unread', 'verdict unread']}
+      >
         {jury.jurors.map((j) => (
           <tr key={j.juror}>
             <th scope="row">{j.juror}</th>
@@ -739,6 +798,12 @@ function JurySection({ jury }: { jury: ReportJury }) {
             <td>{categoriesText(j.verdicts.categories)}</td>
             <td>
               <RateValue rate={j.parseFailures} />
+            </td>
+            <td>
+              <RateValue rate={j.scoresUnread} />
+            </td>
+            <td>
+              <RateValue rate={j.verdictUnread} />
             </td>
           </tr>
         ))}

@@ -90,6 +90,7 @@ const juryReport: BatchReport = {
   delphi: null,
   jury: {
     items: 40,
+    assessments: { n: 120, allScoresRead: 119, someScoresRead: 120, verdictRead: 119 },
     verdicts: verdicts(20, 15, 5),
     jurorVerdicts: verdicts(60, 45, 15),
     dimensions: ['accuracy', 'clarity'].map((dimension, i) => ({
@@ -119,6 +120,8 @@ const juryReport: BatchReport = {
         dimensions: [],
         verdicts: verdicts(30, 8, 2),
         parseFailures: rate(0, 40),
+        scoresUnread: rate(0, 40),
+        verdictUnread: rate(0, 40),
       },
       {
         juror: HOSTILE,
@@ -127,6 +130,8 @@ const juryReport: BatchReport = {
         dimensions: [],
         verdicts: verdicts(10, 20, 10),
         parseFailures: rate(1, 40),
+        scoresUnread: rate(0, 40),
+        verdictUnread: rate(1, 40),
       },
     ],
     fleissKappa: {
@@ -158,6 +163,15 @@ const juryReport: BatchReport = {
     reference: {
       itemsWithReference: 30,
       itemsWithoutReference: 10,
+      notCompared: {
+        count: 0,
+        failed: 0,
+        cancelled: 0,
+        unfinished: 0,
+        noOutcome: 0,
+        unusableReference: 0,
+        items: [],
+      },
       comparedWith: 'the final verdict',
       matching: rate(24, 30),
       cohen: {
@@ -321,17 +335,30 @@ const everyMode: BatchReport = {
       },
     ],
     reference: {
-      itemsWithReference: 10,
+      itemsWithReference: 12,
       itemsWithoutReference: 0,
-      comparedWith: 'the final median',
+      notCompared: {
+        count: 2,
+        failed: 2,
+        cancelled: 0,
+        unfinished: 0,
+        noOutcome: 0,
+        unusableReference: 0,
+        items: [
+          { ...link(4), reason: 'the item failed' },
+          { ...link(9), reason: 'the item failed' },
+        ],
+      },
+      comparedWith: 'the final value',
       matching: rate(0, 10),
       cohen: null,
       numeric: {
         meanAbsoluteError: fig(12.5, 8, 17, 10),
         medianAbsoluteError: { n: 10, p50: 10, p95: 30 },
         meanSignedError: fig(4, -2, 9, 10),
-        meanAbsolutePercentageError: fig(0.08, 0.05, 0.12, 10),
-        intervalCoverage: rate(9, 10),
+        meanAbsolutePercentageError: fig(8, 5, 12, 10),
+        predictionIntervalCoverage: rate(9, 10),
+        finalRangeCoverage: rate(7, 10),
       },
       mismatches: [],
     },
@@ -409,6 +436,17 @@ describe('ReportView: a jury batch', () => {
     expect(kpis.textContent).toContain('APPROVE');
     expect(kpis.textContent).toContain('0.452');
     expect(kpis.textContent).toContain('moderate');
+  });
+
+  it('says how many assessments had their scores and verdicts read, and how each part is used', async () => {
+    await show(<ReportView report={juryReport} />);
+    const jury = screen.getByRole('region', { name: 'jury' }).textContent;
+    expect(jury).toContain(
+      '120 juror assessments, all five scores read in 119, some scores in 120, the verdict in 119.',
+    );
+    expect(jury).toContain('Each part of an assessment is used where it was read');
+    const head = screen.getByRole('table', { name: 'jurors' }).querySelector('thead')!.textContent;
+    expect(head).toContain('verdict unread');
   });
 
   it('draws the intervals as whiskers in labelled SVG charts', async () => {
@@ -489,9 +527,15 @@ describe('ReportView: every other mode', () => {
     expect(chart(container, /Win rate per model/)!.querySelectorAll('circle.point')).toHaveLength(2);
     expect(screen.getByRole('table', { name: 'revision decisions per model' })).toBeTruthy();
     expect(chart(container, /moved toward the previous round's median/)).toBeTruthy();
-    expect(screen.getByRole('region', { name: 'delphi' }).textContent).toContain(
-      'Reference inside the reported 95% interval',
-    );
+    // Issue 36 (an intended change): the percentage error is in percent, coverage is of the
+    // prediction interval (no longer "the reported 95% interval", the mean's), and the items with a
+    // reference that were not compared are counted and named.
+    const delphi = screen.getByRole('region', { name: 'delphi' }).textContent;
+    expect(delphi).toContain('Reference inside the 95% prediction interval of the final estimates');
+    expect(delphi).not.toContain('reported 95% interval');
+    expect(delphi).toMatch(/Mean absolute percentage error8\.0%/);
+    expect(delphi).toContain('12 items carry a reference (0 do not), counted over all the mode');
+    expect(delphi).toContain('Not compared: 2 items with a reference (2 failed)');
   });
 });
 

@@ -296,6 +296,23 @@ describe('JuryView', () => {
     expect([...verdicts.querySelectorAll('.axis .tick')].map((t) => t.textContent)).toEqual(['0', '1', '2']);
   });
 
+  it('counts the jurors whose scores and verdicts were read, not those that answered', () => {
+    // Issue 36: "Overall average 3.4/10 from 3 of 3 jurors" when one juror's scores could be read.
+    const none = { accuracy: null, completeness: null, clarity: null, relevance: null, actionability: null };
+    const [j1, j2] = fixture.jury.jurors;
+    const jurors = [
+      j1,
+      { ...j2, scores: none, average: null, parseSuccess: false },
+      { ...j2, model: 'sim/j3', verdict: null, scores: none, average: null, parseSuccess: false },
+    ];
+    const jurorSummary = { ...fixture.jury.jurorSummary, jurorCount: 3, successfulJurors: 3 };
+    render(<JuryView result={{ ...fixture.jury, jurors, jurorSummary }} />);
+    const summary = screen.getByRole('region', { name: 'summary' }).textContent;
+    expect(summary).toContain('from the scores of 1 of 3 jurors (2 answered without a readable score)');
+    expect(summary).toContain('verdicts read from 2 of 3 jurors');
+    expect(summary).not.toContain('from 3 of 3 jurors');
+  });
+
   it('marks a juror without a verdict', () => {
     const jurors = [{ ...fixture.jury.jurors[0], verdict: null, parseSuccess: false }];
     render(<JuryView result={{ jurors }} />);

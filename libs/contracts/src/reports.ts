@@ -94,33 +94,71 @@ export interface ReportCohenKappa {
 }
 
 export interface ReportReferenceAgreement {
-  /** Complete items that carry a reference. */
+  /**
+   * Items of the mode that carry a reference, in every state (complete, failed, cancelled, still
+   * running): the count is over all the batch's items of the mode, not only those compared.
+   */
   itemsWithReference: number;
-  /** Complete items without one (not counted below). */
+  /** Items of the mode without one, in every state. */
   itemsWithoutReference: number;
+  /**
+   * Items with a reference that are not compared below, and why: not complete (failed, cancelled,
+   * unfinished), complete without an outcome to compare, or carrying a reference the outcome cannot
+   * be compared with (text on a numeric Delphi question).
+   */
+  notCompared: ReportReferenceExclusions;
   /** What the reference is compared with, in words (e.g. "the final verdict"). */
   comparedWith: string;
   /** How often the panel's outcome equals the reference (n: items with both). */
   matching: ReportRate;
   /** κ and the confusion matrix; null for a numeric Delphi reference. */
   cohen: ReportCohenKappa | null;
-  /** Numeric Delphi only: error of the final median against the reference. */
+  /** Numeric Delphi only: error of the final value against the reference. */
   numeric: ReportNumericReference | null;
   /** Items whose outcome did not match the reference, first 20 in submission order. */
   mismatches: (ReportItemLink & { reference: string; outcome: string | null })[];
 }
 
+export interface ReportReferenceExclusions {
+  /** All items with a reference that are not compared (the sum of the counts below). */
+  count: number;
+  failed: number;
+  cancelled: number;
+  /** Still queued or running. */
+  unfinished: number;
+  /** Complete, but without an outcome to compare (no verdict, winner, final value or answer). */
+  noOutcome: number;
+  /** Complete, but the reference cannot be compared with the outcome (e.g. text on a numeric question). */
+  unusableReference: number;
+  /** The first 20 in submission order, with the reason in words. */
+  items: (ReportItemLink & { reason: string })[];
+}
+
+/**
+ * Numeric Delphi reference. Errors are measured on the item's final value as the mode reports it
+ * (`finalValue`: the mean of the last round's estimates, 05-delphi.md), never on another statistic.
+ */
 export interface ReportNumericReference {
-  /** Mean of |final median − reference| with a bootstrap interval (n: items). */
+  /** Mean of |final value − reference| with a bootstrap interval (n: items). */
   meanAbsoluteError: ReportFigure;
-  /** Median of |final median − reference|. */
+  /** Median of |final value − reference|. */
   medianAbsoluteError: ReportQuantiles;
-  /** Mean of (final median − reference): positive when the panel overestimates. */
+  /** Mean of (final value − reference): positive when the panel overestimates. */
   meanSignedError: ReportFigure;
-  /** Mean of |final median − reference| / |reference| over items with a non-zero reference. */
+  /**
+   * Mean of 100 · |final value − reference| / |reference|, IN PERCENT (12.5 means 12.5 %), over
+   * items with a non-zero reference (n), with a bootstrap interval.
+   */
   meanAbsolutePercentageError: ReportFigure;
-  /** How often the reference falls inside the reported 95 % interval (n: items that report one). */
-  intervalCoverage: ReportRate;
+  /**
+   * How often the reference falls inside the 95 % prediction interval of the final round's
+   * estimates, mean ± t(0.975, n − 1) · s · √(1 + 1/n) (n: items whose final round has two or more
+   * estimates). It asks whether the truth looks like one more panelist's answer; the mode's own
+   * "confidence interval" is an interval for the panel mean and is not a coverage claim.
+   */
+  predictionIntervalCoverage: ReportRate;
+  /** How often the reference lies within [lowest, highest] final-round estimate (n: items with an estimate). */
+  finalRangeCoverage: ReportRate;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -356,6 +394,10 @@ export interface ReportJuror {
   verdicts: ReportDistribution;
   /** Assessments whose scores or verdict could not be parsed over its assessments (n). */
   parseFailures: ReportRate;
+  /** Assessments with at least one of the five scores unread, over its assessments (n). */
+  scoresUnread: ReportRate;
+  /** Assessments whose verdict could not be read, over its assessments (n). */
+  verdictUnread: ReportRate;
 }
 
 export interface ReportDisagreementItem extends ReportItemLink {
@@ -369,6 +411,22 @@ export interface ReportDisagreementItem extends ReportItemLink {
 
 export interface ReportJury {
   items: number;
+  /**
+   * The juror assessments (successful juror calls) of those items and which parts could be read.
+   * Each part is used where it was read: an assessment's readable scores enter the score figures
+   * (dimension means, α, leniency) even when its verdict is unread, and its verdict enters the
+   * verdict figures (juror verdicts, Fleiss' κ) even when a score is unread; a juror's parse
+   * failures count assessments with either part unread.
+   */
+  assessments: {
+    n: number;
+    /** Every one of the five scores read. */
+    allScoresRead: number;
+    /** At least one score read: these enter the score figures. */
+    someScoresRead: number;
+    /** The verdict read: these enter the verdict figures. */
+    verdictRead: number;
+  };
   /** Final verdict per item (the foreman's, else the majority's). */
   verdicts: ReportDistribution;
   /** Verdicts of every juror (n: juror verdicts). */

@@ -161,6 +161,20 @@ const debate: Section = (r) => {
   return [...lines, ...winnerLines(r.winner)];
 };
 
+/**
+ * "; scores read from 1, verdicts from 2" when a juror answered without a readable score or verdict
+ * (issue 36: the count of jurors that answered is not the count whose figures are in the summary);
+ * nothing when every answer was read.
+ */
+function readCounts(jurors: AnyResult['jurors']): string {
+  if (!jurors) return '';
+  const scored = jurors.filter((j) => DIMENSIONS.some((d) => typeof j.scores[d] === 'number')).length;
+  const verdicts = jurors.filter((j) => j.verdict !== null).length;
+  return scored === jurors.length && verdicts === jurors.length
+    ? ''
+    : `; scores read from ${scored}, verdicts from ${verdicts}`;
+}
+
 const jury: Section = (r) => {
   const lines: string[] = [];
   if (r.presentation) {
@@ -188,7 +202,7 @@ const jury: Section = (r) => {
     lines.push(
       '## Jurors’ summary',
       '',
-      `Majority verdict: ${inline(s.majorityVerdict)} (approve ${s.voteTally.approve}, revise ${s.voteTally.revise}, reject ${s.voteTally.reject}); ${s.successfulJurors} of ${s.jurorCount} jurors answered.`,
+      `Majority verdict: ${inline(s.majorityVerdict)} (approve ${s.voteTally.approve}, revise ${s.voteTally.revise}, reject ${s.voteTally.reject}); ${s.successfulJurors} of ${s.jurorCount} jurors answered${readCounts(r.jurors)}.`,
       '',
       ...table(
         ['Dimension', 'Mean', 'Min', 'Max'],

@@ -1,4 +1,4 @@
-import type { CouncilResult, DelphiResult } from '@conclave/contracts';
+import type { CouncilResult, DelphiResult, JuryResult } from '@conclave/contracts';
 import fc from 'fast-check';
 import { marked, type Token, type Tokens } from 'marked';
 import { recordedScenarios, viewOf } from './fixtures/views';
@@ -64,6 +64,24 @@ describe('transcriptMarkdown', () => {
     const md = transcriptMarkdown(view);
     expect(md.split((view.result as CouncilResult).stage3.response)).toHaveLength(2);
     expect(md).toContain('By the chairman sim/chairman:');
+  });
+
+  it('jury: says whose scores and verdicts were read when some could not be', () => {
+    const complete = transcriptMarkdown(viewOf('jury-complete'));
+    expect(complete).toMatch(/jurors answered\.$/m);
+    const view = viewOf('jury-complete');
+    const result = view.result as JuryResult;
+    result.jurors[0] = { ...result.jurors[0], verdict: null, parseSuccess: false };
+    result.jurors[1] = {
+      ...result.jurors[1],
+      scores: { accuracy: null, completeness: null, clarity: null, relevance: null, actionability: null },
+      average: null,
+      parseSuccess: false,
+    };
+    const n = result.jurors.length;
+    expect(transcriptMarkdown(view)).toContain(
+      `jurors answered; scores read from ${n - 1}, verdicts from ${n - 1}.`,
+    );
   });
 
   it('says why there is no final answer', () => {

@@ -260,6 +260,16 @@ export function checkAnnotations(
       else fields.reference = 'for jury, reference must be the expected verdict: APPROVE, REVISE or REJECT';
     } else if (kind === 'estimate') {
       const qualitative = isObject(config) && config.questionType === 'qualitative';
+      // Issue 36: a text reference is an expected answer, so the question must be one with answers
+      // (questionType "qualitative", or options to choose from); on a numeric question, or one
+      // the facilitator classifies with nothing said, text that is not a number ("lots") is refused
+      // rather than silently left out of the report.
+      const answers =
+        qualitative ||
+        (isObject(config) &&
+          config.questionType !== 'numeric' &&
+          Array.isArray(config.options) &&
+          config.options.length > 0);
       if (typeof reference === 'number') {
         if (Number.isFinite(reference) && !qualitative) annotations.reference = reference;
         else
@@ -268,11 +278,16 @@ export function checkAnnotations(
             : 'reference must be a finite number';
       } else if (typeof reference === 'string') {
         const text = checkedText(reference, 'reference', REFERENCE_MAX_LENGTH);
+        const asNumber = typeof text === 'string' && text !== '' ? Number(text) : Number.NaN;
         if (typeof text !== 'string') fields.reference = text.error;
-        else {
-          const asNumber = Number(text);
-          annotations.reference = !qualitative && Number.isFinite(asNumber) ? asNumber : text;
-        }
+        else if (!qualitative && Number.isFinite(asNumber)) annotations.reference = asNumber;
+        else if (answers) annotations.reference = text;
+        else
+          fields.reference =
+            isObject(config) && config.questionType === 'numeric'
+              ? 'for a numeric Delphi question, reference must be the expected value as a number'
+              : 'for Delphi, a reference that is not a number needs questionType "qualitative" (or options): ' +
+                'give the expected value as a number, or say the question has text answers';
       } else
         fields.reference = 'for Delphi, reference must be the expected value (a number) or answer (text)';
     } else {

@@ -178,6 +178,92 @@ describe('report Markdown', () => {
   });
 });
 
+describe('report Markdown, issue 36 figures', () => {
+  const meta = {
+    batchId: 'd',
+    name: null,
+    status: 'complete' as const,
+    generatedAt: '2026-01-01T00:00:00.000Z',
+  };
+  const estimate = (p: number, value: number) => ({
+    stageType: 'round_1',
+    model: `sim/p${p}`,
+    participant: p,
+    data: { round: 1, type: 'numeric', estimate: value },
+  });
+  const delphiRows = (values: number[]) => [
+    { stageType: 'classify', model: 'sim/f', participant: null, data: { type: 'numeric' } },
+    ...values.map((v, p) => estimate(p, v)),
+    {
+      stageType: 'round_1_stats',
+      model: null,
+      participant: null,
+      data: { median: 1, mean: 1, cv: 0, converged: true },
+    },
+    {
+      stageType: 'synthesis',
+      model: 'sim/f',
+      participant: null,
+      data: { finalValue: values.reduce((a, b) => a + b) / values.length },
+    },
+  ];
+
+  it('Delphi: the percentage error in percent, the prediction-interval coverage, items not compared named', () => {
+    const builder = new BatchReportBuilder({ seed: 'd' });
+    const item = (index: number, reference: number | string | null, status: 'complete' | 'failed') => ({
+      index,
+      messageId: `m-${index}`,
+      mode: 'delphi' as const,
+      status,
+      reference,
+      key: null,
+    });
+    // Final value 150 against 100: 50 % off; 100 against 100: 0 %.
+    builder.addItem(item(0, 100, 'complete'), delphiRows([100, 200]));
+    builder.addItem(item(1, 100, 'complete'), delphiRows([100, 100]));
+    builder.addItem(item(2, 'lots', 'complete'), delphiRows([5, 5]));
+    builder.addItem(item(3, 7, 'failed'), []);
+    const markdown = reportMarkdown(builder.result(meta, AGGREGATES));
+    expect(markdown).toContain('- Mean absolute percentage error: 25.0 % [');
+    expect(markdown).toContain('Items with a reference: 4 (without: 0), counted over all the mode');
+    expect(markdown).toContain(
+      'Not compared: 2 items with a reference (1 failed, 1 with a reference that cannot be compared): ' +
+        '[item 2](#/m/m-2) (the reference cannot be compared with this outcome), [item 3](#/m/m-3) (the item failed).',
+    );
+    expect(markdown).toContain('95 % prediction interval of the final estimates');
+    expect(markdown).not.toContain('reported 95 % interval');
+    expect(markdown).toContain(
+      '1 delphi item failed or was cancelled and is not in the delphi statistics: item 3.',
+    );
+    checkTables(markdown);
+  });
+
+  it('jury: how many assessments had their scores and verdicts read, and how each part is used', () => {
+    const builder = new BatchReportBuilder({ seed: 'j' });
+    builder.addItem(
+      { index: 0, messageId: 'm-0', mode: 'jury', status: 'complete', reference: null, key: null },
+      [
+        ...rows('APPROVE').slice(0, 1),
+        {
+          stageType: 'deliberation',
+          model: 'sim/j3',
+          participant: 3,
+          data: { scores: { accuracy: 3 }, verdict: null, parseSuccess: false },
+        },
+      ],
+    );
+    const markdown = reportMarkdown(builder.result(meta, AGGREGATES));
+    expect(markdown).toContain(
+      '1 complete items; 2 juror assessments, all five scores read in 0, some scores in 2, the verdict in 1.',
+    );
+    expect(markdown).toContain('Each part of an assessment is used where it was read');
+    expect(markdown).toContain(
+      '| Juror | Leniency (95 % CI) | Verdicts | Parse failures | Scores unread | Verdict unread |',
+    );
+    checkTables(markdown);
+  });
+});
+
 describe('reference and key of batch items', () => {
   const jury = { mode: 'jury', config: {} };
   const vote = { mode: 'vote', config: { models: ['sim/a', 'sim/b'] } };
@@ -237,9 +323,37 @@ describe('reference and key of batch items', () => {
       ok: true,
       annotations: { reference: 7 },
     });
-    expect(checkAnnotations({ reference: 'Yes' }, delphi, keys, 0)).toEqual({
+    // Issue 36 (an intended change, not a weakening): a text reference needs a question with text
+    // answers. Before, 'Yes' on a question of unstated type was accepted, and "lots" on a numeric
+    // question was silently counted as "without reference"; now both are refused unless the item
+    // says its answers are text (questionType "qualitative" or options).
+    const qualitative = { mode: 'delphi', config: { questionType: 'qualitative' } };
+    const withOptions = { mode: 'delphi', config: { questionType: null, options: ['Yes', 'No'] } };
+    const numeric = { mode: 'delphi', config: { questionType: 'numeric' } };
+    expect(checkAnnotations({ reference: 'Yes' }, qualitative, keys, 0)).toEqual({
       ok: true,
       annotations: { reference: 'Yes' },
+    });
+    expect(checkAnnotations({ reference: 'Yes' }, withOptions, keys, 0)).toEqual({
+      ok: true,
+      annotations: { reference: 'Yes' },
+    });
+    expect(checkAnnotations({ reference: '12' }, qualitative, keys, 0)).toEqual({
+      ok: true,
+      annotations: { reference: '12' },
+    });
+    expect(checkAnnotations({ reference: 'lots' }, numeric, keys, 0)).toMatchObject({
+      ok: false,
+      fields: { reference: expect.stringMatching(/numeric Delphi question.*number/) },
+    });
+    expect(checkAnnotations({ reference: 'lots' }, delphi, keys, 0)).toMatchObject({
+      ok: false,
+      fields: { reference: expect.stringMatching(/not a number.*qualitative/) },
+    });
+    expect(checkAnnotations({ reference: 'Yes' }, delphi, keys, 0)).toMatchObject({ ok: false });
+    expect(checkAnnotations({ reference: ' 1e3 ' }, numeric, keys, 0)).toEqual({
+      ok: true,
+      annotations: { reference: 1000 },
     });
     expect(checkAnnotations({ reference: 'x'.repeat(501) }, delphi, keys, 0)).toMatchObject({
       ok: false,

@@ -55,6 +55,14 @@ function figure(f: ReportFigure, digits = 2): string {
   return `${number(f.value, digits)}${interval} (n = ${f.n})`;
 }
 
+/** A figure whose value and interval are already in percent (e.g. a mean absolute percentage error). */
+function percentFigure(f: ReportFigure): string {
+  if (f.value === null) return `— (${escapeMarkdown(f.note ?? 'no data')}; n = ${f.n})`;
+  const unit = (v: number) => `${Math.abs(v) < 1e9 ? v.toFixed(1) : number(v, 1)} %`;
+  const interval = f.interval ? ` [${unit(f.interval.lower)}, ${unit(f.interval.upper)}]` : '';
+  return `${unit(f.value)}${interval} (n = ${f.n})`;
+}
+
 function rate(r: ReportRate): string {
   if (r.value === null) return `— (n = ${r.n})`;
   const interval = r.interval ? ` [${percent(r.interval.lower)}, ${percent(r.interval.upper)}]` : '';
@@ -103,10 +111,25 @@ function reference(r: ReportReferenceAgreement | null): string[] {
   const lines = [
     '### Agreement with the reference',
     '',
-    `Items with a reference: ${r.itemsWithReference} (without: ${r.itemsWithoutReference}); compared with ${r.comparedWith}.`,
+    `Items with a reference: ${r.itemsWithReference} (without: ${r.itemsWithoutReference}), counted over all the mode's items; ${r.matching.n} compared with ${r.comparedWith}.`,
     '',
-    `- Matching: ${rate(r.matching)}`,
   ];
+  const e = r.notCompared;
+  if (e.count > 0) {
+    const parts = [
+      e.failed > 0 ? `${e.failed} failed` : null,
+      e.cancelled > 0 ? `${e.cancelled} cancelled` : null,
+      e.unfinished > 0 ? `${e.unfinished} still queued or running` : null,
+      e.noOutcome > 0 ? `${e.noOutcome} without an outcome` : null,
+      e.unusableReference > 0 ? `${e.unusableReference} with a reference that cannot be compared` : null,
+    ].filter((p): p is string => p !== null);
+    const named = e.items.map((i) => `${link(i)} (${text(i.reason)})`).join(', ');
+    lines.push(
+      `Not compared: ${e.count} items with a reference (${parts.join(', ')}): ${named}${e.count > e.items.length ? `, … (${e.count} in all)` : ''}.`,
+      '',
+    );
+  }
+  lines.push(`- Matching: ${rate(r.matching)}`);
   if (r.cohen) {
     lines.push(
       `- Cohen's κ: ${figure(r.cohen.kappa, 3)}${r.cohen.reading ? ` — ${r.cohen.reading}` : ''} (Landis & Koch); chance agreement ${percent(r.cohen.expectedAgreement)}`,
@@ -121,17 +144,22 @@ function reference(r: ReportReferenceAgreement | null): string[] {
   }
   if (r.numeric) {
     lines.push(
-      `- Mean absolute error of the final median: ${figure(r.numeric.meanAbsoluteError)}`,
+      `- Mean absolute error of the final value (the last round's mean, as the mode reports it): ${figure(r.numeric.meanAbsoluteError)}`,
       `- Median absolute error: ${number(r.numeric.medianAbsoluteError.p50)} (n = ${r.numeric.medianAbsoluteError.n})`,
-      `- Mean signed error (median − reference): ${figure(r.numeric.meanSignedError)}`,
-      `- Mean absolute percentage error: ${figure(r.numeric.meanAbsolutePercentageError, 3)}`,
-      `- Reference inside the reported 95 % interval: ${rate(r.numeric.intervalCoverage)}`,
+      `- Mean signed error (final value − reference): ${figure(r.numeric.meanSignedError)}`,
+      `- Mean absolute percentage error: ${percentFigure(r.numeric.meanAbsolutePercentageError)}`,
+      `- Reference inside the 95 % prediction interval of the final estimates (mean ± t·s·√(1 + 1/n)): ${rate(r.numeric.predictionIntervalCoverage)}`,
+      `- Reference within the range of the final estimates: ${rate(r.numeric.finalRangeCoverage)}`,
       '',
     );
   }
   if (r.mismatches.length > 0) {
     lines.push(
-      'Items that did not match:',
+      r.numeric === null
+        ? 'Items that did not match:'
+        : r.cohen === null
+          ? 'Items whose reference lies outside the prediction interval (panel: the final value):'
+          : 'Items outside the prediction interval (numeric questions) or not matching (qualitative):',
       '',
       ...table(
         ['Item', 'Reference', 'Panel'],
@@ -238,7 +266,8 @@ function jury(j: ReportJury): string[] {
   return [
     '## Jury',
     '',
-    `${j.items} complete items.`,
+    `${j.items} complete items; ${j.assessments.n} juror assessments, all five scores read in ${j.assessments.allScoresRead}, some scores in ${j.assessments.someScoresRead}, the verdict in ${j.assessments.verdictRead}.`,
+    'Each part of an assessment is used where it was read: readable scores enter the score figures (means, α, leniency) even when the verdict could not be read, and a readable verdict enters the verdict figures (juror verdicts, Fleiss’ κ) even when a score could not be read. Parse failures count assessments with either part unread.',
     '',
     `- Final verdicts: ${distribution(j.verdicts)}`,
     `- Juror verdicts: ${distribution(j.jurorVerdicts)}`,
@@ -273,12 +302,14 @@ function jury(j: ReportJury): string[] {
     'Leniency: the juror’s mean score minus the panel’s on the same items (positive = more lenient), 95 % interval from its standard error.',
     '',
     ...table(
-      ['Juror', 'Leniency (95 % CI)', 'Verdicts', 'Parse failures'],
+      ['Juror', 'Leniency (95 % CI)', 'Verdicts', 'Parse failures', 'Scores unread', 'Verdict unread'],
       j.jurors.map((r) => [
         text(r.juror),
         figure(r.leniency),
         distribution(r.verdicts),
         rate(r.parseFailures),
+        rate(r.scoresUnread),
+        rate(r.verdictUnread),
       ]),
     ),
     '### Most disagreement',

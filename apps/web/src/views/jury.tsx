@@ -1,4 +1,4 @@
-import { DIMENSIONS, type DimensionScores, type JuryResult } from '@conclave/contracts';
+import { DIMENSIONS, type DimensionScores, type JurorAssessment, type JuryResult } from '@conclave/contracts';
 import { useState } from 'react';
 import { BarChart, formatNumber, Radar, RangeChart } from '../charts';
 import { Markdown } from '../markdown';
@@ -13,11 +13,27 @@ export function overallScore(scores: DimensionScores | undefined): number | null
   return given.length === 0 ? null : Math.round((given.reduce((a, b) => a + b, 0) / given.length) * 10) / 10;
 }
 
+/**
+ * How many jurors' scores (at least one of the five) and verdicts could be read, out of the jurors
+ * asked (issue 36: "from 3 of 3 jurors" counted answers, not readable scores).
+ */
+export function readCounts(jurors: readonly JurorAssessment[]): { scored: number; withVerdict: number } {
+  return {
+    scored: jurors.filter((j) => DIMENSIONS.some((d) => typeof j.scores[d] === 'number')).length,
+    withVerdict: jurors.filter((j) => j.verdict !== null).length,
+  };
+}
+
 export function JuryView({ result }: { result: Partial<JuryResult> }) {
   const [tab, setTab] = useState(0);
   const jurors = result.jurors ?? [];
   const summary = result.jurorSummary;
   const overall = overallScore(summary?.dimensionAverages ?? result.dimensionAverages);
+  // Without the juror cards (not loaded), the summary's count of answering jurors is all there is.
+  const read =
+    jurors.length > 0
+      ? readCounts(jurors)
+      : { scored: summary?.successfulJurors ?? 0, withVerdict: summary?.successfulJurors ?? 0 };
   return (
     <div className="result jury">
       <ViewStyles />
@@ -99,8 +115,10 @@ export function JuryView({ result }: { result: Partial<JuryResult> }) {
           {overall !== null && (
             <p>
               Overall average <span className="overall">{formatNumber(overall)}</span>
-              <span className="muted">/10</span> from {summary.successfulJurors} of {summary.jurorCount}{' '}
+              <span className="muted">/10</span> from the scores of {read.scored} of {summary.jurorCount}{' '}
               jurors
+              {read.scored < summary.successfulJurors &&
+                ` (${summary.successfulJurors - read.scored} answered without a readable score)`}
             </p>
           )}
           <RangeChart
@@ -169,7 +187,10 @@ export function JuryView({ result }: { result: Partial<JuryResult> }) {
           />
           <p>
             Majority verdict:{' '}
-            <span className={`badge verdict-${summary.majorityVerdict}`}>{summary.majorityVerdict}</span>
+            <span className={`badge verdict-${summary.majorityVerdict}`}>{summary.majorityVerdict}</span>{' '}
+            <span className="muted">
+              verdicts read from {read.withVerdict} of {summary.jurorCount} jurors
+            </span>
           </p>
           {summary.failedJurors.length > 0 && (
             <p className="muted">

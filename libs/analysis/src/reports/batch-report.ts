@@ -23,6 +23,9 @@ import {
   type ReportUsageAggregate,
 } from './rows';
 
+/** How many failed or cancelled items a note names per mode. */
+const EXCLUDED_NAMED = 20;
+
 /**
  * The answers of one row a parser had to read, and whether it could: rankings (council), votes
  * (vote, debate), revision decisions (debate), juror assessments (jury), estimates (Delphi), as
@@ -97,6 +100,8 @@ export class BatchReportBuilder {
   private readonly completeByMode = new Map<ModeName, number>();
   private readonly finishedByMode = new Map<ModeName, number>();
   private readonly parses = new Map<string, { parsed: number; failed: number }>();
+  /** Failed or cancelled items per mode: their count and the first indices, named in the notes. */
+  private readonly excludedByMode = new Map<ModeName, { count: number; shown: number[] }>();
   private readonly counts: BatchReportItems = {
     total: 0,
     complete: 0,
@@ -114,15 +119,39 @@ export class BatchReportBuilder {
     };
   }
 
+  private builder(mode: ModeName) {
+    switch (mode) {
+      case 'council':
+        return this.council;
+      case 'vote':
+        return this.vote;
+      case 'debate':
+        return this.debate;
+      case 'jury':
+        return this.jury;
+      case 'delphi':
+        return this.delphi;
+    }
+  }
+
   addItem(item: ReportItem, rows: readonly ReportStageRow[]): void {
     this.counts.total++;
     this.modes.add(item.mode);
     if (item.status === 'queued' || item.status === 'running') {
       this.counts.unfinished++;
+      // Counted in its mode's reference counts (issue 36: counts over all items), never compared.
+      this.builder(item.mode).addExcluded(item, 'unfinished');
       return;
     }
     if (item.status === 'cancelled') this.counts.cancelled++;
     if (item.status === 'failed') this.counts.failed++;
+    if (item.status === 'failed' || item.status === 'cancelled') {
+      this.builder(item.mode).addExcluded(item, item.status);
+      const excluded = this.excludedByMode.get(item.mode) ?? { count: 0, shown: [] };
+      excluded.count++;
+      if (excluded.shown.length < EXCLUDED_NAMED) excluded.shown.push(item.index);
+      this.excludedByMode.set(item.mode, excluded);
+    }
     this.finishedByMode.set(item.mode, (this.finishedByMode.get(item.mode) ?? 0) + 1);
     for (const row of rows) {
       const parsed = parsedAnswer(item.mode, row);
@@ -135,23 +164,7 @@ export class BatchReportBuilder {
     if (item.status !== 'complete') return;
     this.counts.complete++;
     this.completeByMode.set(item.mode, (this.completeByMode.get(item.mode) ?? 0) + 1);
-    switch (item.mode) {
-      case 'council':
-        this.council.addItem(item, rows);
-        break;
-      case 'vote':
-        this.vote.addItem(item, rows);
-        break;
-      case 'debate':
-        this.debate.addItem(item, rows);
-        break;
-      case 'jury':
-        this.jury.addItem(item, rows);
-        break;
-      case 'delphi':
-        this.delphi.addItem(item, rows);
-        break;
-    }
+    this.builder(item.mode).addItem(item, rows);
   }
 
   result(meta: BatchReportMeta, aggregates: ReportAggregates): BatchReport {
@@ -174,7 +187,7 @@ export class BatchReportBuilder {
     const partial = this.counts.unfinished > 0 || meta.status === 'queued' || meta.status === 'running';
     if (partial) {
       notes.push(
-        `Partial report: ${this.counts.unfinished} of ${this.counts.total} items are still queued or running and are not counted.`,
+        `Partial report: ${this.counts.unfinished} of ${this.counts.total} items are still queued or running and are not in the statistics (a section's reference counts include them).`,
       );
     }
     notes.push(
@@ -185,6 +198,15 @@ export class BatchReportBuilder {
     for (const mode of modes) {
       if ((this.completeByMode.get(mode) ?? 0) === 0)
         notes.push(`No ${mode} item is complete yet, so there are no ${mode} statistics.`);
+      const excluded = this.excludedByMode.get(mode);
+      if (excluded) {
+        const more = excluded.count > excluded.shown.length ? `, … (${excluded.count} in all)` : '';
+        const one = excluded.count === 1;
+        notes.push(
+          `${excluded.count} ${mode} ${one ? 'item' : 'items'} failed or ${one ? 'was' : 'were'} cancelled and ` +
+            `${one ? 'is' : 'are'} not in the ${mode} statistics: ${one ? 'item' : 'items'} ${excluded.shown.join(', ')}${more}.`,
+        );
+      }
     }
     return {
       batchId: meta.batchId,

@@ -5,7 +5,7 @@ import type { BootstrapOptions } from '../bootstrap';
 import type { ClusterCount } from '../inference/cluster-proportion';
 import { clusteredRate, distribution, rate } from './figures';
 import { PositionTracker } from './position';
-import { ReferenceTracker } from './reference';
+import { ReferenceTracker, type ReferenceExclusion } from './reference';
 import type { ReportItem, ReportStageRow } from './rows';
 
 export const VOTE_POSITION_EXPLANATION =
@@ -72,6 +72,11 @@ export class ContestReportBuilder {
       this.models.set(model, tally);
     }
     return tally;
+  }
+
+  /** An item that is not complete (failed, cancelled, unfinished): counted in the reference counts. */
+  addExcluded(item: ReportItem, reason: ReferenceExclusion): void {
+    this.reference.addExcluded(item, reason);
   }
 
   addItem(item: ReportItem, rows: readonly ReportStageRow[]): ContestFacts {

@@ -4,7 +4,7 @@ import { CouncilRankingAccumulator } from '../ranking';
 import { councilFacts } from './extract';
 import { bootstrapFigure, rate } from './figures';
 import { notComputablePositionBias } from './position';
-import { ReferenceTracker } from './reference';
+import { ReferenceTracker, type ReferenceExclusion } from './reference';
 import type { ReportItem, ReportStageCalls, ReportStageRow } from './rows';
 
 export const COUNCIL_POSITION_EXPLANATION =
@@ -21,6 +21,11 @@ export class CouncilReportBuilder {
   private items = 0;
   private rankingsReturned = 0;
   private rankingsUnparsed = 0;
+
+  /** An item that is not complete (failed, cancelled, unfinished): counted in the reference counts. */
+  addExcluded(item: ReportItem, reason: ReferenceExclusion): void {
+    this.reference.addExcluded(item, reason);
+  }
 
   addItem(item: ReportItem, rows: readonly ReportStageRow[]): void {
     const facts = councilFacts(rows);

@@ -4,7 +4,13 @@ import { CategoryCounts, RunningStats } from '../descriptive';
 import { NumericSample } from '../quantile';
 import { delphiFacts, type DelphiFacts } from './extract';
 import { bootstrapFigure, distribution, quantiles, rate } from './figures';
-import { NumericReferenceTracker, ReferenceTracker } from './reference';
+import {
+  mergeExclusions,
+  NumericReferenceTracker,
+  ReferenceCounts,
+  ReferenceTracker,
+  type ReferenceExclusion,
+} from './reference';
 import type { ReportItem, ReportStageRow } from './rows';
 
 const CV_BUCKETS = ['< 0.05', '0.05–0.10', '0.10–0.20', '0.20–0.50', '≥ 0.50'];
@@ -42,7 +48,8 @@ interface MovementState {
 
 /**
  * Delphi items: convergence, rounds, final spread or agreement, movement toward the median, and
- * agreement with a reference (error of the final median, coverage of the reported interval).
+ * agreement with a reference (error of the final value the mode reports, coverage of the 95 %
+ * prediction interval and of the range of the final estimates).
  */
 export class DelphiReportBuilder {
   private items = 0;
@@ -59,6 +66,8 @@ export class DelphiReportBuilder {
   private readonly movement = new Map<number, MovementState>();
   private readonly numericReference = new NumericReferenceTracker();
   private readonly answerReference = new ReferenceTracker('the final answer (the most common one)');
+  /** Items that are not complete: their question type is unknown, so neither tracker above holds them. */
+  private readonly excludedReference = new ReferenceCounts();
 
   addItem(item: ReportItem, rows: readonly ReportStageRow[]): DelphiFacts {
     const facts = delphiFacts(rows);
@@ -83,8 +92,8 @@ export class DelphiReportBuilder {
       this.numericReference.add(
         item,
         numericReference(item.reference),
-        facts.finalMedian,
-        facts.finalInterval,
+        facts.finalValue,
+        facts.finalEstimates,
       );
     } else if (facts.type === 'qualitative') {
       if (last?.agreement !== null && last?.agreement !== undefined) {
@@ -100,6 +109,11 @@ export class DelphiReportBuilder {
       this.answerReference.add(item, reference, facts.finalAnswer);
     }
     return facts;
+  }
+
+  /** An item that is not complete (failed, cancelled, unfinished): counted in the reference counts. */
+  addExcluded(item: ReportItem, reason: ReferenceExclusion): void {
+    this.excludedReference.addExcluded(item, reason);
   }
 
   private addMovement(facts: DelphiFacts): void {
@@ -162,7 +176,7 @@ export class DelphiReportBuilder {
         distribution: distribution(this.finalAgreementBuckets.result()),
       },
       movement,
-      reference: mergeReferences(numeric, answers),
+      reference: mergeReferences(numeric, answers, this.excludedReference),
     };
   }
 }
@@ -174,17 +188,39 @@ function mean(values: Float64Array): number | null {
   return sum / values.length;
 }
 
-/** A batch mixing numeric and qualitative Delphi questions reports the numeric agreement first. */
+/**
+ * A batch mixing numeric and qualitative Delphi questions reports the numeric agreement first; the
+ * counts are over all the mode's items, those not complete included.
+ */
 function mergeReferences(
   numeric: ReportReferenceAgreement | null,
   answers: ReportReferenceAgreement | null,
+  excluded: ReferenceCounts,
 ): ReportReferenceAgreement | null {
-  if (numeric === null) return answers;
-  if (answers === null) return numeric;
+  const parts = [numeric, answers].filter((r): r is ReportReferenceAgreement => r !== null);
+  const withReference = parts.reduce((n, r) => n + r.itemsWithReference, excluded.withReference);
+  if (withReference === 0) return null;
+  const first: ReportReferenceAgreement = parts[0] ?? {
+    itemsWithReference: 0,
+    itemsWithoutReference: 0,
+    notCompared: new ReferenceCounts().result(),
+    comparedWith: 'the final value (numeric questions) or the final answer (qualitative questions)',
+    matching: rate(0, 0),
+    cohen: null,
+    numeric: null,
+    mismatches: [],
+  };
+  const notCompared = parts
+    .map((r) => r.notCompared)
+    .reduce((a, b) => mergeExclusions(a, b), excluded.result());
+  const without = parts.reduce((n, r) => n + r.itemsWithoutReference, excluded.without);
+  if (numeric === null || answers === null)
+    return { ...first, itemsWithReference: withReference, itemsWithoutReference: without, notCompared };
   return {
     ...numeric,
-    itemsWithReference: numeric.itemsWithReference + answers.itemsWithReference,
-    itemsWithoutReference: numeric.itemsWithoutReference + answers.itemsWithoutReference,
+    itemsWithReference: withReference,
+    itemsWithoutReference: without,
+    notCompared,
     comparedWith: `numeric questions: ${numeric.comparedWith}; qualitative questions (κ): ${answers.comparedWith}`,
     cohen: answers.cohen,
     mismatches: [...numeric.mismatches, ...answers.mismatches],

@@ -237,10 +237,15 @@ export interface DelphiFacts {
   rounds: DelphiRoundFacts[];
   converged: boolean;
   convergenceRound: number | null;
-  /** Numeric: the last round's median; the value reference errors are measured on. */
+  /** Numeric: the last round's median (a comparison figure; not the mode's final value). */
   finalMedian: number | null;
-  /** Numeric: the reported 95 % interval of the last round's mean (as the mode computes it). */
-  finalInterval: { low: number; high: number } | null;
+  /**
+   * Numeric: the value the mode reports as final (`finalValue`, the mean of the last round's
+   * estimates, 05-delphi.md): the value reference errors are measured on.
+   */
+  finalValue: number | null;
+  /** Numeric: the last round's estimates (carried-forward answers included, as the mode counts them). */
+  finalEstimates: number[];
   /** Qualitative: the most common final answer. */
   finalAnswer: string | null;
 }
@@ -325,7 +330,11 @@ export function delphiFacts(rows: readonly ReportStageRow[]): DelphiFacts {
     converged: last?.converged ?? false,
     convergenceRound: rounds.find((r) => r.converged)?.round ?? null,
     finalMedian: type === 'numeric' ? (last?.median ?? null) : null,
-    finalInterval: type === 'numeric' ? delphiInterval(finalValues) : null,
+    finalValue:
+      type === 'numeric'
+        ? (asNumber(asObject(find(rows, 'synthesis')?.data)?.finalValue) ?? asNumber(lastStats.mean))
+        : null,
+    finalEstimates: type === 'numeric' ? finalValues : [],
     finalAnswer: type === 'qualitative' ? asString(lastStats.mode) : null,
   };
 }

@@ -16,7 +16,7 @@ import { NumericSample } from '../quantile';
 import { bootstrapMeans } from './bootstrap-columns';
 import { juryFacts, type JuryFacts } from './extract';
 import { bootstrapFigure, distribution, rate, standardErrorFigure } from './figures';
-import { ReferenceTracker } from './reference';
+import { ReferenceTracker, type ReferenceExclusion } from './reference';
 import { itemLink, type ReportItem, type ReportStageRow } from './rows';
 
 const SCORE_VALUES = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10'];
@@ -34,6 +34,8 @@ interface JurorState {
   verdicts: CategoryCounts<string>;
   assessments: number;
   unparsed: number;
+  scoresUnread: number;
+  verdictUnread: number;
 }
 
 /** A verdict as the reference column may spell it: trimmed, upper case. */
@@ -58,6 +60,7 @@ export class JuryReportBuilder {
     [...VERDICTS],
   );
   private items = 0;
+  private readonly assessments = { n: 0, allScoresRead: 0, someScoresRead: 0, verdictRead: 0 };
 
   constructor() {
     for (const dimension of DIMENSIONS) this.dimension(dimension);
@@ -80,10 +83,21 @@ export class JuryReportBuilder {
   private juror(name: string): JurorState {
     let state = this.jurors.get(name);
     if (state === undefined) {
-      state = { verdicts: new CategoryCounts<string>([...VERDICTS]), assessments: 0, unparsed: 0 };
+      state = {
+        verdicts: new CategoryCounts<string>([...VERDICTS]),
+        assessments: 0,
+        unparsed: 0,
+        scoresUnread: 0,
+        verdictUnread: 0,
+      };
       this.jurors.set(name, state);
     }
     return state;
+  }
+
+  /** An item that is not complete (failed, cancelled, unfinished): counted in the reference counts. */
+  addExcluded(item: ReportItem, reason: ReferenceExclusion): void {
+    this.reference.addExcluded(item, reason);
   }
 
   addItem(item: ReportItem, rows: readonly ReportStageRow[]): JuryFacts {
@@ -99,6 +113,15 @@ export class JuryReportBuilder {
       const state = this.juror(juror.juror);
       state.assessments++;
       if (!juror.parsed) state.unparsed++;
+      // Each part is used where it was read (see ReportJury.assessments): the readable scores
+      // below enter the score figures whatever the verdict, the verdict the verdict figures.
+      const allScores = DIMENSIONS.every((d) => juror.scores.has(d));
+      if (!allScores) state.scoresUnread++;
+      if (juror.verdict === null) state.verdictUnread++;
+      this.assessments.n++;
+      if (allScores) this.assessments.allScoresRead++;
+      if (juror.scores.size > 0) this.assessments.someScoresRead++;
+      if (juror.verdict !== null) this.assessments.verdictRead++;
       if (juror.verdict !== null) {
         state.verdicts.add(juror.verdict);
         this.jurorVerdicts.add(juror.verdict);
@@ -201,6 +224,8 @@ export class JuryReportBuilder {
           }),
           verdicts: distribution(state.verdicts.result()),
           parseFailures: rate(state.unparsed, state.assessments),
+          scoresUnread: rate(state.scoresUnread, state.assessments),
+          verdictUnread: rate(state.verdictUnread, state.assessments),
         };
       })
       .sort(
@@ -211,6 +236,7 @@ export class JuryReportBuilder {
     const fleiss = this.fleiss.result();
     return {
       items: this.items,
+      assessments: { ...this.assessments },
       verdicts: distribution(this.verdicts.result()),
       jurorVerdicts: distribution(this.jurorVerdicts.result()),
       dimensions,

@@ -7,6 +7,7 @@ import { BatchReportBuilder } from './batch-report';
 import { ComparisonSide, compareSides } from './compare';
 import { delphiInterval } from './extract';
 import { chiSquareUpperTail } from './figures';
+import { predictionInterval } from './reference';
 import type { ReportAggregates, ReportItem, ReportStageRow } from './rows';
 
 const DIMENSIONS = ['accuracy', 'completeness', 'clarity', 'relevance', 'actionability'];
@@ -172,8 +173,9 @@ describe('batch report builders on hand-made rows', () => {
     });
     expect(jury.mostDisagreement[0].webPath).toBe(`#/m/${jury.mostDisagreement[0].messageId}`);
 
-    // The reference: 'revise' (any case) on item 0, APPROVE on item 2, none on item 1.
-    expect(jury.reference).toMatchObject({ itemsWithReference: 2, itemsWithoutReference: 1 });
+    // The reference: 'revise' (any case) on item 0, APPROVE on item 2, none on items 1 and 3 (issue
+    // 36, an intended change: counts are over all items, so the running item 3 now counts too).
+    expect(jury.reference).toMatchObject({ itemsWithReference: 2, itemsWithoutReference: 2 });
     expect(jury.reference?.matching).toMatchObject({ count: 2, n: 2, value: 1 });
     expect(jury.reference?.cohen?.kappa.value).toBe(1);
     expect(jury.reference?.cohen?.confusion).toEqual([
@@ -418,6 +420,7 @@ describe('batch report builders on hand-made rows', () => {
       estimate(2, 1, 200, 200),
       estimate(2, 2, 240, 300),
       row('round_2_stats', null, { median: 200, mean: 196.7, cv: 0.19, converged: true }),
+      row('synthesis', 'sim/f', { totalRounds: 2, converged: true, finalValue: 590 / 3 }),
     ]);
     builder.addItem(item('delphi', 1, { reference: 50 }), [
       row('classify', 'sim/f', { type: 'numeric' }),
@@ -437,13 +440,127 @@ describe('batch report builders on hand-made rows', () => {
     expect(delphi.movement[0].distanceClosed.value).toBeCloseTo((0.5 + 0.6) / 2, 12);
     expect(delphi.finalCv).toMatchObject({ n: 2 });
     const numeric = delphi.reference!.numeric!;
-    // |200 − 200| = 0 and |100 − 50| = 50.
-    expect(numeric.meanAbsoluteError.value).toBe(25);
-    expect(numeric.meanSignedError.value).toBe(25);
-    expect(numeric.meanAbsolutePercentageError.value).toBe(0.5);
-    // 200 lies inside [84.6, 308.7]; 50 is outside [100, 100].
-    expect(numeric.intervalCoverage).toMatchObject({ count: 1, n: 2 });
-    expect(delphi.reference?.matching).toMatchObject({ count: 1, n: 2 });
+    // Issue 36 (an intended change): errors are measured on the final value the mode reports (the
+    // synthesis row's finalValue, the last round's mean 590/3; the second item has no synthesis row,
+    // so its last round's mean 100), no longer on the median (200, which matched item 0 exactly).
+    // |590/3 − 200| = 10/3 and |100 − 50| = 50.
+    expect(numeric.meanAbsoluteError.value).toBeCloseTo((10 / 3 + 50) / 2, 10);
+    expect(numeric.meanSignedError.value).toBeCloseTo((-10 / 3 + 50) / 2, 10);
+    // In percent: (100 · (10/3)/200 + 100 · 50/50) / 2.
+    expect(numeric.meanAbsolutePercentageError.value).toBeCloseTo((5 / 3 + 100) / 2, 10);
+    // 200 lies inside the prediction interval of [150, 200, 240] and their range; 50 is outside
+    // both [100, 100].
+    expect(numeric.predictionIntervalCoverage).toMatchObject({ count: 1, n: 2 });
+    expect(numeric.finalRangeCoverage).toMatchObject({ count: 1, n: 2 });
+    expect(delphi.reference?.matching).toMatchObject({ count: 0, n: 2 });
+    expect(delphi.reference?.mismatches.map((m) => m.outcome)).toEqual(['100']);
+  });
+
+  it('jury: counts the assessments whose scores and verdicts were read, and uses each part where read', () => {
+    const builder = new BatchReportBuilder({ seed: 'parts' });
+    builder.addItem(item('jury', 0), [
+      juror('sim/j1', 1, 8, 'APPROVE'),
+      // Scores but no verdict: a parse failure whose scores still count (and no verdict does).
+      juror('sim/j2', 2, 4, null, false),
+      // A verdict and only two of five scores.
+      row(
+        'deliberation',
+        'sim/j3',
+        { scores: { accuracy: 6, clarity: 6 }, verdict: 'REVISE', parseSuccess: false },
+        3,
+      ),
+      row('juror_summary', null, { majorityVerdict: 'REVISE' }),
+    ]);
+    const jury = builder.result(META, EMPTY).jury!;
+    expect(jury.assessments).toEqual({ n: 3, allScoresRead: 2, someScoresRead: 3, verdictRead: 2 });
+    const j2 = jury.jurors.find((j) => j.juror === 'sim/j2')!;
+    expect(j2.parseFailures).toMatchObject({ count: 1, n: 1 });
+    expect(j2.verdictUnread).toMatchObject({ count: 1, n: 1 });
+    expect(j2.scoresUnread).toMatchObject({ count: 0, n: 1 });
+    expect(jury.jurors.find((j) => j.juror === 'sim/j3')!.scoresUnread).toMatchObject({ count: 1, n: 1 });
+    // Its scores are in the means and leniency; its missing verdict is not a verdict.
+    const accuracy = jury.dimensions.find((d) => d.dimension === 'accuracy')!;
+    expect(accuracy.scores).toMatchObject({ n: 3, mean: 6 });
+    expect(jury.dimensions.find((d) => d.dimension === 'completeness')!.scores.n).toBe(2);
+    expect(j2.leniency.value).not.toBeNull();
+    expect(jury.jurorVerdicts.n).toBe(2);
+  });
+
+  it('predictionInterval: mean ± t(0.975, n − 1) · s · √(1 + 1/n), none below two estimates', () => {
+    const values = [150, 200, 240];
+    const mean = 590 / 3;
+    const sd = Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / 2);
+    // t(0.975, 2) = 4.302653 (R: qt(0.975, 2)).
+    const half = 4.302653 * sd * Math.sqrt(1 + 1 / 3);
+    const interval = predictionInterval(values)!;
+    expect(interval.low).toBeCloseTo(mean - half, 4);
+    expect(interval.high).toBeCloseTo(mean + half, 4);
+    // Wider than the mean's confidence interval, which is what the old coverage figure used.
+    // √(n + 1) = 2 times as wide as the mean's confidence interval the old coverage figure used.
+    const confidence = delphiInterval(values)!;
+    expect((interval.high - interval.low) / (confidence.high - confidence.low)).toBeCloseTo(2, 3);
+    expect(predictionInterval([7])).toBeNull();
+    expect(predictionInterval([7, 7])).toEqual({ low: 7, high: 7 });
+  });
+
+  it("reference counts are over all the mode's items, and those not compared are named", () => {
+    const builder = new BatchReportBuilder({ seed: 'all' });
+    const numericRows = (value: number) => [
+      row('classify', 'sim/f', { type: 'numeric' }),
+      row('round_1', 'sim/p0', { round: 1, type: 'numeric', estimate: value }, 0),
+      row('round_1', 'sim/p1', { round: 1, type: 'numeric', estimate: value }, 1),
+      row('round_1_stats', null, { median: value, mean: value, cv: 0, converged: true }),
+      row('synthesis', 'sim/f', { finalValue: value }),
+    ];
+    builder.addItem(item('delphi', 0, { reference: 10 }), numericRows(10));
+    builder.addItem(item('delphi', 1, { reference: 'lots' }), numericRows(10));
+    builder.addItem(item('delphi', 2, { reference: 12, status: 'failed' }), []);
+    builder.addItem(item('delphi', 3, { reference: 13, status: 'failed' }), []);
+    builder.addItem(item('delphi', 4, { reference: 14, status: 'cancelled' }), []);
+    builder.addItem(item('delphi', 5, { status: 'failed' }), []);
+    builder.addItem(item('delphi', 6, { reference: null }), numericRows(3));
+    builder.addItem(item('jury', 7, { reference: 'APPROVE', status: 'failed' }), []);
+    builder.addItem(item('jury', 8, { reference: 'APPROVE', status: 'running' }), []);
+    builder.addItem(item('jury', 9, { reference: 'APPROVE' }), [juror('sim/a', 0, 8, 'APPROVE')]);
+    const report = builder.result({ ...META, status: 'running' }, EMPTY);
+    const delphi = report.delphi!.reference!;
+    // Before: "with a reference: 2 (without: 1)", the failed ones silently left out.
+    expect(delphi).toMatchObject({ itemsWithReference: 5, itemsWithoutReference: 2 });
+    expect(delphi.notCompared).toMatchObject({
+      count: 4,
+      failed: 2,
+      cancelled: 1,
+      unfinished: 0,
+      noOutcome: 0,
+      unusableReference: 1,
+    });
+    expect(delphi.notCompared.items.map((i) => [i.index, i.reason])).toEqual([
+      [1, 'the reference cannot be compared with this outcome'],
+      [2, 'the item failed'],
+      [3, 'the item failed'],
+      [4, 'the item was cancelled'],
+    ]);
+    expect(delphi.matching).toMatchObject({ count: 1, n: 1 });
+    const jury = report.jury!.reference!;
+    expect(jury).toMatchObject({ itemsWithReference: 3, itemsWithoutReference: 0 });
+    // Item 9 is complete but has no final verdict (no foreman, no majority row).
+    expect(jury.notCompared).toMatchObject({ count: 3, failed: 1, unfinished: 1, noOutcome: 1 });
+    expect(report.notes).toContain(
+      '4 delphi items failed or were cancelled and are not in the delphi statistics: items 2, 3, 4, 5.',
+    );
+    expect(report.notes).toContain(
+      '1 jury item failed or was cancelled and is not in the jury statistics: item 7.',
+    );
+  });
+
+  it('a section whose items all failed still counts their references', () => {
+    const builder = new BatchReportBuilder({ seed: 'failed' });
+    builder.addItem(item('delphi', 0, { reference: 1, status: 'failed' }), []);
+    builder.addItem(item('delphi', 1, { reference: 2, status: 'failed' }), []);
+    const reference = builder.result(META, EMPTY).delphi!.reference!;
+    expect(reference).toMatchObject({ itemsWithReference: 2, itemsWithoutReference: 0 });
+    expect(reference.notCompared).toMatchObject({ count: 2, failed: 2 });
+    expect(reference.matching).toMatchObject({ count: 0, n: 0 });
   });
 
   it('delphiInterval recomputes the interval the Delphi report states', () => {

@@ -198,6 +198,7 @@ function planVerdict(ctx: Ctx): PlannedCall[] {
     assessments: jurors.map((j) => ({ model: j.model, assessment: j.assessmentText })),
     tally: summary.voteTally,
     majorityVerdict: summary.majorityVerdict,
+    missingVerdicts: jurors.filter((j) => j.verdict === null).length,
   });
   return [
     withFallbacks(promptCall(config.foremanModel, config.foremanModel, prompt), config.foremanFallbacks),

@@ -1,5 +1,6 @@
 import { withoutFences } from '../../shared/fence';
 import { buildEvaluationPrompt, buildForemanPrompt, buildJuryTitlePrompt } from './jury.prompts';
+import { foremanResponder } from './jury.sim';
 
 describe('jury prompts', () => {
   const nonceOf = (prompt: string) => /^<<<CONTENT ([0-9a-f]{16})>>>$/m.exec(prompt)?.[1] ?? 'none';
@@ -55,5 +56,49 @@ describe('jury prompts', () => {
     expect(prompt).toContain(
       'VOTE TALLY:\n- APPROVE: 1\n- REVISE: 1\n- REJECT: 0\n- Majority Verdict: REVISE',
     );
+  });
+
+  it('says in the tally when jurors gave no readable verdict, and only then (issue 36)', () => {
+    const input = {
+      content: 'c',
+      assessments: [
+        { model: 'x/a', assessment: 'VERDICT: APPROVE' },
+        { model: 'x/b', assessment: 'no verdict here' },
+      ],
+      tally: { approve: 1, revise: 0, reject: 0 },
+      majorityVerdict: 'APPROVE' as const,
+    };
+    expect(buildForemanPrompt(input)).not.toContain('No readable verdict');
+    expect(buildForemanPrompt({ ...input, missingVerdicts: 0 })).toBe(buildForemanPrompt(input));
+    expect(buildForemanPrompt({ ...input, missingVerdicts: 1 })).toContain(
+      '- REJECT: 0\n- No readable verdict: 1 (these jurors did not vote, so do not call the jury unanimous)\n' +
+        '- Majority Verdict: APPROVE',
+    );
+  });
+
+  it('the simulated foreman calls the jury unanimous only when every juror gave the majority verdict', () => {
+    const answer = (assessments: string[]) =>
+      foremanResponder.respond({
+        model: 'sim/f',
+        persona: '',
+        flags: [],
+        messages: [],
+        prompt: buildForemanPrompt({
+          content: 'c',
+          assessments: assessments.map((assessment, i) => ({ model: `sim/j${i}`, assessment })),
+          tally: { approve: 2, revise: 0, reject: 0 },
+          majorityVerdict: 'APPROVE',
+        }),
+        random: () => 0.5,
+        seed: 's',
+      }) as string;
+    expect(answer(['VERDICT: APPROVE', 'VERDICT: APPROVE'])).toContain('The jury was unanimous.');
+    // Before issue 36, a juror without a verdict was ignored and this said "unanimous".
+    const missing = answer(['VERDICT: APPROVE', 'VERDICT: APPROVE', 'no verdict']);
+    expect(missing).not.toContain('The jury was unanimous.');
+    expect(missing).toContain(
+      '1 of 3 jurors gave no verdict that could be read, so the jury was not unanimous.',
+    );
+    expect(answer(['VERDICT: APPROVE', 'VERDICT: REJECT'])).toContain('At least one juror disagreed');
   });
 });

@@ -78,6 +78,8 @@ export function buildForemanPrompt(input: {
   assessments: { model: string; assessment: string }[];
   tally: VoteTally;
   majorityVerdict: Verdict;
+  /** Jurors that answered without a readable verdict (issue 36): said in the tally when there are any. */
+  missingVerdicts?: number;
   seed?: string;
 }): string {
   const fence = createFence(
@@ -93,6 +95,11 @@ export function buildForemanPrompt(input: {
   const question = input.originalQuestion
     ? `ORIGINAL QUESTION:\n${fence.wrap('QUESTION', input.originalQuestion)}\n\n`
     : '';
+  // Only when a verdict is missing, so every other foreman prompt stays 03-jury.md's.
+  const missing =
+    input.missingVerdicts && input.missingVerdicts > 0
+      ? `- No readable verdict: ${input.missingVerdicts} (these jurors did not vote, so do not call the jury unanimous)\n`
+      : '';
   const assessments = input.assessments
     .map((a, i) => `--- Juror ${i + 1} (${a.model}) ---\n${fence.wrap('ASSESSMENT', a.assessment)}\n`)
     .join('\n');
@@ -109,7 +116,7 @@ VOTE TALLY:
 - APPROVE: ${input.tally.approve}
 - REVISE: ${input.tally.revise}
 - REJECT: ${input.tally.reject}
-- Majority Verdict: ${input.majorityVerdict}
+${missing}- Majority Verdict: ${input.majorityVerdict}
 
 Produce a formal verdict report:
 

@@ -112,7 +112,10 @@ export const foremanResponder: SimulatedResponder = {
     const verdicts = assessments.flatMap((b) =>
       [...b.text.matchAll(/^VERDICT: (APPROVE|REVISE|REJECT)$/gm)].map((m) => m[1]),
     );
-    const unanimous = verdicts.every((v) => v === majority);
+    // Unanimous only when every juror gave a verdict and all agree (issue 36: a juror without a
+    // readable verdict did not vote with the majority).
+    const dissent = verdicts.some((v) => v !== majority);
+    const missing = assessments.filter((b) => !/^VERDICT: (APPROVE|REVISE|REJECT)$/m.test(b.text)).length;
     return [
       '## Jury Verdict Report',
       '',
@@ -144,9 +147,13 @@ export const foremanResponder: SimulatedResponder = {
         : ['1. Support the main claims with sources', '2. Cover the missing edge cases']),
       '',
       '### Dissenting Opinions',
-      unanimous
-        ? 'The jury was unanimous.'
-        : '- At least one juror disagreed with the majority and explained why.',
+      ...(dissent ? ['- At least one juror disagreed with the majority and explained why.'] : []),
+      ...(missing > 0
+        ? [
+            `- ${missing} of ${jurors} jurors gave no verdict that could be read, so the jury was not unanimous.`,
+          ]
+        : []),
+      ...(!dissent && missing === 0 ? ['The jury was unanimous.'] : []),
     ].join('\n');
   },
 };
