@@ -149,13 +149,17 @@ function checkCommon(report: BatchReport, rows: LongRow[]): void {
 /** Reference agreement of a categorical outcome: items with a reference, and matches. */
 function checkReference(
   report: { itemsWithReference: number; itemsWithoutReference: number; matching: ReportRate } | null,
+  allItems: LongRow[],
   outcomes: { reference: string | number | null; outcome: string | null }[],
   normalise: (v: string) => string = (v) => v,
 ): void {
-  const withReference = outcomes.filter((o) => o.reference !== null && String(o.reference).trim() !== '');
+  const carries = (o: { reference: string | number | null }) =>
+    o.reference !== null && String(o.reference).trim() !== '';
+  const withReference = outcomes.filter(carries);
   expect(report).not.toBeNull();
-  expect(report!.itemsWithReference).toBe(withReference.length);
-  expect(report!.itemsWithoutReference).toBe(outcomes.length - withReference.length);
+  // Counted over every item of the batch (issue 36), failed ones too; matched over complete ones.
+  expect(report!.itemsWithReference).toBe(allItems.filter(carries).length);
+  expect(report!.itemsWithoutReference).toBe(allItems.length - allItems.filter(carries).length);
   const matching = withReference.filter(
     (o) => o.outcome !== null && normalise(String(o.reference).trim()) === normalise(o.outcome),
   ).length;
@@ -398,6 +402,7 @@ describe('long-format export: every figure of the report recomputed from it', ()
 
     checkReference(
       council.reference,
+      split(rows).items,
       [...byItem.values()].map((itemRows) => ({
         reference: itemRows[0].reference,
         outcome: itemRows.find((x) => x.kind === 'outcome')!.subject,
@@ -406,7 +411,11 @@ describe('long-format export: every figure of the report recomputed from it', ()
   });
 
   /** Vote and debate: contests, wins, vote shares, invalid votes, ties, votes by position, reference. */
-  function checkContest(section: NonNullable<BatchReport['vote']>, byItem: Map<string, LongRow[]>): void {
+  function checkContest(
+    section: NonNullable<BatchReport['vote']>,
+    byItem: Map<string, LongRow[]>,
+    allItems: LongRow[],
+  ): void {
     expect(section.items).toBe(byItem.size);
     const tally = new Map<
       string,
@@ -512,6 +521,7 @@ describe('long-format export: every figure of the report recomputed from it', ()
     );
     checkReference(
       section.reference,
+      allItems,
       [...byItem.values()].map((itemRows) => ({
         reference: itemRows[0].reference,
         outcome: itemRows.find((x) => x.kind === 'outcome')!.subject,
@@ -522,7 +532,7 @@ describe('long-format export: every figure of the report recomputed from it', ()
   it('vote: win rates, vote shares, invalid votes, ties, votes by position, reference, usage, failures', async () => {
     const [r, rows] = [await report(batches.vote), await exported(batches.vote)];
     checkCommon(r, rows);
-    checkContest(r.vote!, split(rows).byItem);
+    checkContest(r.vote!, split(rows).byItem, split(rows).items);
   });
 
   it('debate: the same, and revisions, the winner’s decision and revised winners', async () => {
@@ -530,7 +540,7 @@ describe('long-format export: every figure of the report recomputed from it', ()
     checkCommon(r, rows);
     const { byItem } = split(rows);
     const debate = r.debate!;
-    checkContest(debate, byItem);
+    checkContest(debate, byItem, split(rows).items);
     const judged = [...byItem.values()].flat();
     const revisions = groupBy(
       judged.filter((x) => x.kind === 'revision'),
@@ -653,6 +663,7 @@ describe('long-format export: every figure of the report recomputed from it', ()
     );
     checkReference(
       jury.reference,
+      split(rows).items,
       [...byItem.values()].map((itemRows) => ({
         reference: itemRows[0].reference,
         outcome: itemRows.find((x) => x.kind === 'outcome')!.verdict,
@@ -684,15 +695,20 @@ describe('long-format export: every figure of the report recomputed from it', ()
     expect(delphi.finalCv.n).toBe(cvs.length);
     close(delphi.finalCv.mean, mean(cvs));
 
-    // Final values: the last round's median is the value reported and measured against the reference.
+    // Final values: the mode's final value (the mean of the last round's estimates, issue 36) is the
+    // value reported and measured against the reference; a round row carries the round's median.
     for (const [messageId, itemRows] of byItem) {
       const last = itemRows.filter((x) => x.kind === 'round').at(-1)!;
-      expect([messageId, itemRows.find((x) => x.kind === 'outcome')!.value]).toEqual([messageId, last.value]);
-      const finalEstimates = itemRows.filter((x) => x.kind === 'estimate' && x.round === last.round);
+      const finalEstimates = itemRows.filter(
+        (x) => x.kind === 'estimate' && x.round === last.round && typeof x.value === 'number',
+      );
       const values = finalEstimates.map((x) => x.value as number).sort((a, b) => a - b);
       const middle = Math.floor(values.length / 2);
       const median = values.length % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
       close(last.value as number, median);
+      const outcome = itemRows.find((x) => x.kind === 'outcome')!;
+      expect(messageId).toBe(outcome.messageId);
+      close(outcome.value as number, mean(values));
     }
 
     // Movement: round r's fresh numeric answers against round r − 1's median.
@@ -725,9 +741,11 @@ describe('long-format export: every figure of the report recomputed from it', ()
     const withReference = outcomes.filter(
       (o) => o.reference !== null && Number.isFinite(Number(o.reference)),
     );
+    const all = split(rows).items;
+    const allWithReference = all.filter((o) => o.reference !== null && Number.isFinite(Number(o.reference)));
     expect(delphi.reference).toMatchObject({
-      itemsWithReference: withReference.length,
-      itemsWithoutReference: outcomes.length - withReference.length,
+      itemsWithReference: allWithReference.length,
+      itemsWithoutReference: all.length - allWithReference.length,
     });
     const errors = withReference.map((o) => Math.abs((o.value as number) - Number(o.reference)));
     expect(delphi.reference!.numeric!.meanAbsoluteError.n).toBe(errors.length);

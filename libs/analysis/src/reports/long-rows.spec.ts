@@ -230,7 +230,9 @@ describe('long rows: judgements as the report reads them', () => {
       row('round_1_stats', null, { median: 150, cv: 0.4, converged: false }),
       estimate(2, 0, 140, 100),
       estimate(2, 1, 200, 200, true),
-      row('round_2_stats', null, { median: 170, cv: 0.1, converged: true }),
+      row('round_2_stats', null, { median: 170, mean: 170, cv: 0.1, converged: true }),
+      // the mode's final value (issue 36: the outcome is what the mode reports, not the median)
+      row('synthesis', 'sim/f', { finalValue: 171.5 }),
     ];
     const out = judgementRows('delphi', rows);
     expect(
@@ -317,7 +319,7 @@ describe('long rows: judgements as the report reads them', () => {
         kind: 'outcome',
         round: 2,
         participant: undefined,
-        value: 170,
+        value: 171.5,
         previous: undefined,
         carriedForward: undefined,
         parsed: undefined,

@@ -40,8 +40,8 @@ import {
  * - `outcome`: one per item with stage rows. Council: `subject` the best-ranked model. Vote and
  *   debate: `subject` the winner, `label` its label, `tiebroken`, `method` (tiebreak),
  *   `verdict` the debate winner's own revision decision, `value` valid votes. Jury: `verdict` the
- *   final verdict. Delphi: `method` numeric / qualitative, `value` the final median (numeric) or
- *   answer (qualitative), `round` the convergence round, `converged`.
+ *   final verdict. Delphi: `method` numeric / qualitative, `value` the mode's final value (numeric:
+ *   `finalValue`, the last round's mean) or answer (qualitative), `round` the convergence round, `converged`.
  */
 
 export type LongRowKind =
@@ -309,7 +309,7 @@ export function judgementRows(mode: ModeName, rows: readonly ReportStageRow[]): 
       out.push({
         kind: 'outcome',
         method: facts.type,
-        value: facts.type === 'numeric' ? facts.finalMedian : facts.finalAnswer,
+        value: facts.type === 'numeric' ? facts.finalValue : facts.finalAnswer,
         round: facts.convergenceRound,
         converged: facts.converged,
       });
