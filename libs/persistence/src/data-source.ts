@@ -15,6 +15,7 @@ import { WorkByKey1764450000000 } from './migrations/1764450000000-work-by-key';
 import { AdminSessions1764533000000 } from './migrations/1764533000000-admin-sessions';
 import { MessageStatuses1764600000000 } from './migrations/1764600000000-message-statuses';
 import { StopNotices1764710000000 } from './migrations/1764710000000-stop-notices';
+import { StageWriteLoaded1764800000000 } from './migrations/1764800000000-stage-write-loaded';
 import { ensureEventPartitions } from './lifecycle/event-partitions';
 import { partitionsAhead } from './lifecycle/plan';
 
@@ -35,6 +36,7 @@ export const MIGRATIONS = [
   AdminSessions1764533000000,
   MessageStatuses1764600000000,
   StopNotices1764710000000,
+  StageWriteLoaded1764800000000,
 ];
 
 /**

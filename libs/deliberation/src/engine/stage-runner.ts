@@ -13,7 +13,6 @@ import { stripEchoedMarkers } from '../shared/fence';
 import type {
   AnyModeDefinition,
   CallOutcome,
-  CommittedStage,
   DeliberationContext,
   DeliberationStore,
   EventPublisher,
@@ -27,8 +26,10 @@ import type {
   StageTransition,
   StageWrite,
   StageWriteResult,
+  StoredStages,
   SuccessfulCall,
 } from './types';
+import { inStoredOrder } from './stored-order';
 
 export interface StageRunnerOptions {
   historyTurns: number;
@@ -143,6 +144,16 @@ interface Settled {
  * trusted: stops must have been heard without a break since this long before the message was stored.
  */
 export const START_CLOCK_SKEW_MS = 1000;
+
+/** The next stage's opening, planned while its commit is built (StageRunner.openNext). */
+interface NextOpening {
+  stage: string;
+  /** The calls the opening announces ('started'). */
+  calls: PlannedCall[];
+  opening: ModeEvent[];
+  /** StopHearing's mark from before the commit's write. */
+  heard: number | null;
+}
 
 /** What else a stage's commit carries besides its reduction. */
 interface Closing {
@@ -657,33 +668,35 @@ export class StageRunner {
   }
 
   /**
-   * The next stage's state, plan and opening once `reduction` (moving on to another stage) is
-   * stored: null when the store cannot tell what a load would then return, when the cap has
-   * passed, or when planning fails (the next stage's job then loads, plans and opens as usual).
+   * The next stage's opening, written with the commit of `reduction` (moving on to another stage):
+   * planned from the state a load would then return as far as the engine can tell (the stored rows
+   * and the reduction's, in the store's order: inStoredOrder; the stage's outcomes); the calls the stage runs are planned
+   * again from what the commit's write answers it stored (carryNext). Null when the cap has passed
+   * or planning fails (the next stage's job then loads, plans and opens as usual).
    */
-  private prepareNext(
+  private openNext(
     loaded: LoadedDeliberation,
     mode: AnyModeDefinition,
     stage: string,
     reduction: StageReduction,
     outcomes: CallOutcome[],
     titleOutcome: CallOutcome | null | undefined,
-  ): Carried | null {
+  ): NextOpening | null {
     const { transition } = reduction;
-    if (transition.kind !== 'next' || !this.store.loadedAfterCommit) return null;
+    if (transition.kind !== 'next') return null;
     const elapsed = this.now() - loaded.createdAt.getTime();
     if (mode.enforcesDeliberationCap && elapsed >= this.options.deliberationCapMs) return null;
     try {
-      const committed: CommittedStage = {
-        stage,
-        rows: reduction.rows,
-        outcomes,
-        ...(titleOutcome ? { titleOutcome } : {}),
-        next: transition.stage,
+      const ahead: LoadedDeliberation = {
+        ...loaded,
+        rows: inStoredOrder([...loaded.rows, ...reduction.rows]),
+        outcomes: {
+          ...loaded.outcomes,
+          ...(outcomes.length > 0 ? { [stage]: outcomes } : {}),
+          ...(titleOutcome && !loaded.outcomes.title?.length ? { title: [titleOutcome] } : {}),
+        },
       };
-      const next = this.store.loadedAfterCommit(loaded, committed);
-      if (!next) return null;
-      const ctx = contextOf(next, this.now(), this.options.deliberationCapMs);
+      const ctx = contextOf(ahead, this.now(), this.options.deliberationCapMs);
       const calls = mode.plan(transition.stage, ctx);
       const opening = [
         ...mode.startEvents(transition.stage, ctx),
@@ -691,16 +704,50 @@ export class StageRunner {
       ];
       // Marked before the commit's write is sent (this runs while it is built): a stop stored
       // after that write must have been heard for the carried stage to be used.
-      return {
-        stage: transition.stage,
-        loaded: next,
-        calls,
-        opening,
-        at: this.now(),
-        heard: this.hearing.mark(),
-      };
+      return { stage: transition.stage, calls, opening, heard: this.hearing.mark() };
     } catch (error) {
       this.options.log?.(`could not prepare ${transition.stage} of ${loaded.messageId}: ${String(error)}`);
+      return null;
+    }
+  }
+
+  /**
+   * The next stage to carry, once the commit that opened it is written: its state is what the
+   * write answered it stored (rows and outcomes as a load reads them), and its calls are planned
+   * from that. Null when the store did not answer with it, or when the calls differ from those the
+   * opening announced (then the next stage's job loads, and finds its opening stored).
+   */
+  private carryNext(
+    loaded: LoadedDeliberation,
+    mode: AnyModeDefinition,
+    next: NextOpening,
+    stored: StoredStages | undefined,
+  ): Carried | null {
+    if (!stored) return null;
+    try {
+      const state: LoadedDeliberation = {
+        ...loaded,
+        status: 'running',
+        stage: next.stage,
+        // Opened by the commit; its job starts the stage's clock when it runs it (see runStage).
+        stageOpenedAt: null,
+        rows: stored.rows,
+        outcomes: stored.outcomes,
+      };
+      const calls = mode.plan(next.stage, contextOf(state, this.now(), this.options.deliberationCapMs));
+      const announced = (list: PlannedCall[]) =>
+        list.map((c) => `${c.key}\u0000${c.participant}`).join('\u0001');
+      if (announced(calls) !== announced(next.calls)) return null;
+      return {
+        stage: next.stage,
+        loaded: state,
+        calls,
+        opening: next.opening,
+        at: this.now(),
+        heard: next.heard,
+      };
+    } catch (error) {
+      this.options.log?.(`could not prepare ${next.stage} of ${loaded.messageId}: ${String(error)}`);
       return null;
     }
   }
@@ -1028,7 +1075,7 @@ export class StageRunner {
       await awaitTitle(this.store, messageId, this.options.titleGraceMs ?? 5000, this.now);
     const mine = last.map((s) => s.outcome);
     let committed = reduction;
-    let next: Carried | null = null;
+    let next: NextOpening | null = null;
     const { written, saved, failed } = await this.writeSettled(
       messageId,
       mine,
@@ -1036,8 +1083,9 @@ export class StageRunner {
         // Built again from the stored outcomes when an earlier run's stand in for these.
         if (outcomes !== mine && closing.reduceWith) committed = closing.reduceWith(outcomes);
         const { rows, events, transition } = committed;
-        // Moving on: the next stage opens in this same commit (its start and 'started' events).
-        next = this.prepareNext(
+        // Moving on: the next stage opens in this same commit (its start and 'started' events),
+        // and the write answers with what it stored, for the next stage to run from.
+        next = this.openNext(
           loaded,
           mode,
           stage,
@@ -1056,6 +1104,7 @@ export class StageRunner {
             ...(next?.opening ?? []),
           ],
           update: messageUpdateFor(transition),
+          ...(next ? { loaded: true } : {}),
           ...(transition.kind === 'done' && needsTitle ? { title: fallbackTitle(question) } : {}),
           ...closing.title,
         };
@@ -1079,7 +1128,8 @@ export class StageRunner {
     const { transition } = committed;
     if (transition.kind === 'next') {
       // Before the enqueue, so that a job of the next stage taken here finds it.
-      if (next) this.carried.carry(messageId, next);
+      const carried = next && this.carryNext(loaded, mode, next, written.stored);
+      if (carried) this.carried.carry(messageId, carried);
       await this.scheduler.enqueueStage(messageId, transition.stage, { background: loaded.batchId !== null });
     } else if (delivered.length > 0) {
       await this.finished(messageId, loaded.batchId);

@@ -18,15 +18,20 @@
  * the lock see every earlier writer.
  *
  * p: { stage, guard?, markRunning?, outcomes?, rows?, events, update?: { status?, stage?, error?,
- *      content?, completed? }, title?, conversationTitle?, titleOutcome?, compact? }
+ *      content?, completed? }, title?, conversationTitle?, titleOutcome?, compact?, loaded? }
  *
  * 'written' answers with the events appended: whole (message_id, seq, type, payload, created_at),
  * or with `compact` as [event_key, seq, created_at] and the title filled into `title_complete`
  * (`title`): the writer has the payloads already, so they need not travel back (1764200000000).
+ * With `loaded` (a commit that moves the message on: 1764800000000) it is compact and also says
+ * what it stored as the next stage needs it: the message's stage rows (`rows`) and model outcomes
+ * (`outcomes`, each with its `stage`), in the order, and with the jsonb key order, that a load
+ * reads them (the LOAD_MESSAGE query of deliberation.store.ts): the worker runs the next stage
+ * from this answer instead of loading the message again.
  *
  * This is the live text, its one home; no migration imports it. Each migration carries the text it
  * ran, frozen (1763820000000, 1763830000000, 1763840000000, 1764100000000, 1764200000000,
- * 1764600000000), and
+ * 1764600000000, 1764800000000), and
  * migrations/migrations.db-spec.ts checks that a database the migrations build defines exactly this
  * text. To change the function: edit it here and add a migration with a frozen copy of the new
  * text. It stays compatible with older engines, which ignored the outcomes of 'replaced', never
@@ -167,6 +172,23 @@ BEGIN
     UPDATE messages SET last_seq = m.last_seq + v_count WHERE id = p_message;
   END IF;
 
+  IF COALESCE((p->>'loaded')::boolean, false) THEN
+    RETURN jsonb_build_object('result', 'written', 'events', v_delivered, 'title', COALESCE(v_title, p->>'title'),
+      'rows', (SELECT COALESCE(jsonb_agg(jsonb_build_object('stage_type', s.stage_type,
+          'stage_order', s.stage_order, 'model', s.model, 'role', s.role, 'content', s.content,
+          'parsed_data', s.parsed_data, 'response_time_ms', s.response_time_ms,
+          'prompt_tokens', s.prompt_tokens, 'completion_tokens', s.completion_tokens,
+          'cost_usd', s.cost_usd, 'participant', s.participant)
+          ORDER BY s.stage_order, s.participant NULLS FIRST, s.created_at, s.id), '[]'::jsonb)
+        FROM deliberation_stages s WHERE s.message_id = p_message),
+      'outcomes', (SELECT COALESCE(jsonb_agg(jsonb_build_object('stage', c.stage, 'call_key', c.call_key,
+          'model', c.model, 'served_model', c.served_model, 'ok', c.ok, 'content', c.content,
+          'error', c.error, 'response_time_ms', c.response_time_ms, 'prompt_tokens', c.prompt_tokens,
+          'completion_tokens', c.completion_tokens, 'cost_usd', c.cost_usd, 'simulated', c.simulated,
+          'finish_reason', c.finish_reason)
+          ORDER BY c.created_at, c.id), '[]'::jsonb)
+        FROM model_calls c WHERE c.message_id = p_message AND c.stage <> 'unstored'));
+  END IF;
   IF v_compact THEN
     RETURN jsonb_build_object('result', 'written', 'events', v_delivered, 'title', COALESCE(v_title, p->>'title'));
   END IF;
