@@ -370,10 +370,11 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
   }
 
   /**
-   * One round trip: conclave_stage_write (migrations 1763820000000, 1763830000000, 1764200000000)
-   * decides and does the work under the row lock; it is the only writer of a stage. It answers in
-   * the compact form: which of the events sent were appended, with their seq and time (the
-   * payloads stay here instead of travelling back).
+   * One round trip: conclave_stage_write (migrations 1763820000000, 1763830000000, 1764200000000,
+   * 1764800000000) decides and does the work under the row lock; it is the only writer of a stage.
+   * It answers in the compact form: which of the events sent were appended, with their seq and time
+   * (the payloads stay here instead of travelling back); with `loaded`, also the message's stage
+   * rows and outcomes as the load reads them (`stored`), for the next stage to run from.
    */
   async writeStage(messageId: string, write: StageWrite): Promise<StageWriteResult> {
     const json = JSON.stringify({
