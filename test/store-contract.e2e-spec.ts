@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallOutcome, DeliberationStore, ModeEvent, StageRow, StageWrite } from '@conclave/deliberation';
 import { MemoryStore } from '../libs/deliberation/src/testing/memory-store';
+import { afterStored } from '../libs/deliberation/src/engine/next-stage';
 import { dropDatabases, scratchDatabaseUrl } from './support/database';
 import {
   TypeOrmDeliberationStore,
@@ -421,8 +422,12 @@ describe.each([
     await store.writeStage(messageId, {
       stage: 'stage1',
       outcomes: [answer('a', 'A says')],
+      rows: [{ ...row(3, 'an earlier stage'), stageType: 'stage0', stageOrder: 0 }],
       events: [event('a_done')],
     });
+    await store.writeStage(messageId, { stage: 'stage0', outcomes: [answer('z', 'Z says')], events: [] });
+    const before = await store.load(messageId, 0);
+    if (!before) throw new Error('not stored');
     // Rows in an order PostgreSQL does not keep (participant 2 before 1, a row without one last),
     // parsed data whose keys jsonb orders otherwise, numbers and nulls as they come back, and two
     // rows with one identity (the store keeps the first).
@@ -448,12 +453,17 @@ describe.each([
     if (written.kind !== 'written') throw new Error(`not written: ${written.kind}`);
     expect(written.events.map((e) => e.type)).toEqual(['stage1_complete']);
     const after = await store.load(messageId, 0);
-    expect(written.stored).toEqual({ rows: after?.rows, outcomes: after?.outcomes });
-    expect(written.stored?.rows.map((r) => r.content)).toEqual(['summary', 'first', 'second']);
+    if (!after || !written.stored) throw new Error('not answered');
+    // What the write changed: the rows from its least stage order on, its stage's and the title's outcomes.
+    expect(written.stored.from).toBe(1);
+    expect(written.stored.rows.map((r) => r.content)).toEqual(['summary', 'first', 'second']);
+    expect(Object.keys(written.stored.outcomes).sort()).toEqual(['stage1', 'title']);
+    // With what was loaded before, what a load now returns.
+    const now = afterStored(before, written.stored);
+    expect(now).toEqual({ rows: after.rows, outcomes: after.outcomes });
+    expect(after.rows.map((r) => r.content)).toEqual(['an earlier stage', 'summary', 'first', 'second']);
     // Key order too: a mode that walks an object's keys sees them as a load gives them.
-    expect(JSON.stringify(written.stored)).toBe(
-      JSON.stringify({ rows: after?.rows, outcomes: after?.outcomes }),
-    );
+    expect(JSON.stringify(now.rows)).toBe(JSON.stringify(after.rows));
     // Only when asked: other writes answer with their events alone.
     const plain = await store.writeStage(messageId, { stage: 'stage2', events: [event('x')] });
     expect(plain).toEqual({ kind: 'written', events: [expect.objectContaining({ type: 'x' })] });
@@ -551,7 +561,7 @@ describe.each([
       const after = await store.load(messageId, 0);
       expect(answers[i]).toMatchObject({
         kind: 'written',
-        stored: { rows: after?.rows, outcomes: after?.outcomes },
+        stored: { from: 1, rows: after?.rows, outcomes: after?.outcomes },
       });
       expect(after?.rows.map((r) => r.content)).toEqual([`first ${i}`, `second ${i}`]);
     }

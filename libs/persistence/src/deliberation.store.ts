@@ -285,8 +285,9 @@ interface StageWriteAnswer {
   title?: string | null;
   /** 'replaced': the stored outcomes of the calls given; 'written' with `loaded`: every one, with its stage. */
   outcomes?: ModelCallRecord[];
-  /** 'written' with `loaded`: the message's stage rows, as a load reads them. */
+  /** 'written' with `loaded`: the message's stage rows from stage order `from` on, as a load reads them. */
   rows?: StageRowRecord[];
+  from?: number | null;
 }
 
 /**
@@ -373,8 +374,8 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
    * One round trip: conclave_stage_write (migrations 1763820000000, 1763830000000, 1764200000000,
    * 1764800000000) decides and does the work under the row lock; it is the only writer of a stage.
    * It answers in the compact form: which of the events sent were appended, with their seq and time
-   * (the payloads stay here instead of travelling back); with `loaded`, also the message's stage
-   * rows and outcomes as the load reads them (`stored`), for the next stage to run from.
+   * (the payloads stay here instead of travelling back); with `loaded`, also what it stored as far
+   * as it changed what the load reads (`stored`), for the next stage to run from.
    */
   async writeStage(messageId: string, write: StageWrite): Promise<StageWriteResult> {
     const json = JSON.stringify({
@@ -393,12 +394,13 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
     });
     const call = { messageId, json };
     const answer = this.grouped ? await this.grouped.submit(messageId, call) : await this.writeOne(call);
-    const { result, events, outcomes, title, rows } = answer;
+    const { result, events, outcomes, title, rows, from } = answer;
     if (result === 'written') {
       const written = { kind: 'written' as const, events: delivered(messageId, write, events ?? [], title) };
       if (!write.loaded || !rows) return written;
       // What the database stored, as a load reads it: the next stage runs from this.
       const stored = {
+        from: from ?? null,
         rows: rows.map(toStageRow),
         outcomes: outcomesByStage((outcomes ?? []) as (ModelCallRecord & { stage: string })[]),
       };

@@ -80,6 +80,23 @@ export function openNext(
   }
 }
 
+/**
+ * What a load returns once a write that answered `stored` is applied after `loaded` (which a load,
+ * or an earlier such answer, gave): the rows of an earlier stage order than any written, then the
+ * rows the store gave from there on; the outcomes of the stages it gave, the others as loaded.
+ */
+export function afterStored(
+  loaded: Pick<LoadedDeliberation, 'rows' | 'outcomes'>,
+  stored: StoredStages,
+): Pick<LoadedDeliberation, 'rows' | 'outcomes'> {
+  const { from } = stored;
+  return {
+    rows:
+      from === null ? loaded.rows : [...loaded.rows.filter((row) => row.stageOrder < from), ...stored.rows],
+    outcomes: { ...loaded.outcomes, ...stored.outcomes },
+  };
+}
+
 /** The calls an opening announces, as its 'started' events name them. */
 const announced = (calls: PlannedCall[]): string =>
   calls.map((c) => `${c.key}\u0000${String(c.participant)}`).join('\u0001');
@@ -105,8 +122,7 @@ export function carryNext(
       stage: next.stage,
       // Opened by the commit; its job starts the stage's clock when it runs it (see StageRun).
       stageOpenedAt: null,
-      rows: stored.rows,
-      outcomes: stored.outcomes,
+      ...afterStored(loaded, stored),
     };
     const calls = mode.plan(next.stage, contextOf(state, clock.now(), clock.deliberationCapMs));
     if (announced(calls) !== announced(next.calls)) return null;

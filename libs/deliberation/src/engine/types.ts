@@ -247,9 +247,16 @@ export interface StageWrite {
   loaded?: boolean;
 }
 
-/** A message's stage rows and model outcomes (by stage) as a load reads them back from the store. */
+/**
+ * What a commit's write says it stored (StageWrite.loaded), as far as the write changed what a load
+ * reads, in the load's order and shapes: with the state loaded before, what a load now returns.
+ */
 export interface StoredStages {
+  /** The least stage order among the rows written (null: none were): `rows` are those from it on. */
+  from: number | null;
+  /** The message's stage rows of stage order `from` and later (rows of an earlier one come first). */
   rows: StageRow[];
+  /** Every outcome of the write's stage and of the title call, by stage (other stages' are unchanged). */
   outcomes: Record<string, CallOutcome[]>;
 }
 
@@ -257,7 +264,7 @@ export type StageWriteResult =
   | {
       kind: 'written';
       events: DeliveredEvent[];
-      /** With `loaded`: the message's rows and outcomes as stored, in a load's order and shapes. */
+      /** With `loaded`: what the write stored, as a load reads it. */
       stored?: StoredStages;
     }
   /**

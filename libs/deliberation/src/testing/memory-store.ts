@@ -66,9 +66,22 @@ export class MemoryStore implements DeliberationStore {
     };
   }
 
-  /** The rows and outcomes as a load reads them (and a write with `loaded` answers them). */
-  private stored(): StoredStages {
+  /** The rows and outcomes as a load reads them. */
+  private stored(): Pick<LoadedDeliberation, 'rows' | 'outcomes'> {
     return { rows: structuredClone(inStoredOrder(this.rows)), outcomes: structuredClone(this.outcomes) };
+  }
+
+  /** What a write with `loaded` answers: the rows from the least stage order written, its stage's and the title's outcomes. */
+  private storedBy(write: StageWrite): StoredStages {
+    const orders = (write.rows ?? []).map((row) => row.stageOrder);
+    const from = orders.length > 0 ? Math.min(...orders) : null;
+    const { rows, outcomes } = this.stored();
+    const written = Object.entries(outcomes).filter(([stage]) => stage === write.stage || stage === 'title');
+    return {
+      from,
+      rows: from === null ? [] : rows.filter((row) => row.stageOrder >= from),
+      outcomes: Object.fromEntries(written),
+    };
   }
 
   /** When the stage's first `model_progress … started` event was stored, as PostgreSQL's load reads it. */
@@ -159,7 +172,11 @@ export class MemoryStore implements DeliberationStore {
     if (update?.status) this.state.status = update.status;
     else if (write.markRunning && this.state.status === 'queued') this.state.status = 'running';
     if (update?.stage !== undefined) this.state.stage = update.stage;
-    return record({ kind: 'written', events: delivered, ...(write.loaded ? { stored: this.stored() } : {}) });
+    return record({
+      kind: 'written',
+      events: delivered,
+      ...(write.loaded ? { stored: this.storedBy(write) } : {}),
+    });
   }
 
   async eventsAfter(messageId: string, afterSeq: number): Promise<DeliveredEvent[]> {

@@ -3,9 +3,10 @@ import { STAGE_WRITE_1764600000000 } from './1764600000000-message-statuses';
 
 /**
  * conclave_stage_write says what it stored: a write with `loaded` (a commit that moves the message
- * on to its next stage) answers 'written' also with the message's stage rows and model outcomes as
- * a load reads them, so the worker runs the next stage from the database's answer instead of
- * predicting it (row order, jsonb key order). Otherwise the same as 1764600000000's. Frozen: the
+ * on to its next stage) answers 'written' also with what it changed of what a load reads (the stage
+ * rows from the least stage order written on, the outcomes of its stage and the title's), so the
+ * worker runs the next stage from the database's answer instead of predicting it (row order,
+ * jsonb key order). Otherwise the same as 1764600000000's. Frozen: the
  * text this migration ran; the live text is libs/persistence/src/sql/stage-write.function.ts.
  */
 export const STAGE_WRITE_1764800000000 = `
@@ -23,6 +24,7 @@ DECLARE
   v_delivered jsonb;
   v_count int;
   v_status text;
+  v_from int;
 BEGIN
   SELECT id, conversation_id, status, stage, needs_title, last_seq, created_at INTO m
     FROM messages WHERE id = p_message FOR NO KEY UPDATE;
@@ -140,21 +142,23 @@ BEGIN
   END IF;
 
   IF COALESCE((p->>'loaded')::boolean, false) THEN
+    SELECT min((r->>'stage_order')::int) INTO v_from FROM jsonb_array_elements(v_rows) AS r;
     RETURN jsonb_build_object('result', 'written', 'events', v_delivered, 'title', COALESCE(v_title, p->>'title'),
+      'from', v_from,
       'rows', (SELECT COALESCE(jsonb_agg(jsonb_build_object('stage_type', s.stage_type,
           'stage_order', s.stage_order, 'model', s.model, 'role', s.role, 'content', s.content,
           'parsed_data', s.parsed_data, 'response_time_ms', s.response_time_ms,
           'prompt_tokens', s.prompt_tokens, 'completion_tokens', s.completion_tokens,
           'cost_usd', s.cost_usd, 'participant', s.participant)
           ORDER BY s.stage_order, s.participant NULLS FIRST, s.created_at, s.id), '[]'::jsonb)
-        FROM deliberation_stages s WHERE s.message_id = p_message),
+        FROM deliberation_stages s WHERE s.message_id = p_message AND s.stage_order >= v_from),
       'outcomes', (SELECT COALESCE(jsonb_agg(jsonb_build_object('stage', c.stage, 'call_key', c.call_key,
           'model', c.model, 'served_model', c.served_model, 'ok', c.ok, 'content', c.content,
           'error', c.error, 'response_time_ms', c.response_time_ms, 'prompt_tokens', c.prompt_tokens,
           'completion_tokens', c.completion_tokens, 'cost_usd', c.cost_usd, 'simulated', c.simulated,
           'finish_reason', c.finish_reason)
           ORDER BY c.created_at, c.id), '[]'::jsonb)
-        FROM model_calls c WHERE c.message_id = p_message AND c.stage <> 'unstored'));
+        FROM model_calls c WHERE c.message_id = p_message AND c.stage IN (p->>'stage', 'title')));
   END IF;
   IF v_compact THEN
     RETURN jsonb_build_object('result', 'written', 'events', v_delivered, 'title', COALESCE(v_title, p->>'title'));

@@ -24,10 +24,13 @@
  * or with `compact` as [event_key, seq, created_at] and the title filled into `title_complete`
  * (`title`): the writer has the payloads already, so they need not travel back (1764200000000).
  * With `loaded` (a commit that moves the message on: 1764800000000) it is compact and also says
- * what it stored as the next stage needs it: the message's stage rows (`rows`) and model outcomes
- * (`outcomes`, each with its `stage`), in the order, and with the jsonb key order, that a load
- * reads them (the LOAD_MESSAGE query of deliberation.store.ts): the worker runs the next stage
- * from this answer instead of loading the message again.
+ * what it stored, as far as the write changed what a load reads (the LOAD_MESSAGE query of
+ * deliberation.store.ts), in the load's order and jsonb key order: the message's stage rows from
+ * the least stage_order among the rows given (`from`; null when none were given: no rows), and
+ * the model outcomes (each with its `stage`) of the write's stage and of the title call. Rows of
+ * an earlier stage_order come before those in a load, and other stages' outcomes are unchanged:
+ * with what it loaded before, the worker has what a load would now return, and runs the next
+ * stage from that instead of loading the message again.
  *
  * This is the live text, its one home; no migration imports it. Each migration carries the text it
  * ran, frozen (1763820000000, 1763830000000, 1763840000000, 1764100000000, 1764200000000,
@@ -56,6 +59,7 @@ DECLARE
   v_delivered jsonb;
   v_count int;
   v_status text;
+  v_from int;
 BEGIN
   SELECT id, conversation_id, status, stage, needs_title, last_seq, created_at INTO m
     FROM messages WHERE id = p_message FOR NO KEY UPDATE;
@@ -173,21 +177,23 @@ BEGIN
   END IF;
 
   IF COALESCE((p->>'loaded')::boolean, false) THEN
+    SELECT min((r->>'stage_order')::int) INTO v_from FROM jsonb_array_elements(v_rows) AS r;
     RETURN jsonb_build_object('result', 'written', 'events', v_delivered, 'title', COALESCE(v_title, p->>'title'),
+      'from', v_from,
       'rows', (SELECT COALESCE(jsonb_agg(jsonb_build_object('stage_type', s.stage_type,
           'stage_order', s.stage_order, 'model', s.model, 'role', s.role, 'content', s.content,
           'parsed_data', s.parsed_data, 'response_time_ms', s.response_time_ms,
           'prompt_tokens', s.prompt_tokens, 'completion_tokens', s.completion_tokens,
           'cost_usd', s.cost_usd, 'participant', s.participant)
           ORDER BY s.stage_order, s.participant NULLS FIRST, s.created_at, s.id), '[]'::jsonb)
-        FROM deliberation_stages s WHERE s.message_id = p_message),
+        FROM deliberation_stages s WHERE s.message_id = p_message AND s.stage_order >= v_from),
       'outcomes', (SELECT COALESCE(jsonb_agg(jsonb_build_object('stage', c.stage, 'call_key', c.call_key,
           'model', c.model, 'served_model', c.served_model, 'ok', c.ok, 'content', c.content,
           'error', c.error, 'response_time_ms', c.response_time_ms, 'prompt_tokens', c.prompt_tokens,
           'completion_tokens', c.completion_tokens, 'cost_usd', c.cost_usd, 'simulated', c.simulated,
           'finish_reason', c.finish_reason)
           ORDER BY c.created_at, c.id), '[]'::jsonb)
-        FROM model_calls c WHERE c.message_id = p_message AND c.stage <> 'unstored'));
+        FROM model_calls c WHERE c.message_id = p_message AND c.stage IN (p->>'stage', 'title')));
   END IF;
   IF v_compact THEN
     RETURN jsonb_build_object('result', 'written', 'events', v_delivered, 'title', COALESCE(v_title, p->>'title'));
