@@ -167,6 +167,45 @@ function toOutcome(r: ModelCallRecord): CallOutcome {
   };
 }
 
+/** A stage row's columns, in the order conclave_stage_write answers them with `loaded`. */
+const STAGE_ROW_COLUMNS = [
+  'stage_type',
+  'stage_order',
+  'model',
+  'role',
+  'content',
+  'parsed_data',
+  'response_time_ms',
+  'prompt_tokens',
+  'completion_tokens',
+  'cost_usd',
+  'participant',
+] as const;
+
+/** A model call's columns (with its stage), in the order conclave_stage_write answers them with `loaded`. */
+const STORED_CALL_COLUMNS = [
+  'stage',
+  'call_key',
+  'model',
+  'served_model',
+  'ok',
+  'content',
+  'error',
+  'response_time_ms',
+  'prompt_tokens',
+  'completion_tokens',
+  'cost_usd',
+  'simulated',
+  'finish_reason',
+] as const;
+
+/** A record from a compact answer's array of column values. */
+function fromColumns<T>(columns: readonly string[], values: unknown[]): T {
+  const record: { [column: string]: unknown } = {};
+  columns.forEach((column, i) => (record[column] = values[i]));
+  return record as T;
+}
+
 /** A message's model outcomes by stage, from the records a load (or a stage write's answer) reads. */
 function outcomesByStage(records: (ModelCallRecord & { stage: string })[]): Record<string, CallOutcome[]> {
   const outcomes: Record<string, CallOutcome[]> = {};
@@ -283,9 +322,9 @@ interface StageWriteAnswer {
   result: StageWriteResult['kind'];
   events?: CompactEvent[];
   title?: string | null;
-  /** 'replaced': the stored outcomes of the calls given; 'written' with `loaded`: every one, with its stage. */
+  /** 'replaced': the stored outcomes of the calls given; 'written' with `loaded`: STORED_CALL_COLUMNS arrays. */
   outcomes?: ModelCallRecord[];
-  /** 'written' with `loaded`: the message's stage rows from stage order `from` on, as a load reads them. */
+  /** 'written' with `loaded`: the message's stage rows from stage order `from` on, STAGE_ROW_COLUMNS arrays. */
   rows?: StageRowRecord[];
   from?: number | null;
 }
@@ -401,8 +440,14 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       // What the database stored, as a load reads it: the next stage runs from this.
       const stored = {
         from: from ?? null,
-        rows: rows.map(toStageRow),
-        outcomes: outcomesByStage((outcomes ?? []) as (ModelCallRecord & { stage: string })[]),
+        rows: (rows as unknown as unknown[][]).map((values) =>
+          toStageRow(fromColumns<StageRowRecord>(STAGE_ROW_COLUMNS, values)),
+        ),
+        outcomes: outcomesByStage(
+          ((outcomes ?? []) as unknown as unknown[][]).map((values) =>
+            fromColumns<ModelCallRecord & { stage: string }>(STORED_CALL_COLUMNS, values),
+          ),
+        ),
       };
       return { ...written, stored };
     }

@@ -27,7 +27,9 @@
  * what it stored, as far as the write changed what a load reads (the LOAD_MESSAGE query of
  * deliberation.store.ts), in the load's order and jsonb key order: the message's stage rows from
  * the least stage_order among the rows given (`from`; null when none were given: no rows), and
- * the model outcomes (each with its `stage`) of the write's stage and of the title call. Rows of
+ * the model outcomes (each with its `stage`) of the write's stage and of the title call; each row
+ * and outcome compact, as an array of its columns in the load's order of them (STAGE_ROW_COLUMNS,
+ * MODEL_CALL_COLUMNS in deliberation.store.ts). Rows of
  * an earlier stage_order come before those in a load, and other stages' outcomes are unchanged:
  * with what it loaded before, the worker has what a load would now return, and runs the next
  * stage from that instead of loading the message again.
@@ -180,18 +182,14 @@ BEGIN
     SELECT min((r->>'stage_order')::int) INTO v_from FROM jsonb_array_elements(v_rows) AS r;
     RETURN jsonb_build_object('result', 'written', 'events', v_delivered, 'title', COALESCE(v_title, p->>'title'),
       'from', v_from,
-      'rows', (SELECT COALESCE(jsonb_agg(jsonb_build_object('stage_type', s.stage_type,
-          'stage_order', s.stage_order, 'model', s.model, 'role', s.role, 'content', s.content,
-          'parsed_data', s.parsed_data, 'response_time_ms', s.response_time_ms,
-          'prompt_tokens', s.prompt_tokens, 'completion_tokens', s.completion_tokens,
-          'cost_usd', s.cost_usd, 'participant', s.participant)
+      'rows', (SELECT COALESCE(jsonb_agg(jsonb_build_array(s.stage_type, s.stage_order, s.model, s.role,
+          s.content, s.parsed_data, s.response_time_ms, s.prompt_tokens, s.completion_tokens, s.cost_usd,
+          s.participant)
           ORDER BY s.stage_order, s.participant NULLS FIRST, s.created_at, s.id), '[]'::jsonb)
         FROM deliberation_stages s WHERE s.message_id = p_message AND s.stage_order >= v_from),
-      'outcomes', (SELECT COALESCE(jsonb_agg(jsonb_build_object('stage', c.stage, 'call_key', c.call_key,
-          'model', c.model, 'served_model', c.served_model, 'ok', c.ok, 'content', c.content,
-          'error', c.error, 'response_time_ms', c.response_time_ms, 'prompt_tokens', c.prompt_tokens,
-          'completion_tokens', c.completion_tokens, 'cost_usd', c.cost_usd, 'simulated', c.simulated,
-          'finish_reason', c.finish_reason)
+      'outcomes', (SELECT COALESCE(jsonb_agg(jsonb_build_array(c.stage, c.call_key, c.model, c.served_model,
+          c.ok, c.content, c.error, c.response_time_ms, c.prompt_tokens, c.completion_tokens, c.cost_usd,
+          c.simulated, c.finish_reason)
           ORDER BY c.created_at, c.id), '[]'::jsonb)
         FROM model_calls c WHERE c.message_id = p_message AND c.stage IN (p->>'stage', 'title')));
   END IF;
