@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallOutcome, DeliberationStore, ModeEvent, StageRow, StageWrite } from '@conclave/deliberation';
 import { MemoryStore } from '../libs/deliberation/src/testing/memory-store';
+import { afterStored } from '../libs/deliberation/src/engine/next-stage';
 import { dropDatabases, scratchDatabaseUrl } from './support/database';
 import {
   TypeOrmDeliberationStore,
@@ -416,30 +417,30 @@ describe.each([
     expect((await store.load(messageId, 0))?.stageOpenedAt ?? null).toBeNull();
   });
 
-  it('tells what a load returns once a stage commit is stored, without loading', async () => {
+  it('answers a commit asked for it with what it stored, as a load reads it (rows, outcomes), without loading', async () => {
     const { store, messageId } = await fixture.message();
-    if (!store.loadedAfterCommit) throw new Error('the store cannot tell what a load returns after a commit');
     await store.writeStage(messageId, {
       stage: 'stage1',
       outcomes: [answer('a', 'A says')],
+      rows: [{ ...row(3, 'an earlier stage'), stageType: 'stage0', stageOrder: 0 }],
       events: [event('a_done')],
     });
+    await store.writeStage(messageId, { stage: 'stage0', outcomes: [answer('z', 'Z says')], events: [] });
     const before = await store.load(messageId, 0);
     if (!before) throw new Error('not stored');
     // Rows in an order PostgreSQL does not keep (participant 2 before 1, a row without one last),
-    // parsed data whose keys jsonb orders otherwise, numbers and nulls as they come back.
+    // parsed data whose keys jsonb orders otherwise, numbers and nulls as they come back, and two
+    // rows with one identity (the store keeps the first).
     const rows: StageRow[] = [
       {
         ...row(2, 'second'),
         parsedData: { zebra: 1, a: [{ long_key: true, k: 'x' }], mid: { yy: 1, x: null } },
       },
       row(1, 'first'),
+      row(1, 'first again'),
       { ...row(0, 'summary'), stageType: 'summary', participant: null, costUsd: 0.1 + 0.2, parsedData: null },
     ];
-    const outcomes = [answer('a', 'A says'), failed('b', 'timed out')];
-    const committed = { stage: 'stage1', rows, outcomes, titleOutcome: answer('title', 'T'), next: 'stage2' };
-    const expected = store.loadedAfterCommit(before, committed);
-    const written = await store.writeStage(messageId, {
+    const commit: StageWrite = {
       stage: 'stage1',
       guard: true,
       outcomes: [failed('b', 'timed out')],
@@ -447,14 +448,25 @@ describe.each([
       events: [event('stage1_complete')],
       update: { status: 'running', stage: 'stage2' },
       titleOutcome: answer('title', 'T'),
-    });
-    expect(written.kind).toBe('written');
+    };
+    const written = await store.writeStage(messageId, { ...commit, loaded: true });
+    if (written.kind !== 'written') throw new Error(`not written: ${written.kind}`);
+    expect(written.events.map((e) => e.type)).toEqual(['stage1_complete']);
     const after = await store.load(messageId, 0);
-    expect(expected).toEqual(after);
+    if (!after || !written.stored) throw new Error('not answered');
+    // What the write changed: the rows from its least stage order on, its stage's and the title's outcomes.
+    expect(written.stored.from).toBe(1);
+    expect(written.stored.rows.map((r) => r.content)).toEqual(['summary', 'first', 'second']);
+    expect(Object.keys(written.stored.outcomes).sort()).toEqual(['stage1', 'title']);
+    // With what was loaded before, what a load now returns.
+    const now = afterStored(before, written.stored);
+    expect(now).toEqual({ rows: after.rows, outcomes: after.outcomes });
+    expect(after.rows.map((r) => r.content)).toEqual(['an earlier stage', 'summary', 'first', 'second']);
     // Key order too: a mode that walks an object's keys sees them as a load gives them.
-    expect(JSON.stringify(expected?.rows)).toBe(JSON.stringify(after?.rows));
-    // Two rows with one identity: the store keeps the first, so it cannot tell.
-    expect(store.loadedAfterCommit(before, { ...committed, rows: [row(1, 'x'), row(1, 'y')] })).toBeNull();
+    expect(JSON.stringify(now.rows)).toBe(JSON.stringify(after.rows));
+    // Only when asked: other writes answer with their events alone.
+    const plain = await store.writeStage(messageId, { stage: 'stage2', events: [event('x')] });
+    expect(plain).toEqual({ kind: 'written', events: [expect.objectContaining({ type: 'x' })] });
   });
 
   it("sets the title job's title after the turn failed, and never over a title already set", async () => {
@@ -527,6 +539,38 @@ describe.each([
     expect(stored).toEqual({ calls: 12, transactions });
     for (const [i, { store, messageId }] of subjects.entries()) {
       expect(await store.loadOutcomes(messageId, 'stage1')).toEqual([answer('a', `answer ${i}`)]);
+    }
+  });
+
+  it('answers each commit asked for it with its own message as stored (conclave_stage_write_group too)', async () => {
+    const subjects = await Promise.all(Array.from({ length: 6 }, () => fixture.message()));
+    const answers = await Promise.all(
+      subjects.map(({ store, messageId }, i) =>
+        store.writeStage(messageId, {
+          stage: 'stage1',
+          guard: true,
+          outcomes: [answer('a', `answer ${i}`)],
+          rows: [row(2, `second ${i}`), row(1, `first ${i}`)],
+          events: [event(`done_${i}`)],
+          update: { status: 'running', stage: 'stage2' },
+          loaded: true,
+        }),
+      ),
+    );
+    for (const [i, { store, messageId }] of subjects.entries()) {
+      const after = await store.load(messageId, 0);
+      expect(answers[i]).toMatchObject({
+        kind: 'written',
+        stored: { from: 1, rows: after?.rows, outcomes: after?.outcomes },
+      });
+      expect(after?.rows.map((r) => r.content)).toEqual([`first ${i}`, `second ${i}`]);
+    }
+    if (transactions === 1) {
+      const [stored] = await query(
+        `SELECT count(DISTINCT created_at)::int AS transactions FROM model_calls WHERE message_id = ANY($1)`,
+        [subjects.map((s) => s.messageId)],
+      );
+      expect(stored).toEqual({ transactions: 1 });
     }
   });
 

@@ -16,6 +16,7 @@ import { AdminSessions1764533000000 } from './migrations/1764533000000-admin-ses
 import { MessageStatuses1764600000000 } from './migrations/1764600000000-message-statuses';
 import { StopNotices1764710000000 } from './migrations/1764710000000-stop-notices';
 import { ENTITIES } from './entities';
+import { StageWriteLoaded1764800000000 } from './migrations/1764800000000-stage-write-loaded';
 import { ensureEventPartitions } from './lifecycle/event-partitions';
 import { partitionsAhead } from './lifecycle/plan';
 
@@ -36,6 +37,7 @@ export const MIGRATIONS = [
   AdminSessions1764533000000,
   MessageStatuses1764600000000,
   StopNotices1764710000000,
+  StageWriteLoaded1764800000000,
 ];
 
 /**

@@ -1,7 +1,6 @@
 import { isTerminalStatus, type DeliveredEvent, type FinishReason, type ModeName } from '@conclave/contracts';
 import type {
   CallOutcome,
-  CommittedStage,
   DeliberationStore,
   HistoryTurn,
   LoadedDeliberation,
@@ -168,40 +167,51 @@ function toOutcome(r: ModelCallRecord): CallOutcome {
   };
 }
 
-/** The columns uq_deliberation_stages_once makes a row of a message unique by. */
-const rowIdentity = (row: StageRow): string =>
-  JSON.stringify([row.stageType, row.stageOrder, row.model ?? '', row.role ?? '', row.participant ?? -1]);
+/** A stage row's columns, in the order conclave_stage_write answers them with `loaded`. */
+const STAGE_ROW_COLUMNS = [
+  'stage_type',
+  'stage_order',
+  'model',
+  'role',
+  'content',
+  'parsed_data',
+  'response_time_ms',
+  'prompt_tokens',
+  'completion_tokens',
+  'cost_usd',
+  'participant',
+] as const;
 
-/**
- * A JSON value as it comes back from a jsonb column: what JSON carries (no undefined, no -0…),
- * object keys in jsonb's order (shorter first, then by their UTF-8 bytes), and parsed by
- * JSON.parse as a load's rows are (so its objects take the same shapes in V8 as loaded ones).
- */
-function asJsonb(value: unknown): unknown {
-  const text = JSON.stringify(value, (_key, v: unknown) => {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const entries = Object.entries(v as Record<string, unknown>);
-    entries.sort(([a], [b]) => {
-      const x = Buffer.from(a);
-      const y = Buffer.from(b);
-      return x.length - y.length || Buffer.compare(x, y);
-    });
-    return Object.fromEntries(entries);
-  });
-  return JSON.parse(text ?? 'null') as unknown;
+/** A model call's columns (with its stage), in the order conclave_stage_write answers them with `loaded`. */
+const STORED_CALL_COLUMNS = [
+  'stage',
+  'call_key',
+  'model',
+  'served_model',
+  'ok',
+  'content',
+  'error',
+  'response_time_ms',
+  'prompt_tokens',
+  'completion_tokens',
+  'cost_usd',
+  'simulated',
+  'finish_reason',
+] as const;
+
+/** A record from a compact answer's array of column values. */
+function fromColumns<T>(columns: readonly string[], values: unknown[]): T {
+  const record: { [column: string]: unknown } = {};
+  columns.forEach((column, i) => (record[column] = values[i]));
+  return record as T;
 }
 
-/** A stage row record as PostgreSQL stores it. */
-function asStored(record: StageRowRecord): StageRowRecord {
-  return {
-    ...record,
-    parsed_data:
-      record.parsed_data === null ? null : (asJsonb(record.parsed_data) as Record<string, unknown>),
-  };
+/** A message's model outcomes by stage, from the records a load (or a stage write's answer) reads. */
+function outcomesByStage(records: (ModelCallRecord & { stage: string })[]): Record<string, CallOutcome[]> {
+  const outcomes: Record<string, CallOutcome[]> = {};
+  for (const record of records) (outcomes[record.stage] ??= []).push(toOutcome(record));
+  return outcomes;
 }
-
-/** An outcome as the load query reads it back. */
-const readBack = (outcome: CallOutcome): CallOutcome => toOutcome(outcomeRecord(outcome));
 
 const STAGE_ROW_SELECT = `SELECT stage_type, stage_order, model, role, content, parsed_data, response_time_ms,
   prompt_tokens, completion_tokens, cost_usd, participant FROM deliberation_stages WHERE message_id = $1
@@ -312,7 +322,11 @@ export interface StageWriteAnswer {
   result: StageWriteResult['kind'];
   events?: CompactEvent[];
   title?: string | null;
+  /** 'replaced': the stored outcomes of the calls given; 'written' with `loaded`: STORED_CALL_COLUMNS arrays. */
   outcomes?: ModelCallRecord[];
+  /** 'written' with `loaded`: the message's stage rows from stage order `from` on, STAGE_ROW_COLUMNS arrays. */
+  rows?: StageRowRecord[];
+  from?: number | null;
 }
 
 /** A stage write as conclave_stage_write's parameter (JSON text), asking for the compact answer. */
@@ -329,6 +343,7 @@ export function stageWriteParameter(write: StageWrite): string {
     ...(write.conversationTitle !== undefined ? { conversationTitle: write.conversationTitle } : {}),
     ...(write.titleOutcome ? { titleOutcome: outcomeRecord(write.titleOutcome) } : {}),
     compact: true,
+    ...(write.loaded ? { loaded: true } : {}),
   });
 }
 
@@ -338,9 +353,24 @@ export function stageWriteResult(
   write: StageWrite,
   answer: StageWriteAnswer,
 ): StageWriteResult {
-  const { result, events, outcomes, title } = answer;
-  if (result === 'written')
-    return { kind: 'written', events: delivered(messageId, write, events ?? [], title) };
+  const { result, events, outcomes, title, rows, from } = answer;
+  if (result === 'written') {
+    const written = { kind: 'written' as const, events: delivered(messageId, write, events ?? [], title) };
+    if (!write.loaded || !rows) return written;
+    // What the database stored, as a load reads it: the next stage runs from this.
+    const stored = {
+      from: from ?? null,
+      rows: (rows as unknown as unknown[][]).map((values) =>
+        toStageRow(fromColumns<StageRowRecord>(STAGE_ROW_COLUMNS, values)),
+      ),
+      outcomes: outcomesByStage(
+        ((outcomes ?? []) as unknown as unknown[][]).map((values) =>
+          fromColumns<ModelCallRecord & { stage: string }>(STORED_CALL_COLUMNS, values),
+        ),
+      ),
+    };
+    return { ...written, stored };
+  }
   if (result === 'replaced') return { kind: 'replaced', outcomes: (outcomes ?? []).map(toOutcome) };
   return { kind: result };
 }
@@ -426,10 +456,11 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
   }
 
   /**
-   * One round trip: conclave_stage_write (migrations 1763820000000, 1763830000000, 1764200000000)
-   * decides and does the work under the row lock; it is the only writer of a stage. It answers in
-   * the compact form: which of the events sent were appended, with their seq and time (the
-   * payloads stay here instead of travelling back).
+   * One round trip: conclave_stage_write (migrations 1763820000000, 1763830000000, 1764200000000,
+   * 1764800000000) decides and does the work under the row lock; it is the only writer of a stage.
+   * It answers in the compact form: which of the events sent were appended, with their seq and time
+   * (the payloads stay here instead of travelling back); with `loaded`, also what it stored as far
+   * as it changed what the load reads (`stored`), for the next stage to run from.
    */
   async writeStage(messageId: string, write: StageWrite): Promise<StageWriteResult> {
     const call = { messageId, json: stageWriteParameter(write) };
@@ -492,8 +523,6 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       );
       history = turns.reverse();
     }
-    const outcomes: Record<string, CallOutcome[]> = {};
-    for (const record of message.model_calls) (outcomes[record.stage] ??= []).push(toOutcome(record));
     return {
       messageId: message.id,
       conversationId: message.conversation_id,
@@ -508,31 +537,8 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       config: message.config,
       history,
       rows: message.stage_rows.map(toStageRow),
-      outcomes,
+      outcomes: outcomesByStage(message.model_calls),
     };
-  }
-
-  /**
-   * What `load` returns once a stage's commit is stored: the rows added in the order PostgreSQL
-   * gives them (stage order, then participant, rows without one first, earlier rows before later),
-   * each row and outcome as it reads back (parsed_data as jsonb orders its keys). Null when the
-   * commit's rows would not all be stored (two with the same identity: the second is dropped).
-   */
-  loadedAfterCommit(loaded: LoadedDeliberation, committed: CommittedStage): LoadedDeliberation | null {
-    const added = committed.rows.map((row) => toStageRow(asStored(stageRowRecord(row))));
-    const identities = new Set([...loaded.rows, ...added].map(rowIdentity));
-    if (identities.size !== loaded.rows.length + added.length) return null;
-    const rows = [...loaded.rows, ...added].sort(
-      (a, b) => a.stageOrder - b.stageOrder || (a.participant ?? -1) - (b.participant ?? -1),
-    );
-    // A stage without calls has no outcomes, and the load has no entry for it.
-    const outcomes = { ...loaded.outcomes };
-    if (committed.outcomes.length > 0) outcomes[committed.stage] = committed.outcomes.map(readBack);
-    if (committed.titleOutcome && !outcomes.title?.length)
-      outcomes.title = [readBack(committed.titleOutcome)];
-    // The next stage has not opened: a commit the runner writes opens it, but then its job starts
-    // from what it carries, and a load finds the opening.
-    return { ...loaded, status: 'running', stage: committed.next, stageOpenedAt: null, rows, outcomes };
   }
 
   async loadOutcomes(messageId: string, stage: string): Promise<CallOutcome[]> {

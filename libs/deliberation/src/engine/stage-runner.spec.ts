@@ -177,6 +177,62 @@ describe('StageRunner', () => {
     expect(store.events.map((e) => e.seq)).toEqual(store.events.map((_, i) => i + 1));
   });
 
+  it("runs the next stage from what the commit's write answered it stored, not from a prediction", async () => {
+    const simulated = simulatedProvider();
+    const prompts: string[] = [];
+    const { store, runner } = setUp({
+      name: 'recording',
+      key: 'recording',
+      complete: (request) => {
+        prompts.push(JSON.stringify(request.messages));
+        return simulated.complete(request);
+      },
+    });
+    // The store says what it stored: here in words of its own, which no prediction could know.
+    const write = store.writeStage.bind(store);
+    const asked: boolean[] = [];
+    store.writeStage = async (messageId, stageWrite) => {
+      asked.push(stageWrite.loaded === true);
+      const written = await write(messageId, stageWrite);
+      if (written.kind !== 'written' || !written.stored) return written;
+      const rows = written.stored.rows.map((row) => ({ ...row, content: `${row.content} (as stored)` }));
+      return { ...written, stored: { ...written.stored, rows } };
+    };
+    let loads = 0;
+    const load = store.load.bind(store);
+    store.load = async (messageId) => {
+      loads += 1;
+      return load(messageId);
+    };
+    await runner.runStage('m1', 'stage1');
+    // Only the commit that moves on asks for it.
+    expect(asked).toEqual([false, true]);
+    prompts.length = 0;
+    await runner.runStage('m1', 'stage2', { firstStart: true });
+    expect(loads).toBe(1);
+    expect(prompts).toHaveLength(3);
+    for (const prompt of prompts) expect(prompt).toContain('(as stored)');
+  });
+
+  it('loads the next stage when the store does not answer with what it stored', async () => {
+    const { store, runner } = setUp();
+    const write = store.writeStage.bind(store);
+    store.writeStage = async (messageId, stageWrite) => {
+      const written = await write(messageId, stageWrite);
+      return written.kind === 'written' ? { kind: 'written', events: written.events } : written;
+    };
+    let loads = 0;
+    const load = store.load.bind(store);
+    store.load = async (messageId) => {
+      loads += 1;
+      return load(messageId);
+    };
+    await runner.runStage('m1', 'stage1');
+    await runner.runStage('m1', 'stage2', { firstStart: true });
+    expect(loads).toBe(2);
+    expect(store.state.stage).toBe('stage3');
+  });
+
   it('loads the next stage when its job starts again, or after the deliberation was stopped here', async () => {
     const { store, runner } = setUp();
     let loads = 0;

@@ -82,7 +82,7 @@ export interface HistoryTurn {
 
 /**
  * Everything a mode may read while planning or reducing a stage: loaded from rows, or, for the
- * stage after a commit this process wrote, what a load would return (loadedAfterCommit).
+ * stage after a commit this process wrote, what that commit's write answered it stored.
  */
 export interface DeliberationContext<Config> {
   messageId: string;
@@ -243,23 +243,33 @@ export interface StageWrite {
    * outcomes (not when they answer 'replaced'); one stored already is kept.
    */
   titleOutcome?: CallOutcome;
+  /**
+   * Answer 'written' with what the message then holds, as a load reads it (`stored`): a commit that
+   * moves the message on, whose next stage this process runs from the answer instead of a load.
+   */
+  loaded?: boolean;
 }
 
-/** What a stage's commit wrote, for DeliberationStore.loadedAfterCommit. */
-export interface CommittedStage {
-  stage: string;
-  /** The stage's rows as the reduction made them. */
+/**
+ * What a commit's write says it stored (StageWrite.loaded), as far as the write changed what a load
+ * reads, in the load's order and shapes: with the state loaded before, what a load now returns.
+ */
+export interface StoredStages {
+  /** The least stage order among the rows written (null: none were): `rows` are those from it on. */
+  from: number | null;
+  /** The message's stage rows of stage order `from` and later (rows of an earlier one come first). */
   rows: StageRow[];
-  /** Every outcome of the stage's calls (stored earlier or with the commit). */
-  outcomes: CallOutcome[];
-  /** The title call's outcome, when it was stored by then. */
-  titleOutcome?: CallOutcome;
-  /** The stage the commit moved the message to. */
-  next: string;
+  /** Every outcome of the write's stage and of the title call, by stage (other stages' are unchanged). */
+  outcomes: Record<string, CallOutcome[]>;
 }
 
 export type StageWriteResult =
-  | { kind: 'written'; events: DeliveredEvent[] }
+  | {
+      kind: 'written';
+      events: DeliveredEvent[];
+      /** With `loaded`: what the write stored, as a load reads it. */
+      stored?: StoredStages;
+    }
   /**
    * An earlier run stored one of the outcomes first: the others were stored, nothing else was
    * written. `outcomes` are the stored ones of every call given, in the order given: reduce from
@@ -273,12 +283,6 @@ export type StageWriteResult =
 export interface DeliberationStore {
   writeStage(messageId: string, write: StageWrite): Promise<StageWriteResult>;
   load(messageId: string, historyTurns: number): Promise<LoadedDeliberation | null>;
-  /**
-   * What `load` would return once `committed` is stored after `loaded` (rows and outcomes as they
-   * read back from the store), or null when it cannot tell. Lets the engine run the next stage in
-   * the same process without loading the message again. Optional: without it every stage loads.
-   */
-  loadedAfterCommit?(loaded: LoadedDeliberation, committed: CommittedStage): LoadedDeliberation | null;
   loadOutcomes(messageId: string, stage: string): Promise<CallOutcome[]>;
   eventsAfter(messageId: string, afterSeq: number): Promise<DeliveredEvent[]>;
   /** Queued or running messages whose row has not changed for `idleMs`. */

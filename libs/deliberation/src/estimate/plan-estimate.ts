@@ -15,6 +15,7 @@ import type {
   PlannedCall,
   StageRow,
 } from '../engine/types';
+import { inStoredOrder } from '../engine/stored-order';
 
 /**
  * The planner behind `dryRun=true`: which model calls a deliberation would make, found by running
@@ -134,10 +135,6 @@ function simulatedAnswer(call: PlannedCall, flags: string[]): string {
   });
 }
 
-/** Rows in the order the store loads them: stage order, then participant (none first). */
-const byStoredOrder = (a: StageRow, b: StageRow) =>
-  a.stageOrder - b.stageOrder || (a.participant ?? -1) - (b.participant ?? -1);
-
 /** Walks a deliberation from its first stage to its end with the given panel. Pure. */
 export function walkPlan(definition: AnyModeDefinition, input: PlanInput, panel: PanelKind): PlanWalk {
   const rows: StageRow[] = [];
@@ -199,8 +196,8 @@ export function walkPlan(definition: AnyModeDefinition, input: PlanInput, panel:
     }
     outcomes[stage] = settled;
     const reduction = definition.reduce(stage, ctx, settled);
-    rows.push(...reduction.rows);
-    rows.sort(byStoredOrder);
+    // In the order the store loads them.
+    rows.splice(0, rows.length, ...inStoredOrder([...rows, ...reduction.rows]));
     for (const outcome of settled) if (outcome.ok) answers.push(outcome.content);
     const { transition } = reduction;
     if (transition.kind === 'next') {

@@ -1,23 +1,20 @@
 import { isTerminalStatus, type DeliveredEvent } from '@conclave/contracts';
+import { inStoredOrder } from '../engine/stored-order';
 import type {
   CallOutcome,
-  CommittedStage,
   DeliberationStore,
   LoadedDeliberation,
   ModeEvent,
   StageRow,
   StageWrite,
   StageWriteResult,
+  StoredStages,
   UnfinishedMessage,
 } from '../engine/types';
 
 /** The columns PostgreSQL's uq_deliberation_stages_once index makes a stage row unique by. */
 const rowIdentity = (row: StageRow): string =>
   JSON.stringify([row.stageType, row.stageOrder, row.model ?? '', row.role ?? '', row.participant ?? -1]);
-
-/** PostgreSQL's order of stage rows: stage order, then participant (rows without one first). */
-const byStageOrder = (a: StageRow, b: StageRow): number =>
-  a.stageOrder - b.stageOrder || (a.participant ?? -1) - (b.participant ?? -1);
 
 /**
  * The store port for one message, kept in memory, for engine tests. It follows the same contract
@@ -65,26 +62,25 @@ export class MemoryStore implements DeliberationStore {
     return {
       ...this.state,
       stageOpenedAt: this.openedAt(this.state.stage) ?? this.state.stageOpenedAt ?? null,
-      rows: [...this.rows].sort(byStageOrder),
-      outcomes: structuredClone(this.outcomes),
+      ...this.stored(),
     };
   }
 
-  /** What `load` returns once `committed` is stored (null when one of its rows would be dropped). */
-  loadedAfterCommit(loaded: LoadedDeliberation, committed: CommittedStage): LoadedDeliberation | null {
-    const rows = [...loaded.rows, ...structuredClone(committed.rows)];
-    if (new Set(rows.map(rowIdentity)).size !== rows.length) return null;
-    const outcomes = structuredClone(loaded.outcomes);
-    if (committed.outcomes.length > 0) outcomes[committed.stage] = structuredClone(committed.outcomes);
-    if (committed.titleOutcome && !outcomes.title?.length)
-      outcomes.title = [structuredClone(committed.titleOutcome)];
+  /** The rows and outcomes as a load reads them. */
+  private stored(): Pick<LoadedDeliberation, 'rows' | 'outcomes'> {
+    return { rows: structuredClone(inStoredOrder(this.rows)), outcomes: structuredClone(this.outcomes) };
+  }
+
+  /** What a write with `loaded` answers: the rows from the least stage order written, its stage's and the title's outcomes. */
+  private storedBy(write: StageWrite): StoredStages {
+    const orders = (write.rows ?? []).map((row) => row.stageOrder);
+    const from = orders.length > 0 ? Math.min(...orders) : null;
+    const { rows, outcomes } = this.stored();
+    const written = Object.entries(outcomes).filter(([stage]) => stage === write.stage || stage === 'title');
     return {
-      ...loaded,
-      status: 'running',
-      stage: committed.next,
-      stageOpenedAt: null,
-      rows: rows.sort(byStageOrder),
-      outcomes,
+      from,
+      rows: from === null ? [] : rows.filter((row) => row.stageOrder >= from),
+      outcomes: Object.fromEntries(written),
     };
   }
 
@@ -176,7 +172,11 @@ export class MemoryStore implements DeliberationStore {
     if (update?.status) this.state.status = update.status;
     else if (write.markRunning && this.state.status === 'queued') this.state.status = 'running';
     if (update?.stage !== undefined) this.state.stage = update.stage;
-    return record({ kind: 'written', events: delivered });
+    return record({
+      kind: 'written',
+      events: delivered,
+      ...(write.loaded ? { stored: this.storedBy(write) } : {}),
+    });
   }
 
   async eventsAfter(messageId: string, afterSeq: number): Promise<DeliveredEvent[]> {

@@ -18,15 +18,25 @@
  * the lock see every earlier writer.
  *
  * p: { stage, guard?, markRunning?, outcomes?, rows?, events, update?: { status?, stage?, error?,
- *      content?, completed? }, title?, conversationTitle?, titleOutcome?, compact? }
+ *      content?, completed? }, title?, conversationTitle?, titleOutcome?, compact?, loaded? }
  *
  * 'written' answers with the events appended: whole (message_id, seq, type, payload, created_at),
  * or with `compact` as [event_key, seq, created_at] and the title filled into `title_complete`
  * (`title`): the writer has the payloads already, so they need not travel back (1764200000000).
+ * With `loaded` (a commit that moves the message on: 1764800000000) it is compact and also says
+ * what it stored, as far as the write changed what a load reads (the LOAD_MESSAGE query of
+ * deliberation.store.ts), in the load's order and jsonb key order: the message's stage rows from
+ * the least stage_order among the rows given (`from`; null when none were given: no rows), and
+ * the model outcomes (each with its `stage`) of the write's stage and of the title call; each row
+ * and outcome compact, as an array of its columns in the load's order of them (STAGE_ROW_COLUMNS,
+ * MODEL_CALL_COLUMNS in deliberation.store.ts). Rows of
+ * an earlier stage_order come before those in a load, and other stages' outcomes are unchanged:
+ * with what it loaded before, the worker has what a load would now return, and runs the next
+ * stage from that instead of loading the message again.
  *
  * This is the live text, its one home; no migration imports it. Each migration carries the text it
  * ran, frozen (1763820000000, 1763830000000, 1763840000000, 1764100000000, 1764200000000,
- * 1764600000000), and
+ * 1764600000000, 1764800000000), and
  * migrations/migrations.db-spec.ts checks that a database the migrations build defines exactly this
  * text. To change the function: edit it here and add a migration with a frozen copy of the new
  * text. It stays compatible with older engines, which ignored the outcomes of 'replaced', never
@@ -51,6 +61,7 @@ DECLARE
   v_delivered jsonb;
   v_count int;
   v_status text;
+  v_from int;
 BEGIN
   SELECT id, conversation_id, status, stage, needs_title, last_seq, created_at INTO m
     FROM messages WHERE id = p_message FOR NO KEY UPDATE;
@@ -167,6 +178,21 @@ BEGIN
     UPDATE messages SET last_seq = m.last_seq + v_count WHERE id = p_message;
   END IF;
 
+  IF COALESCE((p->>'loaded')::boolean, false) THEN
+    SELECT min((r->>'stage_order')::int) INTO v_from FROM jsonb_array_elements(v_rows) AS r;
+    RETURN jsonb_build_object('result', 'written', 'events', v_delivered, 'title', COALESCE(v_title, p->>'title'),
+      'from', v_from,
+      'rows', (SELECT COALESCE(jsonb_agg(jsonb_build_array(s.stage_type, s.stage_order, s.model, s.role,
+          s.content, s.parsed_data, s.response_time_ms, s.prompt_tokens, s.completion_tokens, s.cost_usd,
+          s.participant)
+          ORDER BY s.stage_order, s.participant NULLS FIRST, s.created_at, s.id), '[]'::jsonb)
+        FROM deliberation_stages s WHERE s.message_id = p_message AND s.stage_order >= v_from),
+      'outcomes', (SELECT COALESCE(jsonb_agg(jsonb_build_array(c.stage, c.call_key, c.model, c.served_model,
+          c.ok, c.content, c.error, c.response_time_ms, c.prompt_tokens, c.completion_tokens, c.cost_usd,
+          c.simulated, c.finish_reason)
+          ORDER BY c.created_at, c.id), '[]'::jsonb)
+        FROM model_calls c WHERE c.message_id = p_message AND c.stage IN (p->>'stage', 'title')));
+  END IF;
   IF v_compact THEN
     RETURN jsonb_build_object('result', 'written', 'events', v_delivered, 'title', COALESCE(v_title, p->>'title'));
   END IF;
