@@ -1,5 +1,6 @@
 import { loadConfig } from '@conclave/config';
-import { ApiKeysRepository, createDataSource, KEY_REVOKED_REASON } from '@conclave/persistence';
+import { ApiKeysRepository, KEY_REVOKED_REASON } from '@conclave/persistence';
+import { withDatabase } from './database';
 import { announceRevokedKeys } from '@conclave/redis';
 import { cliWorkStops, describeCancelled, printWarnings } from './work-stops';
 
@@ -21,9 +22,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const config = loadConfig();
-  const dataSource = createDataSource(config.databaseUrl, 2);
-  await dataSource.initialize();
-  try {
+  await withDatabase(config.databaseUrl, 2, async (dataSource) => {
     // Redis is reached (or given up on) first, so that the keys' work is cancelled the moment they
     // are revoked: their queued and running deliberations and batches (stored first; with Redis,
     // every worker also aborts the calls it runs for them); then every gateway closes the keys'
@@ -59,9 +58,7 @@ async function main(): Promise<void> {
     } finally {
       await work.close();
     }
-  } finally {
-    await dataSource.destroy();
-  }
+  });
 }
 
 main().catch((error: unknown) => {

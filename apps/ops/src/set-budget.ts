@@ -1,5 +1,6 @@
 import { loadConfig } from '@conclave/config';
-import { BudgetsRepository, createDataSource } from '@conclave/persistence';
+import { BudgetsRepository } from '@conclave/persistence';
+import { withDatabase } from './database';
 
 const USAGE =
   'usage: npm run user:budget -- --user <name> --usd <monthly budget, e.g. 20>   (or --none to remove it; without either, show it)';
@@ -25,9 +26,7 @@ async function main(): Promise<void> {
     console.error(USAGE);
     process.exit(2);
   }
-  const dataSource = createDataSource(loadConfig().databaseUrl, 1);
-  await dataSource.initialize();
-  try {
+  await withDatabase(loadConfig().databaseUrl, 1, async (dataSource) => {
     const budgets = new BudgetsRepository(dataSource);
     const found =
       usd !== null || none
@@ -42,9 +41,7 @@ async function main(): Promise<void> {
     const budget =
       found.monthlyBudgetUsd === null ? 'no monthly budget' : `monthly budget $${found.monthlyBudgetUsd}`;
     console.log(`user ${found.name}: ${budget}; spent this month (UTC) $${spent.toFixed(4)}`);
-  } finally {
-    await dataSource.destroy();
-  }
+  });
 }
 
 if (require.main === module) {
