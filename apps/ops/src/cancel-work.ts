@@ -1,5 +1,6 @@
 import { loadConfig } from '@conclave/config';
 import { ADMIN_CANCEL_REASON, OpenWorkRepository } from '@conclave/persistence';
+import { flagValue } from './args';
 import { withDatabase } from './database';
 import { cliWorkStops, describeCancelled, printWarnings } from './work-stops';
 
@@ -11,8 +12,7 @@ const USAGE = 'usage: npm run user:cancel-work -- --user <name>';
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const i = args.indexOf('--user');
-  const user = i >= 0 ? args[i + 1] : undefined;
+  const user = flagValue(args, '--user');
   if (!user) {
     console.error(USAGE);
     process.exit(2);

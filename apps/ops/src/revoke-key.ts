@@ -1,5 +1,6 @@
 import { loadConfig } from '@conclave/config';
 import { ApiKeysRepository, KEY_REVOKED_REASON } from '@conclave/persistence';
+import { flagValue } from './args';
 import { withDatabase } from './database';
 import { announceRevokedKeys } from '@conclave/redis';
 import { cliWorkStops, describeCancelled, printWarnings } from './work-stops';
@@ -9,13 +10,9 @@ const USAGE =
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const value = (flag: string) => {
-    const i = args.indexOf(flag);
-    return i >= 0 ? args[i + 1] : undefined;
-  };
-  const prefix = value('--prefix');
-  const key = value('--key');
-  const user = value('--user');
+  const prefix = flagValue(args, '--prefix');
+  const key = flagValue(args, '--key');
+  const user = flagValue(args, '--user');
   const target = prefix ? { prefix } : key ? { key } : user ? { user } : null;
   if (!target) {
     console.error(USAGE);

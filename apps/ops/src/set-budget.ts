@@ -1,5 +1,6 @@
 import { loadConfig } from '@conclave/config';
 import { BudgetsRepository } from '@conclave/persistence';
+import { flagValue } from './args';
 import { withDatabase } from './database';
 
 const USAGE =
@@ -15,13 +16,9 @@ export function parseBudget(value: string | undefined): number | null | 'invalid
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const value = (flag: string) => {
-    const i = args.indexOf(flag);
-    return i >= 0 ? args[i + 1] : undefined;
-  };
-  const user = value('--user');
+  const user = flagValue(args, '--user');
   const none = args.includes('--none');
-  const usd = args.includes('--usd') ? parseBudget(value('--usd')) : null;
+  const usd = args.includes('--usd') ? parseBudget(flagValue(args, '--usd')) : null;
   if (!user || usd === 'invalid' || (none && usd !== null)) {
     console.error(USAGE);
     process.exit(2);
