@@ -1,5 +1,7 @@
 import { loadConfig } from '@conclave/config';
-import { ADMIN_CANCEL_REASON, createDataSource, OpenWorkRepository } from '@conclave/persistence';
+import { ADMIN_CANCEL_REASON, OpenWorkRepository } from '@conclave/persistence';
+import { flagValue } from './args';
+import { withDatabase } from './database';
 import { cliWorkStops, describeCancelled, printWarnings } from './work-stops';
 
 const USAGE = 'usage: npm run user:cancel-work -- --user <name>';
@@ -10,16 +12,13 @@ const USAGE = 'usage: npm run user:cancel-work -- --user <name>';
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const i = args.indexOf('--user');
-  const user = i >= 0 ? args[i + 1] : undefined;
+  const user = flagValue(args, '--user');
   if (!user) {
     console.error(USAGE);
     process.exit(2);
   }
   const config = loadConfig();
-  const dataSource = createDataSource(config.databaseUrl, 2);
-  await dataSource.initialize();
-  try {
+  await withDatabase(config.databaseUrl, 2, async (dataSource) => {
     const userId = await new OpenWorkRepository(dataSource).userIdByName(user);
     if (!userId) {
       console.error(`no user named ${user}`);
@@ -34,9 +33,7 @@ async function main(): Promise<void> {
     } finally {
       await work.close();
     }
-  } finally {
-    await dataSource.destroy();
-  }
+  });
 }
 
 main().catch((error: unknown) => {

@@ -1,5 +1,6 @@
 import { loadConfig } from '@conclave/config';
-import { ApiKeysRepository, createDataSource } from '@conclave/persistence';
+import { ApiKeysRepository } from '@conclave/persistence';
+import { withDatabase } from './database';
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -12,15 +13,11 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  const dataSource = createDataSource(loadConfig().databaseUrl, 1);
-  await dataSource.initialize();
-  try {
+  await withDatabase(loadConfig().databaseUrl, 1, async (dataSource) => {
     const { userId, apiKey } = await new ApiKeysRepository(dataSource).createUserWithKey(name, role);
     console.log(`user ${name} (${userId})${role === 'admin' ? ', admin' : ''}`);
     console.log(`api key (shown once, store it now): ${apiKey}`);
-  } finally {
-    await dataSource.destroy();
-  }
+  });
 }
 
 main().catch((error: unknown) => {

@@ -1,5 +1,7 @@
 import { loadConfig } from '@conclave/config';
-import { ApiKeysRepository, createDataSource, KEY_REVOKED_REASON } from '@conclave/persistence';
+import { ApiKeysRepository, KEY_REVOKED_REASON } from '@conclave/persistence';
+import { flagValue } from './args';
+import { withDatabase } from './database';
 import { announceRevokedKeys } from '@conclave/redis';
 import { cliWorkStops, describeCancelled, printWarnings } from './work-stops';
 
@@ -8,22 +10,16 @@ const USAGE =
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const value = (flag: string) => {
-    const i = args.indexOf(flag);
-    return i >= 0 ? args[i + 1] : undefined;
-  };
-  const prefix = value('--prefix');
-  const key = value('--key');
-  const user = value('--user');
+  const prefix = flagValue(args, '--prefix');
+  const key = flagValue(args, '--key');
+  const user = flagValue(args, '--user');
   const target = prefix ? { prefix } : key ? { key } : user ? { user } : null;
   if (!target) {
     console.error(USAGE);
     process.exit(2);
   }
   const config = loadConfig();
-  const dataSource = createDataSource(config.databaseUrl, 2);
-  await dataSource.initialize();
-  try {
+  await withDatabase(config.databaseUrl, 2, async (dataSource) => {
     // Redis is reached (or given up on) first, so that the keys' work is cancelled the moment they
     // are revoked: their queued and running deliberations and batches (stored first; with Redis,
     // every worker also aborts the calls it runs for them); then every gateway closes the keys'
@@ -59,9 +55,7 @@ async function main(): Promise<void> {
     } finally {
       await work.close();
     }
-  } finally {
-    await dataSource.destroy();
-  }
+  });
 }
 
 main().catch((error: unknown) => {

@@ -1,5 +1,7 @@
 import { loadConfig } from '@conclave/config';
-import { BudgetsRepository, createDataSource } from '@conclave/persistence';
+import { BudgetsRepository } from '@conclave/persistence';
+import { flagValue } from './args';
+import { withDatabase } from './database';
 
 const USAGE =
   'usage: npm run user:budget -- --user <name> --usd <monthly budget, e.g. 20>   (or --none to remove it; without either, show it)';
@@ -14,20 +16,14 @@ export function parseBudget(value: string | undefined): number | null | 'invalid
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const value = (flag: string) => {
-    const i = args.indexOf(flag);
-    return i >= 0 ? args[i + 1] : undefined;
-  };
-  const user = value('--user');
+  const user = flagValue(args, '--user');
   const none = args.includes('--none');
-  const usd = args.includes('--usd') ? parseBudget(value('--usd')) : null;
+  const usd = args.includes('--usd') ? parseBudget(flagValue(args, '--usd')) : null;
   if (!user || usd === 'invalid' || (none && usd !== null)) {
     console.error(USAGE);
     process.exit(2);
   }
-  const dataSource = createDataSource(loadConfig().databaseUrl, 1);
-  await dataSource.initialize();
-  try {
+  await withDatabase(loadConfig().databaseUrl, 1, async (dataSource) => {
     const budgets = new BudgetsRepository(dataSource);
     const found =
       usd !== null || none
@@ -42,9 +38,7 @@ async function main(): Promise<void> {
     const budget =
       found.monthlyBudgetUsd === null ? 'no monthly budget' : `monthly budget $${found.monthlyBudgetUsd}`;
     console.log(`user ${found.name}: ${budget}; spent this month (UTC) $${spent.toFixed(4)}`);
-  } finally {
-    await dataSource.destroy();
-  }
+  });
 }
 
 if (require.main === module) {

@@ -143,20 +143,12 @@ export function toStageRow(r: StageRowRecord): StageRow {
 }
 
 function toOutcome(r: ModelCallRecord): CallOutcome {
-  if (!r.ok) {
-    return {
-      ok: false,
-      key: r.call_key,
-      model: r.model,
-      responseTimeMs: r.response_time_ms,
-      error: r.error ?? '',
-    };
-  }
+  // What a call's outcome says whether it failed or not, after `ok`.
+  const call = { key: r.call_key, model: r.model, responseTimeMs: r.response_time_ms };
+  if (!r.ok) return { ok: false, ...call, error: r.error ?? '' };
   return {
     ok: true,
-    key: r.call_key,
-    model: r.model,
-    responseTimeMs: r.response_time_ms,
+    ...call,
     content: r.content ?? '',
     servedModel: r.served_model ?? r.model,
     promptTokens: r.prompt_tokens,

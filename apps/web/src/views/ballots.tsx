@@ -1,4 +1,4 @@
-import type { VoteResponse } from '@conclave/contracts';
+import type { VoteResponse, VoteTallyResult } from '@conclave/contracts';
 import { useState, type ReactNode } from 'react';
 import { BarChart } from '../charts';
 import { ballotReason, NameChip, NamedMarkdown, type Labels } from './names';
@@ -105,6 +105,48 @@ export function TieNote({
       ))}{' '}
       with {votes} vote{votes === 1 ? '' : 's'} each.
     </p>
+  );
+}
+
+/**
+ * A vote's section (vote's answers, debate's revised answers): the tally as bars, how many votes
+ * counted, the tie (with `tiebreak`, what the mode says of breaking it) and the ballots.
+ */
+export function VotesSection({
+  heading,
+  title,
+  votes,
+  labels,
+  winnerLabel,
+  tiebreak,
+}: {
+  heading: string;
+  title: string;
+  votes: Omit<VoteTallyResult, 'tallies'> & { tallies?: Record<string, number> };
+  labels: Labels;
+  winnerLabel?: string;
+  tiebreak?: ReactNode;
+}) {
+  const tallies = votes.tallies ?? {};
+  return (
+    <section aria-label="votes">
+      <h3>{heading}</h3>
+      <VoteTally title={title} labels={labels} tallies={tallies} winnerLabel={winnerLabel} />
+      <p className="muted">
+        {votes.validVoteCount} valid vote{votes.validVoteCount === 1 ? '' : 's'}
+        {votes.invalidVoteCount > 0 &&
+          `, ${votes.invalidVoteCount} invalid (a failed call or no readable vote)`}
+        .
+      </p>
+      {votes.isTie && (
+        <>
+          <TieNote tiedLabels={votes.tiedLabels} labels={labels} tallies={tallies} />
+          {tiebreak}
+        </>
+      )}
+      <h4>Ballots</h4>
+      <Ballots votes={votes.votes} labels={labels} />
+    </section>
   );
 }
 

@@ -1,6 +1,6 @@
 import type { DebateResult } from '@conclave/contracts';
 import { lineDiff } from '../charts';
-import { AnswerCard, Ballots, LabelName, TieNote, VoteTally } from './ballots';
+import { AnswerCard, LabelName, VotesSection } from './ballots';
 import { labelsFor, NameChip, NamedMarkdown, NamedText, type Labels } from './names';
 import { ViewStyles } from './style';
 
@@ -106,34 +106,21 @@ export function DebateView({ result }: { result: Partial<DebateResult> }) {
         </section>
       )}
       {result.votes && (
-        <section aria-label="votes">
-          <h3>Votes on the revised answers</h3>
-          <VoteTally
-            title="Votes per revised answer"
-            labels={revised}
-            tallies={tallies}
-            winnerLabel={winner?.winnerLabel}
-          />
-          <p className="muted">
-            {result.votes.validVoteCount} valid vote{result.votes.validVoteCount === 1 ? '' : 's'}
-            {result.votes.invalidVoteCount > 0 &&
-              `, ${result.votes.invalidVoteCount} invalid (a failed call or no readable vote)`}
-            .
-          </p>
-          {result.votes.isTie && (
-            <>
-              <TieNote tiedLabels={result.votes.tiedLabels} labels={revised} tallies={tallies} />
-              {winner?.tiebroken && (
-                <p className="tiebreak">
-                  Debate breaks a tie alphabetically: the first tied label won,{' '}
-                  <LabelName label={winner.winnerLabel} labels={revised} />.
-                </p>
-              )}
-            </>
-          )}
-          <h4>Ballots</h4>
-          <Ballots votes={result.votes.votes} labels={revised} />
-        </section>
+        <VotesSection
+          heading="Votes on the revised answers"
+          title="Votes per revised answer"
+          votes={result.votes}
+          labels={revised}
+          winnerLabel={winner?.winnerLabel}
+          tiebreak={
+            winner?.tiebroken && (
+              <p className="tiebreak">
+                Debate breaks a tie alphabetically: the first tied label won,{' '}
+                <LabelName label={winner.winnerLabel} labels={revised} />.
+              </p>
+            )
+          }
+        />
       )}
       {round1Answers.length > 0 && (
         <section aria-label="round 1 answers">

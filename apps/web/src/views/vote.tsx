@@ -1,5 +1,5 @@
 import type { VoteResult } from '@conclave/contracts';
-import { AnswerCard, Ballots, byVotes, LabelName, TieNote, VoteTally } from './ballots';
+import { AnswerCard, byVotes, LabelName, VotesSection } from './ballots';
 import { ballotReason, labelsFor, NameChip, NamedMarkdown, type Labels } from './names';
 import { ViewStyles } from './style';
 
@@ -38,26 +38,13 @@ export function VoteView({ result }: { result: Partial<VoteResult> }) {
         </section>
       )}
       {result.votes && (
-        <section aria-label="votes">
-          <h3>Votes</h3>
-          <VoteTally
-            title="Votes per answer"
-            labels={labels}
-            tallies={tallies}
-            winnerLabel={winner?.winnerLabel}
-          />
-          <p className="muted">
-            {result.votes.validVoteCount} valid vote{result.votes.validVoteCount === 1 ? '' : 's'}
-            {result.votes.invalidVoteCount > 0 &&
-              `, ${result.votes.invalidVoteCount} invalid (a failed call or no readable vote)`}
-            .
-          </p>
-          {result.votes.isTie && (
-            <TieNote tiedLabels={result.votes.tiedLabels} labels={labels} tallies={tallies} />
-          )}
-          <h4>Ballots</h4>
-          <Ballots votes={result.votes.votes} labels={labels} />
-        </section>
+        <VotesSection
+          heading="Votes"
+          title="Votes per answer"
+          votes={result.votes}
+          labels={labels}
+          winnerLabel={winner?.winnerLabel}
+        />
       )}
       {result.tiebreak && (
         <section aria-label="tiebreak">

@@ -11,7 +11,13 @@ import {
   Min,
 } from 'class-validator';
 import type { FieldErrors } from '../engine/types';
-import { resolveFallbacks, resolveGateOptions } from '../shared/resilience';
+import {
+  FallbacksOption,
+  QuorumOption,
+  StageDeadlineOption,
+  resolveFallbacks,
+  resolveGateOptions,
+} from '../shared/resilience';
 import { IsModelId } from '../shared/validation';
 import type { OptionRule, Range } from './mode-config';
 
@@ -25,13 +31,7 @@ import type { OptionRule, Range } from './mode-config';
 export type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../engine/types';
 export type { ModeConfigDefinition, Range } from './mode-config';
 export { IsModelId } from '../shared/validation';
-export {
-  FallbacksOption,
-  QuorumOption,
-  StageDeadlineOption,
-  fallbackOptionRule,
-  gateOptionRules,
-} from '../shared/resilience';
+export { fallbackOptionRule, gateOptionRules } from '../shared/resilience';
 
 /** Applies decorators in the order given: the first is checked first (the type check). */
 const checkedInOrder =
@@ -71,6 +71,40 @@ export const TimeoutOption = (range: Range, type: 'integer' | 'number'): Propert
     Min(range.min),
     Max(range.max),
   );
+
+/**
+ * The base class of a mode's `modeConfig` DTO: the options every mode declares after its own —
+ * `timeoutMs` in `timeout`, `quorum` up to the panel's `maxMembers`, `stageDeadlineMs` and, where
+ * the mode has a single seat, that seat's fallbacks (`fallbacks`: the field's name). class-validator
+ * lists a class's own fields before those it inherits, so the mode's fields are checked (and its
+ * JSON Schema lists them) first, then these, in this order.
+ */
+export function ModeOptionsDto<Seat extends string = never>(rule: {
+  timeout: Range;
+  timeoutType: 'integer' | 'number';
+  maxMembers: number;
+  fallbacks?: Seat;
+}): new () => CommonModeOptions & { [K in Seat]?: string[] } {
+  class ModeOptions implements CommonModeOptions {
+    @TimeoutOption(rule.timeout, rule.timeoutType)
+    timeoutMs?: number;
+
+    @QuorumOption(rule.maxMembers)
+    quorum?: number;
+
+    @StageDeadlineOption()
+    stageDeadlineMs?: number;
+  }
+  if (rule.fallbacks !== undefined) FallbacksOption()(ModeOptions.prototype, rule.fallbacks);
+  return ModeOptions as new () => CommonModeOptions & { [K in Seat]?: string[] };
+}
+
+/** The fields ModeOptionsDto declares for every mode. */
+export interface CommonModeOptions {
+  timeoutMs?: number;
+  quorum?: number;
+  stageDeadlineMs?: number;
+}
 
 /** What GET /api/modes says of `timeoutMs`. */
 export const timeoutOptionRule = (

@@ -1,7 +1,7 @@
 import { buildRankingPrompt } from '../modes/council/council.prompts';
 import { buildRevisionPrompt } from '../modes/debate/debate.prompts';
 import { buildEvaluationPrompt, buildForemanPrompt } from '../modes/jury/jury.prompts';
-import { createFence, fenceNotice, readFences, stripEchoedMarkers } from './fence';
+import { createFence, fencedResponses, fenceNotice, readFences, stripEchoedMarkers } from './fence';
 import { labeledBlocks } from './simulation';
 import { buildVotePrompt } from './voting';
 
@@ -136,5 +136,22 @@ describe('stripEchoedMarkers', () => {
     const other = '<<<QUESTION 0123456789abcdef>>>\n  indented  \n';
     expect(stripEchoedMarkers(other, prompt)).toBe(other);
     expect(stripEchoedMarkers(`${open}\nx`, [{ content: 'a prompt without fences' }])).toBe(`${open}\nx`);
+  });
+});
+
+describe('fencedResponses', () => {
+  it('shows the notice, the question and one block a labelled response, under one fence', () => {
+    const labeled = [
+      { label: 'Response A', response: 'a' },
+      { label: 'Response B', response: 'b\nmore' },
+    ];
+    const { nonce } = createFence(['Q?', 'a', 'b\nmore'], 'seed:vote');
+    const open = (kind: string) => `<<<${kind} ${nonce}>>>`;
+    const close = (kind: string) => `<<<END ${kind} ${nonce}>>>`;
+    expect(fencedResponses('Q?', labeled, 'seed:vote')).toBe(
+      `${fenceNotice(nonce)}\n\nQuestion: ${open('QUESTION')}\nQ?\n${close('QUESTION')}\n\n` +
+        `--- Response A ---\n${open('RESPONSE')}\na\n${close('RESPONSE')}\n\n` +
+        `--- Response B ---\n${open('RESPONSE')}\nb\nmore\n${close('RESPONSE')}\n`,
+    );
   });
 });

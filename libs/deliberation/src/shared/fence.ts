@@ -89,6 +89,27 @@ export function createFence(texts: readonly string[], seed = ''): Fence {
   };
 }
 
+/**
+ * The question and the labelled responses a ballot or a ranking shows (council's ranking, a vote,
+ * vote's tiebreak), under one fence: its notice, `Question: ` and the question, then one
+ * `--- label ---` block a response, each followed by a blank line.
+ */
+export function fencedResponses(
+  userQuery: string,
+  labeled: readonly { label: string; response: string }[],
+  seed: string,
+): string {
+  const fence = createFence([userQuery, ...labeled.map((l) => l.response)], seed);
+  const blocks = labeled
+    .map(({ label, response }) => `--- ${label} ---\n${fence.wrap('RESPONSE', response)}\n`)
+    .join('\n');
+  return `${fence.notice}
+
+Question: ${fence.wrap('QUESTION', userQuery)}
+
+${blocks}`;
+}
+
 export interface FencedBlock {
   kind: string;
   nonce: string;

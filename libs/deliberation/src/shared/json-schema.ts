@@ -94,49 +94,48 @@ const firstNumber = (c: Constraint, what: string): number => {
   return c.constraints[0];
 };
 
+/** The validators that name a property's type, and the type each names. */
+const TYPE_OF: Readonly<Record<string, JsonSchemaType>> = {
+  isString: 'string',
+  isBoolean: 'boolean',
+  isInt: 'integer',
+  isArray: 'array',
+  isObject: 'object',
+};
+
+/** The validators that bound a length, a size or a value, and the keyword each writes its bound as. */
+const BOUND_OF: Readonly<
+  Record<string, 'minLength' | 'maxLength' | 'minItems' | 'maxItems' | 'minimum' | 'maximum'>
+> = {
+  minLength: 'minLength',
+  maxLength: 'maxLength',
+  arrayMinSize: 'minItems',
+  arrayMaxSize: 'maxItems',
+  min: 'minimum',
+  max: 'maximum',
+};
+
 /**
  * Applies one named validator to `schema` (the property's, or its items' for `each: true`).
  * A validator not listed here throws: a new decorator must be mapped, not silently dropped.
  */
 function applyValidator(schema: JsonSchemaObject, c: Constraint, what: string, nested: () => void): void {
+  const name = c.name ?? '';
+  if (Object.hasOwn(TYPE_OF, name)) return setType(schema, TYPE_OF[name], what);
+  if (Object.hasOwn(BOUND_OF, name)) {
+    schema[BOUND_OF[name]] = firstNumber(c, what);
+    return;
+  }
   switch (c.name) {
-    case 'isString':
-      return setType(schema, 'string', what);
-    case 'isBoolean':
-      return setType(schema, 'boolean', what);
-    case 'isInt':
-      return setType(schema, 'integer', what);
     case 'isNumber': {
       const options = (c.constraints?.[0] ?? {}) as { maxDecimalPlaces?: number };
       if (options.maxDecimalPlaces !== undefined) throw new Error(`${what}: maxDecimalPlaces is not mapped`);
       return setType(schema, 'number', what);
     }
-    case 'isArray':
-      return setType(schema, 'array', what);
-    case 'isObject':
-      return setType(schema, 'object', what);
-    case 'minLength':
-      schema.minLength = firstNumber(c, what);
-      return;
-    case 'maxLength':
-      schema.maxLength = firstNumber(c, what);
-      return;
-    case 'arrayMinSize':
-      schema.minItems = firstNumber(c, what);
-      return;
-    case 'arrayMaxSize':
-      schema.maxItems = firstNumber(c, what);
-      return;
     case 'arrayUnique':
       if (typeof c.constraints?.[0] === 'function')
         throw new Error(`${what}: a uniqueness selector is not mapped`);
       schema.uniqueItems = true;
-      return;
-    case 'min':
-      schema.minimum = firstNumber(c, what);
-      return;
-    case 'max':
-      schema.maximum = firstNumber(c, what);
       return;
     case 'isPositive':
       schema.exclusiveMinimum = 0;

@@ -1,5 +1,5 @@
 import { fenceNotice, withoutFences } from './fence';
-import { buildTitlePrompt, cleanTitle, fallbackTitle } from './title';
+import { buildTitlePrompt, cleanTitle, fallbackTitle, titlePrompt } from './title';
 
 describe('titles', () => {
   it('uses the prompt of 01-council.md, with the quoted question fenced as data', () => {
@@ -18,6 +18,20 @@ describe('titles', () => {
     // the same for the same inputs (a retried call); another seed, another boundary
     expect(buildTitlePrompt('Why is the sky blue?', 'm1')[0].content).toBe(content);
     expect(buildTitlePrompt('Why is the sky blue?', 'm2')[0].content).not.toContain(nonce);
+  });
+
+  it('titlePrompt: names what is titled and fences the quoted text as the given kind', () => {
+    const content = titlePrompt(
+      'a jury evaluation session about this content',
+      'CONTENT',
+      'An essay',
+      'j1',
+    )[0].content;
+    expect(withoutFences(content)).toBe(
+      'Generate a brief title (3-5 words) for a jury evaluation session about this content:\n\n' +
+        '"An essay"\n\nReply with ONLY the title. No quotes, no punctuation, no explanation.',
+    );
+    expect(content).toMatch(/^<<<CONTENT [0-9a-f]{16}>>>\n"An essay"\n<<<END CONTENT [0-9a-f]{16}>>>$/m);
   });
 
   it.each([

@@ -2,22 +2,27 @@ import type { ChatMessage } from '@conclave/llm';
 import { createFence } from './fence';
 
 /**
- * The title prompt of 01-council.md. The quoted question is fenced (shared/fence.ts, the
- * containment layer): a question that says "ignore the above" is still only a question to title.
+ * A title prompt: what is titled (`about`), then `text` quoted and fenced as `kind` (shared/fence.ts,
+ * the containment layer): a text that says "ignore the above" is still only a text to title.
  */
-export function buildTitlePrompt(userQuery: string, seed = ''): ChatMessage[] {
-  const quoted = `"${userQuery}"`;
+export function titlePrompt(about: string, kind: string, text: string, seed: string): ChatMessage[] {
+  const quoted = `"${text}"`;
   const fence = createFence([quoted], `${seed}:title`);
   return [
     {
       role: 'user',
       content:
-        'Generate a brief title (3-5 words) for a conversation that starts with this question:\n\n' +
-        `${fence.wrap('QUESTION', quoted)}\n\n` +
+        `Generate a brief title (3-5 words) for ${about}:\n\n` +
+        `${fence.wrap(kind, quoted)}\n\n` +
         `${fence.notice}\n\n` +
         'Reply with ONLY the title. No quotes, no punctuation, no explanation.',
     },
   ];
+}
+
+/** The title prompt of 01-council.md, the question quoted and fenced. */
+export function buildTitlePrompt(userQuery: string, seed = ''): ChatMessage[] {
+  return titlePrompt('a conversation that starts with this question', 'QUESTION', userQuery, seed);
 }
 
 const TITLE_MAX_LENGTH = 80;

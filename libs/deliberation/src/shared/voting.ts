@@ -1,7 +1,7 @@
 import type { VoteResponse } from '@conclave/contracts';
 import type { CallOutcome, StageRow, SuccessfulCall } from '../engine/types';
 import { callRow } from './calls';
-import { createFence } from './fence';
+import { fencedResponses } from './fence';
 import { participantKey } from './participants';
 
 /** The vote parser and tally of 04-debate.md, shared by Debate and Vote mode (02-vote.md). */
@@ -108,15 +108,9 @@ export function buildVotePrompt(
   labeled: { label: string; response: string }[],
   seed = '',
 ): string {
-  const fence = createFence([userQuery, ...labeled.map((l) => l.response)], `${seed}:vote`);
-  const blocks = labeled.map((l) => `--- ${l.label} ---\n${fence.wrap('RESPONSE', l.response)}\n`).join('\n');
   return `${opening}
 
-${fence.notice}
-
-Question: ${fence.wrap('QUESTION', userQuery)}
-
-${blocks}
+${fencedResponses(userQuery, labeled, `${seed}:vote`)}
 Consider: accuracy, completeness, clarity, helpfulness, and practical value.
 
 You MUST end your response with your vote in this exact format:

@@ -1,4 +1,5 @@
 import { EntitySchema } from 'typeorm';
+import { cascadingReference } from './columns';
 
 /** An `admin_sessions` row: a signed-in admin page, by the hash of its cookie's token. */
 export interface AdminSessionRecord {
@@ -19,16 +20,8 @@ export const AdminSessionEntity = new EntitySchema<AdminSessionRecord>({
       primary: true,
       primaryKeyConstraintName: 'admin_sessions_pkey',
     },
-    apiKeyId: {
-      name: 'api_key_id',
-      type: 'uuid',
-      foreignKey: { target: 'ApiKey', name: 'admin_sessions_api_key_id_fkey', onDelete: 'CASCADE' },
-    },
-    userId: {
-      name: 'user_id',
-      type: 'uuid',
-      foreignKey: { target: 'User', name: 'admin_sessions_user_id_fkey', onDelete: 'CASCADE' },
-    },
+    apiKeyId: cascadingReference('admin_sessions', 'api_key_id', 'ApiKey'),
+    userId: cascadingReference('admin_sessions', 'user_id', 'User'),
     createdAt: { name: 'created_at', type: 'timestamptz', default: () => 'now()' },
     expiresAt: { name: 'expires_at', type: 'timestamptz' },
   },

@@ -1,4 +1,5 @@
 import { EntitySchema } from 'typeorm';
+import { cascadingReference, generatedId } from './columns';
 
 /** An `api_keys` row: a user's key, stored as its SHA-256 and its first 8 characters. */
 export interface ApiKeyRecord {
@@ -14,12 +15,8 @@ export const ApiKeyEntity = new EntitySchema<ApiKeyRecord>({
   name: 'ApiKey',
   tableName: 'api_keys',
   columns: {
-    id: { type: 'uuid', primary: true, generated: 'uuid', primaryKeyConstraintName: 'api_keys_pkey' },
-    userId: {
-      name: 'user_id',
-      type: 'uuid',
-      foreignKey: { target: 'User', name: 'api_keys_user_id_fkey', onDelete: 'CASCADE' },
-    },
+    id: generatedId('api_keys'),
+    userId: cascadingReference('api_keys', 'user_id', 'User'),
     keyHash: { name: 'key_hash', type: 'text' },
     keyPrefix: { name: 'key_prefix', type: 'text' },
     createdAt: { name: 'created_at', type: 'timestamptz', default: () => 'now()' },

@@ -1,5 +1,6 @@
 import type { BatchStatus } from '@conclave/contracts';
 import { EntitySchema } from 'typeorm';
+import { cascadingReference, generatedId } from './columns';
 
 /** A `batches` row. */
 export interface BatchRecord {
@@ -24,12 +25,8 @@ export const BatchEntity = new EntitySchema<BatchRecord>({
   name: 'Batch',
   tableName: 'batches',
   columns: {
-    id: { type: 'uuid', primary: true, generated: 'uuid', primaryKeyConstraintName: 'batches_pkey' },
-    userId: {
-      name: 'user_id',
-      type: 'uuid',
-      foreignKey: { target: 'User', name: 'batches_user_id_fkey', onDelete: 'CASCADE' },
-    },
+    id: generatedId('batches'),
+    userId: cascadingReference('batches', 'user_id', 'User'),
     name: { type: 'text', nullable: true },
     status: { type: 'text' },
     total: { type: 'integer' },

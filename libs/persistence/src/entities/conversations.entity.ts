@@ -1,5 +1,6 @@
 import type { ModeName } from '@conclave/contracts';
 import { EntitySchema } from 'typeorm';
+import { cascadingReference, generatedId } from './columns';
 
 /** A `conversations` row. */
 export interface ConversationRecord {
@@ -15,12 +16,8 @@ export const ConversationEntity = new EntitySchema<ConversationRecord>({
   name: 'Conversation',
   tableName: 'conversations',
   columns: {
-    id: { type: 'uuid', primary: true, generated: 'uuid', primaryKeyConstraintName: 'conversations_pkey' },
-    userId: {
-      name: 'user_id',
-      type: 'uuid',
-      foreignKey: { target: 'User', name: 'conversations_user_id_fkey', onDelete: 'CASCADE' },
-    },
+    id: generatedId('conversations'),
+    userId: cascadingReference('conversations', 'user_id', 'User'),
     title: { type: 'text', nullable: true },
     mode: { type: 'text' },
     createdAt: { name: 'created_at', type: 'timestamptz', default: () => 'now()' },

@@ -1,4 +1,5 @@
 import { EntitySchema } from 'typeorm';
+import { cascadingReference, generatedId } from './columns';
 
 /** A `deliberation_stages` row: one answer, review, vote, ... of a stage. */
 export interface DeliberationStageRecord {
@@ -23,17 +24,8 @@ export const DeliberationStageEntity = new EntitySchema<DeliberationStageRecord>
   name: 'DeliberationStage',
   tableName: 'deliberation_stages',
   columns: {
-    id: {
-      type: 'uuid',
-      primary: true,
-      generated: 'uuid',
-      primaryKeyConstraintName: 'deliberation_stages_pkey',
-    },
-    messageId: {
-      name: 'message_id',
-      type: 'uuid',
-      foreignKey: { target: 'Message', name: 'deliberation_stages_message_id_fkey', onDelete: 'CASCADE' },
-    },
+    id: generatedId('deliberation_stages'),
+    messageId: cascadingReference('deliberation_stages', 'message_id', 'Message'),
     stageType: { name: 'stage_type', type: 'text' },
     stageOrder: { name: 'stage_order', type: 'integer' },
     model: { type: 'text', nullable: true },

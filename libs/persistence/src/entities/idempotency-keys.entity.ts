@@ -1,4 +1,5 @@
 import { EntitySchema } from 'typeorm';
+import { cascadingReference } from './columns';
 
 /** An `idempotency_keys` row: the response a request with that key was answered with. */
 export interface IdempotencyKeyRecord {
@@ -14,13 +15,10 @@ export const IdempotencyKeyEntity = new EntitySchema<IdempotencyKeyRecord>({
   name: 'IdempotencyKey',
   tableName: 'idempotency_keys',
   columns: {
-    userId: {
-      name: 'user_id',
-      type: 'uuid',
+    userId: cascadingReference('idempotency_keys', 'user_id', 'User', {
       primary: true,
       primaryKeyConstraintName: 'idempotency_keys_pkey',
-      foreignKey: { target: 'User', name: 'idempotency_keys_user_id_fkey', onDelete: 'CASCADE' },
-    },
+    }),
     scope: { type: 'text', primary: true, primaryKeyConstraintName: 'idempotency_keys_pkey' },
     key: { type: 'text', primary: true, primaryKeyConstraintName: 'idempotency_keys_pkey' },
     requestHash: { name: 'request_hash', type: 'text' },

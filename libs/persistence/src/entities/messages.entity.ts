@@ -1,5 +1,6 @@
 import { TERMINAL_STATUSES, type MessageStatus, type ModeName } from '@conclave/contracts';
 import { EntitySchema } from 'typeorm';
+import { cascadingReference, generatedId } from './columns';
 
 /** A `messages` row: a turn's user message, or its assistant message (the deliberation). */
 export interface MessageRecord {
@@ -39,12 +40,8 @@ export const MessageEntity = new EntitySchema<MessageRecord>({
   name: 'Message',
   tableName: 'messages',
   columns: {
-    id: { type: 'uuid', primary: true, generated: 'uuid', primaryKeyConstraintName: 'messages_pkey' },
-    conversationId: {
-      name: 'conversation_id',
-      type: 'uuid',
-      foreignKey: { target: 'Conversation', name: 'messages_conversation_id_fkey', onDelete: 'CASCADE' },
-    },
+    id: generatedId('messages'),
+    conversationId: cascadingReference('messages', 'conversation_id', 'Conversation'),
     role: { type: 'text' },
     content: { type: 'text' },
     status: { type: 'text' },
@@ -58,12 +55,7 @@ export const MessageEntity = new EntitySchema<MessageRecord>({
     createdAt: { name: 'created_at', type: 'timestamptz', default: () => 'now()' },
     updatedAt: { name: 'updated_at', type: 'timestamptz', default: () => 'now()' },
     completedAt: { name: 'completed_at', type: 'timestamptz', nullable: true },
-    batchId: {
-      name: 'batch_id',
-      type: 'uuid',
-      nullable: true,
-      foreignKey: { target: 'Batch', name: 'messages_batch_id_fkey', onDelete: 'CASCADE' },
-    },
+    batchId: cascadingReference('messages', 'batch_id', 'Batch', { nullable: true }),
     batchIndex: { name: 'batch_index', type: 'integer', nullable: true },
     dispatchedAt: { name: 'dispatched_at', type: 'timestamptz', nullable: true },
     attempt: { type: 'integer', default: 1 },

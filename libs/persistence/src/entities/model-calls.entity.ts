@@ -1,4 +1,5 @@
 import { EntitySchema } from 'typeorm';
+import { cascadingReference, generatedId } from './columns';
 
 /** A `model_calls` row: one call to a model, answered or failed, with what it cost. */
 export interface ModelCallRecord {
@@ -25,12 +26,8 @@ export const ModelCallEntity = new EntitySchema<ModelCallRecord>({
   name: 'ModelCall',
   tableName: 'model_calls',
   columns: {
-    id: { type: 'uuid', primary: true, generated: 'uuid', primaryKeyConstraintName: 'model_calls_pkey' },
-    messageId: {
-      name: 'message_id',
-      type: 'uuid',
-      foreignKey: { target: 'Message', name: 'model_calls_message_id_fkey', onDelete: 'CASCADE' },
-    },
+    id: generatedId('model_calls'),
+    messageId: cascadingReference('model_calls', 'message_id', 'Message'),
     stage: { type: 'text' },
     callKey: { name: 'call_key', type: 'text' },
     model: { type: 'text' },

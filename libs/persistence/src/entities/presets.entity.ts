@@ -1,5 +1,6 @@
 import type { ModeName } from '@conclave/contracts';
 import { EntitySchema } from 'typeorm';
+import { cascadingReference } from './columns';
 
 /** A `presets` row: a user's saved mode and request fields, by name. */
 export interface PresetRecord {
@@ -21,12 +22,7 @@ export const PresetEntity = new EntitySchema<PresetRecord>({
   name: 'Preset',
   tableName: 'presets',
   columns: {
-    userId: {
-      name: 'user_id',
-      type: 'uuid',
-      primary: true,
-      foreignKey: { target: 'User', name: 'presets_user_id_fkey', onDelete: 'CASCADE' },
-    },
+    userId: cascadingReference('presets', 'user_id', 'User', { primary: true }),
     name: { type: 'text', primary: true },
     mode: { type: 'text' },
     request: { type: 'jsonb' },

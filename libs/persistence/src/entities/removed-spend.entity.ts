@@ -1,4 +1,5 @@
 import { EntitySchema } from 'typeorm';
+import { cascadingReference } from './columns';
 
 /** A `removed_spend` row: what a user's deleted conversations' calls cost in a month (budgets). */
 export interface RemovedSpendRecord {
@@ -12,13 +13,10 @@ export const RemovedSpendEntity = new EntitySchema<RemovedSpendRecord>({
   name: 'RemovedSpend',
   tableName: 'removed_spend',
   columns: {
-    userId: {
-      name: 'user_id',
-      type: 'uuid',
+    userId: cascadingReference('removed_spend', 'user_id', 'User', {
       primary: true,
       primaryKeyConstraintName: 'removed_spend_pkey',
-      foreignKey: { target: 'User', name: 'removed_spend_user_id_fkey', onDelete: 'CASCADE' },
-    },
+    }),
     month: { type: 'date', primary: true, primaryKeyConstraintName: 'removed_spend_pkey' },
     costUsd: { name: 'cost_usd', type: 'numeric', default: 0 },
   },

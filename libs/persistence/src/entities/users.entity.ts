@@ -1,4 +1,5 @@
 import { EntitySchema } from 'typeorm';
+import { generatedId } from './columns';
 
 /** A `users` row. */
 export interface UserRecord {
@@ -14,7 +15,7 @@ export const UserEntity = new EntitySchema<UserRecord>({
   name: 'User',
   tableName: 'users',
   columns: {
-    id: { type: 'uuid', primary: true, generated: 'uuid', primaryKeyConstraintName: 'users_pkey' },
+    id: generatedId('users'),
     name: { type: 'text' },
     createdAt: { name: 'created_at', type: 'timestamptz', default: () => 'now()' },
     role: { type: 'text', default: 'user' },

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { BatchStatus, ModeName } from '@conclave/contracts';
 import type { DataSource } from 'typeorm';
+import { insertItemConversations } from './batch-items';
 import { pickItemsIn } from './batches.repository';
 
 /** How a retry of a batch's failed items went. */
@@ -95,23 +96,16 @@ export class BatchRetriesRepository {
         failed.sort((x, y) => x.batch_index - y.batch_index);
         if (failed.length === 0) return { kind: 'none' };
         await admit(failed.length);
-        const conversationIds = failed.map(() => randomUUID());
+        const conversationIds = await insertItemConversations(
+          manager,
+          batch.user_id,
+          failed.map((f) => ({
+            mode: f.mode,
+            content: f.user_content,
+            config: f.user_config === null ? null : JSON.stringify(f.user_config),
+          })),
+        );
         const messageIds = failed.map(() => randomUUID());
-        await manager.query(
-          `INSERT INTO conversations (id, user_id, mode) SELECT c, $2, m FROM unnest($1::uuid[], $3::text[]) AS t(c, m)`,
-          [conversationIds, batch.user_id, failed.map((f) => f.mode)],
-        );
-        await manager.query(
-          `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config)
-         SELECT c, 'user', q, 'complete', 1, m, cfg
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[]) AS t(c, q, m, cfg)`,
-          [
-            conversationIds,
-            failed.map((f) => f.user_content),
-            failed.map((f) => f.mode),
-            failed.map((f) => (f.user_config === null ? null : JSON.stringify(f.user_config))),
-          ],
-        );
         await manager.query(
           `INSERT INTO messages (id, conversation_id, role, content, status, turn, mode, config, stage, needs_title,
            batch_id, batch_index, attempt)

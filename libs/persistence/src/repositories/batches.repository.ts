@@ -10,6 +10,7 @@ import { In, IsNull, MoreThan, type DataSource, type EntityManager } from 'typeo
 import { returnedRows } from '../deliberation.store';
 import { endRuns } from '../end-runs';
 import { BatchEntity, MessageEntity, type BatchRecord } from '../entities';
+import { insertItemConversations } from './batch-items';
 import { IdempotencyRace, recordResponse, type IdempotencyKey } from './idempotency.repository';
 
 export interface Batch {
@@ -157,34 +158,27 @@ export class BatchesRepository {
           batch.apiKeyId ?? null,
         ],
       );
-      const conversationIds = items.map(() => randomUUID());
+      // Bulk inserts: ten thousand items are three statements, not thirty thousand. A question the
+      // user's message does not hold (it holds the mode's rendering) is kept in its config, and so
+      // are the item's report fields.
+      const conversationIds = await insertItemConversations(
+        manager,
+        batch.userId,
+        items.map((i) => {
+          // What the user message does not hold, and reports read: question, reference, key.
+          const extra = {
+            ...(i.question === undefined ? {} : { question: i.question }),
+            ...(i.reference === undefined ? {} : { reference: i.reference }),
+            ...(i.key === undefined ? {} : { key: i.key }),
+          };
+          return {
+            mode: i.mode,
+            content: i.userContent,
+            config: Object.keys(extra).length === 0 ? null : JSON.stringify(extra),
+          };
+        }),
+      );
       const messageIds = items.map(() => randomUUID());
-      // Bulk inserts: ten thousand items are three statements, not thirty thousand.
-      await manager.query(
-        `INSERT INTO conversations (id, user_id, mode) SELECT c, $2, m FROM unnest($1::uuid[], $3::text[]) AS t(c, m)`,
-        [conversationIds, batch.userId, items.map((i) => i.mode)],
-      );
-      // A question the user's message does not hold (it holds the mode's rendering) is kept in its config,
-      // and so are the item's report fields.
-      await manager.query(
-        `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config)
-         SELECT c, 'user', q, 'complete', 1, m, cfg
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[]) AS t(c, q, m, cfg)`,
-        [
-          conversationIds,
-          items.map((i) => i.userContent),
-          items.map((i) => i.mode),
-          items.map((i) => {
-            // What the user message does not hold, and reports read: question, reference, key.
-            const extra = {
-              ...(i.question === undefined ? {} : { question: i.question }),
-              ...(i.reference === undefined ? {} : { reference: i.reference }),
-              ...(i.key === undefined ? {} : { key: i.key }),
-            };
-            return Object.keys(extra).length === 0 ? null : JSON.stringify(extra);
-          }),
-        ],
-      );
       await manager.query(
         `INSERT INTO messages (id, conversation_id, role, content, status, turn, mode, config, stage, needs_title, batch_id, batch_index)
          SELECT id, c, 'assistant', '', 'queued', 1, m, cfg, st, $6, $7, idx - 1

@@ -4,7 +4,6 @@ import {
   type DeliberationAccepted,
   type FinishReason,
   type FirstStageStart,
-  type MessageRole,
   type MessageStatus,
   type ModeName,
   type StartedStageCall,
@@ -13,49 +12,35 @@ import {
 import type { HistoryTurn, StageRow } from '@conclave/deliberation';
 import type { DataSource } from 'typeorm';
 import { loadStageRows, toStageRow, type StageRowRecord } from '../deliberation.store';
+import type { MessageRecord } from '../entities';
+import type { SnakeCased } from '../row-names';
 import { recordResponse, type IdempotencyKey } from './idempotency.repository';
 
-/** A stored message (either role) with its conversation's title. */
-export interface StoredMessage {
-  id: string;
-  conversationId: string;
-  role: MessageRole;
-  content: string;
-  status: MessageStatus;
-  error: string | null;
-  turn: number;
-  mode: ModeName;
-  config: unknown;
-  needsTitle: boolean;
-  lastSeq: number;
-  createdAt: Date;
-  completedAt: Date | null;
-  title: string | null;
-  /** The stage it is at (null once it has ended). */
-  stage: string | null;
-  /** The batch it is an item of, if any. */
-  batchId: string | null;
-}
+/**
+ * A stored message (either role) with its conversation's title; `stage` is the stage it is at (null
+ * once it has ended), `batchId` the batch it is an item of, if any.
+ */
+export type StoredMessage = Pick<
+  MessageRecord,
+  | 'id'
+  | 'conversationId'
+  | 'role'
+  | 'content'
+  | 'status'
+  | 'error'
+  | 'turn'
+  | 'mode'
+  | 'config'
+  | 'needsTitle'
+  | 'lastSeq'
+  | 'createdAt'
+  | 'completedAt'
+  | 'stage'
+  | 'batchId'
+> & { title: string | null };
 
 /** A StoredMessage as PostgreSQL returns it (STORED_MESSAGE_COLUMNS). */
-export interface StoredMessageRecord {
-  id: string;
-  conversation_id: string;
-  role: MessageRole;
-  content: string;
-  status: MessageStatus;
-  error: string | null;
-  turn: number;
-  mode: ModeName;
-  config: unknown;
-  needs_title: boolean;
-  last_seq: number;
-  created_at: Date;
-  completed_at: Date | null;
-  title: string | null;
-  stage: string | null;
-  batch_id: string | null;
-}
+export type StoredMessageRecord = SnakeCased<StoredMessage>;
 
 /** The columns of StoredMessageRecord, from `messages m JOIN conversations c`. */
 export const STORED_MESSAGE_COLUMNS = `m.id, m.conversation_id, m.role, m.content, m.status, m.error, m.turn,

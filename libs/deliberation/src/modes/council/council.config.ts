@@ -1,11 +1,8 @@
 import type { CouncilConfig } from '@conclave/contracts';
 import {
-  FallbacksOption,
+  ModeOptionsDto,
   PanelOption,
-  QuorumOption,
   SeatOption,
-  StageDeadlineOption,
-  TimeoutOption,
   fallbackOptionRule,
   gateOptionRules,
   resolveResilience,
@@ -23,7 +20,12 @@ export const COUNCIL_MAX_MODELS = 6;
 const TIMEOUT_MS: Range = { min: 1000, max: 600_000, unit: 'ms' };
 
 /** `modeConfig` of a council request (and the top-level `councilModels` / `chairmanModel`). */
-export class CouncilConfigDto {
+export class CouncilConfigDto extends ModeOptionsDto({
+  timeout: TIMEOUT_MS,
+  timeoutType: 'integer',
+  maxMembers: COUNCIL_MAX_MODELS,
+  fallbacks: 'chairmanFallbacks',
+}) {
   @PanelOption({
     min: COUNCIL_MIN_MODELS,
     max: COUNCIL_MAX_MODELS,
@@ -33,18 +35,6 @@ export class CouncilConfigDto {
 
   @SeatOption()
   chairmanModel?: string;
-
-  @TimeoutOption(TIMEOUT_MS, 'integer')
-  timeoutMs?: number;
-
-  @QuorumOption(COUNCIL_MAX_MODELS)
-  quorum?: number;
-
-  @StageDeadlineOption()
-  stageDeadlineMs?: number;
-
-  @FallbacksOption()
-  chairmanFallbacks?: string[];
 }
 
 /** What a council request that names none of these gets. */

@@ -1,5 +1,5 @@
 import type { Stage1Response, Stage2Response } from '@conclave/contracts';
-import { createFence } from '../../shared/fence';
+import { createFence, fencedResponses } from '../../shared/fence';
 
 /**
  * 01-council.md's ranking prompt. Containment layer (shared/fence.ts): the question and each
@@ -11,17 +11,9 @@ export function buildRankingPrompt(
   labeled: { label: string; response: string }[],
   seed = '',
 ): string {
-  const fence = createFence([userQuery, ...labeled.map((l) => l.response)], `${seed}:ranking`);
-  const blocks = labeled
-    .map(({ label, response }) => `--- ${label} ---\n${fence.wrap('RESPONSE', response)}\n`)
-    .join('\n');
   return `You are an expert evaluator. Below is a question and several responses from different sources. Your task is to evaluate each response and rank them from best to worst.
 
-${fence.notice}
-
-Question: ${fence.wrap('QUESTION', userQuery)}
-
-${blocks}
+${fencedResponses(userQuery, labeled, `${seed}:ranking`)}
 Instructions:
 1. Evaluate each response for accuracy, completeness, clarity, and helpfulness.
 2. Consider the strengths and weaknesses of each response.

@@ -1,9 +1,7 @@
 import type { DebateConfig } from '@conclave/contracts';
 import {
+  ModeOptionsDto,
   PanelOption,
-  QuorumOption,
-  StageDeadlineOption,
-  TimeoutOption,
   gateOptionRules,
   resolveResilience,
   timeoutOptionRule,
@@ -20,7 +18,11 @@ export const DEBATE_MAX_MODELS = 6;
 const TIMEOUT_MS: Range = { min: 10_000, max: 600_000, unit: 'ms' };
 
 /** `modeConfig` of a debate request (04-debate.md §D). The same model may appear twice. */
-export class DebateConfigDto {
+export class DebateConfigDto extends ModeOptionsDto({
+  timeout: TIMEOUT_MS,
+  timeoutType: 'number',
+  maxMembers: DEBATE_MAX_MODELS,
+}) {
   @PanelOption({
     min: DEBATE_MIN_MODELS,
     max: DEBATE_MAX_MODELS,
@@ -28,15 +30,6 @@ export class DebateConfigDto {
     tooMany: `Maximum ${DEBATE_MAX_MODELS} models allowed`,
   })
   models?: string[];
-
-  @TimeoutOption(TIMEOUT_MS, 'number')
-  timeoutMs?: number;
-
-  @QuorumOption(DEBATE_MAX_MODELS)
-  quorum?: number;
-
-  @StageDeadlineOption()
-  stageDeadlineMs?: number;
 }
 
 /** 04-debate.md §F: fewer than 2 first answers end the debate. */

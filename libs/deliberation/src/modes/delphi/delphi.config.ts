@@ -14,12 +14,9 @@ import {
   MinLength,
 } from 'class-validator';
 import {
-  FallbacksOption,
+  ModeOptionsDto,
   PanelOption,
-  QuorumOption,
   SeatOption,
-  StageDeadlineOption,
-  TimeoutOption,
   fallbackOptionRule,
   gateOptionRules,
   resolveResilience,
@@ -48,7 +45,12 @@ const OPTION_COUNT: Range = { min: 2, max: 10 };
 const TIMEOUT_MS: Range = { min: 30_000, max: 180_000, unit: 'ms' };
 
 /** `modeConfig` of a Delphi request (05-delphi.md §D). */
-export class DelphiConfigDto {
+export class DelphiConfigDto extends ModeOptionsDto({
+  timeout: TIMEOUT_MS,
+  timeoutType: 'number',
+  maxMembers: DELPHI_MAX_PANELISTS,
+  fallbacks: 'facilitatorFallbacks',
+}) {
   @PanelOption({
     min: DELPHI_MIN_PANELISTS,
     max: DELPHI_MAX_PANELISTS,
@@ -92,18 +94,6 @@ export class DelphiConfigDto {
   @IsArray()
   @IsOptional()
   options?: string[];
-
-  @TimeoutOption(TIMEOUT_MS, 'number')
-  timeoutMs?: number;
-
-  @QuorumOption(DELPHI_MAX_PANELISTS)
-  quorum?: number;
-
-  @StageDeadlineOption()
-  stageDeadlineMs?: number;
-
-  @FallbacksOption()
-  facilitatorFallbacks?: string[];
 }
 
 /** 05-delphi.md §F: a round needs at least 3 valid estimates. */

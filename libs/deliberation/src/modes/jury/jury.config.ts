@@ -1,12 +1,9 @@
 import type { JuryConfig } from '@conclave/contracts';
 import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import {
-  FallbacksOption,
   IsModelId,
+  ModeOptionsDto,
   PanelOption,
-  QuorumOption,
-  StageDeadlineOption,
-  TimeoutOption,
   fallbackOptionRule,
   gateOptionRules,
   resolveResilience,
@@ -28,7 +25,12 @@ const TIMEOUT_MS: Range = { min: 10_000, max: 300_000, unit: 'ms' };
  * `modeConfig` of a jury request (03-jury.md §D). The same juror model may sit twice, as 03-jury.md's
  * validation allows: two calls, two jurors told apart by their seat in the roster.
  */
-export class JuryConfigDto {
+export class JuryConfigDto extends ModeOptionsDto({
+  timeout: TIMEOUT_MS,
+  timeoutType: 'number',
+  maxMembers: JURY_MAX_JURORS,
+  fallbacks: 'foremanFallbacks',
+}) {
   // Validators run bottom-up and stop at the first failure: the type check comes last.
   @MaxLength(JURY_CONTENT_MAX_LENGTH)
   @MinLength(1, { message: 'Content to evaluate is required' })
@@ -53,18 +55,6 @@ export class JuryConfigDto {
   @IsString({ message: 'Foreman model is required' })
   @IsOptional()
   foremanModel?: string;
-
-  @TimeoutOption(TIMEOUT_MS, 'number')
-  timeoutMs?: number;
-
-  @QuorumOption(JURY_MAX_JURORS)
-  quorum?: number;
-
-  @StageDeadlineOption()
-  stageDeadlineMs?: number;
-
-  @FallbacksOption()
-  foremanFallbacks?: string[];
 }
 
 /** 03-jury.md §F: fewer than 2 successful jurors end the deliberation. */

@@ -1,7 +1,7 @@
 import type { Verdict, VoteTally } from '@conclave/contracts';
 import type { ChatMessage } from '@conclave/llm';
 import { createFence } from '../../shared/fence';
-import { truncate } from '../../shared/title';
+import { titlePrompt, truncate } from '../../shared/title';
 
 export const EVALUATION_PROMPT_MARKER =
   'You are a juror evaluating the quality of a response. Score it on 5 dimensions (1-10 each) and deliver a verdict.';
@@ -155,16 +155,5 @@ export const CONTENT_PREVIEW_LENGTH = 200;
 export function buildJuryTitlePrompt(content: string, seed = ''): ChatMessage[] {
   const flat = content.replace(/\s+/g, ' ').trim();
   const preview = flat.length > CONTENT_PREVIEW_LENGTH ? `${truncate(flat, CONTENT_PREVIEW_LENGTH)}…` : flat;
-  const quoted = `"${preview}"`;
-  const fence = createFence([quoted], `${seed}:title`);
-  return [
-    {
-      role: 'user',
-      content:
-        'Generate a brief title (3-5 words) for a jury evaluation session about this content:\n\n' +
-        `${fence.wrap('CONTENT', quoted)}\n\n` +
-        `${fence.notice}\n\n` +
-        'Reply with ONLY the title. No quotes, no punctuation, no explanation.',
-    },
-  ];
+  return titlePrompt('a jury evaluation session about this content', 'CONTENT', preview, seed);
 }

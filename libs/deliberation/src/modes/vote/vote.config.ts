@@ -1,11 +1,8 @@
 import type { VoteConfig } from '@conclave/contracts';
 import {
-  FallbacksOption,
+  ModeOptionsDto,
   PanelOption,
-  QuorumOption,
   SeatOption,
-  StageDeadlineOption,
-  TimeoutOption,
   fallbackOptionRule,
   gateOptionRules,
   resolveResilience,
@@ -23,7 +20,12 @@ export const VOTE_MAX_MODELS = 6;
 const TIMEOUT_MS: Range = { min: 10_000, max: 600_000, unit: 'ms' };
 
 /** `modeConfig` of a vote request (02-vote.md §D). */
-export class VoteConfigDto {
+export class VoteConfigDto extends ModeOptionsDto({
+  timeout: TIMEOUT_MS,
+  timeoutType: 'number',
+  maxMembers: VOTE_MAX_MODELS,
+  fallbacks: 'chairmanFallbacks',
+}) {
   @PanelOption({
     min: VOTE_MIN_MODELS,
     max: VOTE_MAX_MODELS,
@@ -34,18 +36,6 @@ export class VoteConfigDto {
 
   @SeatOption()
   chairmanModel?: string;
-
-  @TimeoutOption(TIMEOUT_MS, 'number')
-  timeoutMs?: number;
-
-  @QuorumOption(VOTE_MAX_MODELS)
-  quorum?: number;
-
-  @StageDeadlineOption()
-  stageDeadlineMs?: number;
-
-  @FallbacksOption()
-  chairmanFallbacks?: string[];
 }
 
 /** 02-vote.md: fewer than 2 answers end the vote. */

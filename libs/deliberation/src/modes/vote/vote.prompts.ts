@@ -1,4 +1,4 @@
-import { createFence } from '../../shared/fence';
+import { fencedResponses } from '../../shared/fence';
 import { buildVotePrompt } from '../../shared/voting';
 
 export const VOTE_PROMPT_OPENING =
@@ -17,16 +17,10 @@ export function buildTiebreakPrompt(
   tied: { label: string; response: string }[],
   seed = '',
 ): string {
-  const fence = createFence([userQuery, ...tied.map((t) => t.response)], `${seed}:tiebreak`);
-  const blocks = tied.map((t) => `--- ${t.label} ---\n${fence.wrap('RESPONSE', t.response)}\n`).join('\n');
   const letters = tied.map((t) => t.label.replace('Response ', '')).join(', ');
   return `${TIEBREAK_PROMPT_MARKER} As chairman, break the tie: choose the single best of the tied responses.
 
-${fence.notice}
-
-Question: ${fence.wrap('QUESTION', userQuery)}
-
-${blocks}
+${fencedResponses(userQuery, tied, `${seed}:tiebreak`)}
 Consider: accuracy, completeness, clarity, helpfulness, and practical value.
 
 You MUST end your response with your choice in this exact format:
