@@ -14,6 +14,7 @@ import { CouncilReportBuilder } from './council';
 import { DelphiReportBuilder } from './delphi';
 import { JuryReportBuilder } from './jury';
 import { rate } from './figures';
+import { reportMethods } from './methods';
 import {
   asObject,
   asString,
@@ -204,7 +205,7 @@ export class BatchReportBuilder {
       if ((this.completeByMode.get(mode) ?? 0) === 0)
         notes.push(`No ${mode} item is complete yet, so there are no ${mode} statistics.`);
     }
-    return {
+    const report: BatchReport = {
       batchId: meta.batchId,
       name: meta.name,
       status: meta.status,
@@ -216,6 +217,7 @@ export class BatchReportBuilder {
         confidence: DEFAULT_CONFIDENCE,
         resamples: this.bootstrap.resamples ?? DEFAULT_BOOTSTRAP_RESAMPLES,
         seed: this.options.seed,
+        methods: [],
       },
       council: has('council') ? this.council.result(this.bootstrap, aggregates.stageCalls) : null,
       vote: has('vote') ? this.vote.result(this.bootstrap) : null,
@@ -227,5 +229,7 @@ export class BatchReportBuilder {
       failures,
       notes,
     };
+    report.method.methods = reportMethods(report, report.method);
+    return report;
   }
 }
