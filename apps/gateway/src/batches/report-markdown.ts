@@ -10,6 +10,7 @@ import type {
   ReportFigure,
   ReportItemLink,
   ReportJury,
+  ReportMethod,
   ReportModelUsage,
   ReportPositionBias,
   ReportPositionTest,
@@ -356,6 +357,26 @@ function models(list: ReportModelUsage[]): string[] {
   );
 }
 
+/** "How these numbers were computed": each test and interval method with its unit, resamples and seed. */
+function methods(list: readonly ReportMethod[]): string[] {
+  if (list.length === 0) return [];
+  return [
+    '## How these numbers were computed',
+    '',
+    ...table(
+      ['Method', 'Used for', 'Unit', 'Resamples', 'Seed', 'How'],
+      list.map((m) => [
+        text(m.name),
+        text(m.usedFor.join(', ')),
+        text(m.unit),
+        m.resamples === null ? '—' : String(m.resamples),
+        m.seed === null ? '—' : `\`${text(m.seed)}\``,
+        text(m.description),
+      ]),
+    ),
+  ];
+}
+
 function usage(u: BatchUsageSummary): string[] {
   return [
     `- Items that ran: ${u.items}; tokens ${u.promptTokens} prompt + ${u.completionTokens} completion; cost ${usd(u.costUsd)}`,
@@ -393,6 +414,7 @@ export function reportMarkdown(report: BatchReport): string {
   );
   if (report.failures.otherFailedItems > 0)
     lines.push(`${report.failures.otherFailedItems} more failed items in other groups.`, '');
+  lines.push(...methods(report.method.methods));
   // Notes are the server's own sentences, never model or user text.
   if (report.notes.length > 0) lines.push('## Notes', '', ...report.notes.map((n) => `- ${n}`), '');
   return `${lines.join('\n').trimEnd()}\n`;
@@ -411,6 +433,21 @@ export function comparisonMarkdown(c: BatchComparison): string {
   if (c.unmatched.onlyInACount + c.unmatched.onlyInBCount > 0) {
     lines.push(
       `- Keys only in A: ${c.unmatched.onlyInACount}${c.unmatched.onlyInA.length ? ` (${c.unmatched.onlyInA.map(escapeMarkdown).join(', ')})` : ''}; only in B: ${c.unmatched.onlyInBCount}${c.unmatched.onlyInB.length ? ` (${c.unmatched.onlyInB.map(escapeMarkdown).join(', ')})` : ''}`,
+    );
+  }
+  if (c.seats.some((s) => s.changed)) {
+    lines.push(
+      '',
+      '## Seats',
+      '',
+      'Per-model figures are compared by seat (roster position); these seats held different models in A and B.',
+      '',
+      ...table(
+        ['Seat', 'A', 'B'],
+        c.seats
+          .filter((s) => s.changed)
+          .map((s) => [String(s.seat), text(s.a.join(', ') || '—'), text(s.b.join(', ') || '—')]),
+      ),
     );
   }
   lines.push(
@@ -437,6 +474,25 @@ export function comparisonMarkdown(c: BatchComparison): string {
       ['A', 'B', 'Outcome in A', 'Outcome in B'],
       c.flips.map((f) => [link(f.a), link(f.b), text(f.outcomeA), text(f.outcomeB)]),
     ),
+    ...(c.flipTests.length === 0
+      ? []
+      : [
+          '### Change per outcome',
+          '',
+          'Exact McNemar test per outcome (pairs with it in A only against pairs with it in B only)' +
+            (c.flipTests.length > 1 ? '; Holm-adjusted over the outcomes listed.' : '.'),
+          '',
+          ...table(
+            ['Outcome', 'In A only', 'In B only', 'p', ...(c.flipTests.length > 1 ? ['Holm-adjusted p'] : [])],
+            c.flipTests.map((t) => [
+              text(t.outcome),
+              String(t.onlyA),
+              String(t.onlyB),
+              number(t.pValue, 4),
+              ...(c.flipTests.length > 1 ? [number(t.holmAdjustedPValue, 4)] : []),
+            ]),
+          ),
+        ]),
     '## Usage',
     '',
     '### A',
@@ -458,6 +514,7 @@ export function comparisonMarkdown(c: BatchComparison): string {
         `${m.a ? rate(m.a.failedCalls) : '—'} / ${m.b ? rate(m.b.failedCalls) : '—'}`,
       ]),
     ),
+    ...methods(c.method.methods),
   );
   if (c.notes.length > 0) lines.push('## Notes', '', ...c.notes.map((n) => `- ${n}`), '');
   return `${lines.join('\n').trimEnd()}\n`;

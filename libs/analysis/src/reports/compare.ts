@@ -394,10 +394,11 @@ export function compareSides(
       'Numeric Delphi questions have no categorical outcome: they are compared by final median, CV and convergence, not flips.',
     );
   }
+  // Notes are the server's own sentences (never a model id): `seats` names the models.
   for (const seat of seats.filter((x) => x.changed)) {
     notes.push(
-      `Seat ${seat.seat} held ${seat.a.join(', ') || 'no model'} in A and ${seat.b.join(', ') || 'no model'} in B: ` +
-        'its figures are compared by seat, and a pair it won on both sides is not a flip.',
+      `Seat ${seat.seat} held a different model in A than in B (see seats): its figures are compared by seat, ` +
+        'and a pair it won on both sides is not a flip.',
     );
   }
   notes.push(
