@@ -19,6 +19,7 @@ import type {
   ReportInterval,
   ReportItemLink,
   ReportJury,
+  ReportMethod,
   ReportModelUsage,
   ReportPositionBias,
   ReportPositionTest,
@@ -313,6 +314,29 @@ export function ItemLink({ item }: { item: ReportItemLink }) {
       Item {item.index}
       {item.key !== null && <span className="item-key"> ({item.key})</span>}
     </a>
+  );
+}
+
+/** "How these numbers were computed": each test and interval method, its unit, resamples and seed. */
+export function MethodsSection({ methods }: { methods: readonly ReportMethod[] | undefined }) {
+  // A report from a gateway older than the method list has none: nothing to show.
+  if (!methods || methods.length === 0) return null;
+  return (
+    <section aria-label="how these numbers were computed" className="report-part">
+      <h3>How these numbers were computed</h3>
+      <Table label="methods" head={['method', 'used for', 'unit', 'resamples', 'seed', 'how']}>
+        {methods.map((m, i) => (
+          <tr key={i}>
+            <th scope="row">{m.name}</th>
+            <td>{m.usedFor.join(', ')}</td>
+            <td>{m.unit}</td>
+            <td className="num">{m.resamples === null ? '—' : count(m.resamples)}</td>
+            <td>{m.seed === null ? '—' : <code>{m.seed}</code>}</td>
+            <td>{m.description}</td>
+          </tr>
+        ))}
+      </Table>
+    </section>
   );
 }
 
@@ -1395,6 +1419,7 @@ export function ReportView({ report, onRefresh }: { report: BatchReport; onRefre
         <ModelUsageTable models={report.models} />
       </section>
       <FailuresSection failures={report.failures} />
+      <MethodsSection methods={report.method.methods} />
       <p className="muted small">
         Generated {new Date(report.generatedAt).toLocaleString()} from {count(report.usage.items)} finished
         items. Intervals are {Math.round(report.method.confidence * 100)}%: Wilson score for rates, percentile
