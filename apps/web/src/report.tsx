@@ -495,6 +495,14 @@ function PositionBiasSection({ bias }: { bias: ReportPositionBias }) {
 // ---------------------------------------------------------------------------------------------
 // Mode sections
 
+/** A leaderboard entry against the next one down: do their 95 % intervals overlap? */
+const againstNext = (overlaps: boolean | null | undefined): string =>
+  overlaps === true
+    ? 'not distinguishable at 95 %'
+    : overlaps === false
+      ? 'intervals apart'
+      : '—';
+
 function CouncilSection({ council }: { council: ReportCouncil }) {
   const worst = Math.max(
     2,
@@ -532,6 +540,7 @@ function CouncilSection({ council }: { council: ReportCouncil }) {
           'Borda points',
           'own rank vs others’',
           'self-preference',
+          'vs next below',
         ]}
       >
         {council.models.map((m) => (
@@ -552,9 +561,11 @@ function CouncilSection({ council }: { council: ReportCouncil }) {
             <td>
               <FigureValue figure={m.selfPreference.difference} format={signed} />
             </td>
+            <td>{againstNext(m.overlapsNext)}</td>
           </tr>
         ))}
       </Table>
+      {council.leaderboardNote && <p className="muted small leaderboard-note">{council.leaderboardNote}</p>}
       <p className="muted small">
         Self-preference: the model&apos;s rank of its own anonymized answer minus the others&apos; mean rank
         of it; negative means it favours its own answer.
@@ -590,7 +601,16 @@ function ContestSection({ name, vote }: { name: 'vote' | 'debate'; vote: ReportV
       />
       <Table
         label={`${name} models`}
-        head={['model', 'items', 'wins', 'win rate', 'tied first', 'won by tiebreak', 'vote share']}
+        head={[
+          'model',
+          'items',
+          'wins',
+          'win rate',
+          'tied first',
+          'won by tiebreak',
+          'vote share',
+          'vs next below',
+        ]}
       >
         {vote.models.map((m) => (
           <tr key={m.model}>
@@ -605,9 +625,11 @@ function ContestSection({ name, vote }: { name: 'vote' | 'debate'; vote: ReportV
             <td>
               <RateValue rate={m.voteShare} />
             </td>
+            <td>{againstNext(m.overlapsNext)}</td>
           </tr>
         ))}
       </Table>
+      {vote.leaderboardNote && <p className="muted small leaderboard-note">{vote.leaderboardNote}</p>}
       <h4>Ties</h4>
       <p>
         Tied at the top: <RateValue rate={vote.ties.tied} />. Broken by: {categoriesText(vote.ties.brokenBy)}.

@@ -218,7 +218,7 @@ const noBias: ReportPositionBias = {
   groups: [],
 };
 
-const contest = (model: string, wins: number) => ({
+const contest = (model: string, wins: number, overlapsNext: boolean | null = null) => ({
   model,
   contests: 10,
   wins,
@@ -226,6 +226,7 @@ const contest = (model: string, wins: number) => ({
   tiedFirst: 1,
   winsByTiebreak: 0,
   voteShare: rate(wins * 2, 30),
+  overlapsNext,
 });
 
 const everyMode: BatchReport = {
@@ -245,6 +246,7 @@ const everyMode: BatchReport = {
         averageRank: fig(1.4, 1.2, 1.7, 10),
         firstPlaceShare: fig(0.6, 0.4, 0.8, 10),
         bordaPoints: 48,
+        overlapsNext: null,
         selfPreference: {
           n: 10,
           meanSelfRank: 1.2,
@@ -253,6 +255,7 @@ const everyMode: BatchReport = {
         },
       },
     ],
+    leaderboardNote: null,
     chairman: {
       itemsReached: 10,
       failures: rate(1, 10),
@@ -292,7 +295,9 @@ const everyMode: BatchReport = {
   vote: {
     items: 10,
     invalidVotes: rate(0, 30),
-    models: [contest('sim/a', 6), contest('sim/b', 4)],
+    // Issue 36: the two win-rate intervals overlap, and the leaderboard says so.
+    models: [contest('sim/a', 6, true), contest('sim/b', 4)],
+    leaderboardNote: '2 models ordered by win rate, not adjusted for multiple comparisons.',
     ties: { tied: rate(2, 10), brokenBy: [{ category: 'chairman', count: 2, share: 1 }] },
     positionBias: noBias,
     reference: null,
@@ -301,6 +306,7 @@ const everyMode: BatchReport = {
     items: 10,
     invalidVotes: rate(0, 30),
     models: [contest('sim/d1', 7)],
+    leaderboardNote: null,
     ties: { tied: rate(0, 10), brokenBy: [] },
     positionBias: noBias,
     reference: null,
@@ -608,6 +614,16 @@ describe('ReportView: every other mode', () => {
     expect(screen.getByRole('region', { name: 'delphi' }).textContent).toContain(
       'Reference inside the reported 95% interval',
     );
+  });
+});
+
+describe('ReportView: leaderboards (issue 36)', () => {
+  it('says when neighbours’ intervals overlap, with the multiple-comparison note', async () => {
+    await show(<ReportView report={everyMode} />);
+    const rows = [...screen.getByRole('table', { name: 'vote models' }).querySelectorAll('tbody tr')];
+    expect(rows.map((r) => r.lastElementChild?.textContent)).toEqual(['not distinguishable at 95 %', '—']);
+    const vote = screen.getByRole('region', { name: 'vote' });
+    expect(vote.textContent).toContain('not adjusted for multiple comparisons');
   });
 });
 

@@ -233,6 +233,11 @@ export interface ReportCouncilModel {
   firstPlaceShare: ReportFigure;
   /** Borda points over all ballots: with m answers on the item, place p earns m − p. */
   bordaPoints: number;
+  /**
+   * Whether this model's average-rank interval overlaps the next model's in this list (true: the
+   * two are not distinguishable at 95 %); null for the last model or when either has no interval.
+   */
+  overlapsNext: boolean | null;
   selfPreference: {
     /** Items where the model ranked its own answer and at least one other member ranked it too. */
     n: number;
@@ -251,6 +256,8 @@ export interface ReportCouncil {
   unparsedRankings: ReportRate;
   /** Best average rank first. */
   models: ReportCouncilModel[];
+  /** The leaderboard's multiple-comparison note; null with fewer than two models. */
+  leaderboardNote: string | null;
   chairman: {
     /** Items that reached the chairman (rankings done), finished. */
     itemsReached: number;
@@ -276,6 +283,11 @@ export interface ReportContestModel {
   winsByTiebreak: number;
   /** Valid votes it received over valid votes cast on its items. */
   voteShare: ReportRate;
+  /**
+   * Whether this model's win-rate interval overlaps the next model's in this list (true: the two
+   * are not distinguishable at 95 %); null for the last model or when either has no interval.
+   */
+  overlapsNext: boolean | null;
 }
 
 export interface ReportTies {
@@ -291,6 +303,8 @@ export interface ReportVote {
   invalidVotes: ReportRate;
   /** Highest win rate first. */
   models: ReportContestModel[];
+  /** The leaderboard's multiple-comparison note; null with fewer than two models. */
+  leaderboardNote: string | null;
   ties: ReportTies;
   positionBias: ReportPositionBias;
   /** Reference: the expected winner model. */

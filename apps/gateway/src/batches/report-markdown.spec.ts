@@ -347,6 +347,7 @@ describe('report Markdown: position bias', () => {
         items: 14,
         invalidVotes: rate(0, 30),
         models: [],
+        leaderboardNote: 'Two models, not adjusted for multiple comparisons.',
         ties: { tied: rate(0, 14), brokenBy: [] },
         positionBias: {
           computable: true,
@@ -392,5 +393,34 @@ describe('report Markdown: position bias', () => {
     expect(markdown).toContain(
       '4 answers shown, 2 items, 6 valid votes; not tested: fewer than 10 items with a valid vote \\(2\\): too few to test',
     );
+    expect(markdown).toContain('Two models, not adjusted for multiple comparisons.');
+  });
+
+  it('says when leaderboard neighbours’ intervals overlap (issue 36)', () => {
+    const model = (name: string, wins: number, overlapsNext: boolean | null) => ({
+      model: name,
+      contests: 10,
+      wins,
+      winRate: rate(wins, 10),
+      tiedFirst: 0,
+      winsByTiebreak: 0,
+      voteShare: rate(wins, 10),
+      overlapsNext,
+    });
+    const markdown = reportMarkdown({
+      ...report(),
+      vote: {
+        items: 10,
+        invalidVotes: rate(0, 30),
+        models: [model('sim/a', 5, true), model('sim/b', 4, false), model('sim/c', 1, null)],
+        leaderboardNote: null,
+        ties: { tied: rate(0, 10), brokenBy: [] },
+        positionBias: { computable: false, explanation: 'x', groups: [] },
+        reference: null,
+      },
+    });
+    expect(markdown).toMatch(/\| sim\/a \|.*\| not distinguishable at 95 % \|\n/);
+    expect(markdown).toMatch(/\| sim\/b \|.*\| intervals apart \|\n/);
+    expect(markdown).toMatch(/\| sim\/c \|.*\| — \|\n/);
   });
 });

@@ -83,6 +83,13 @@ function positionTest(test: ReportPositionTest): string {
   );
 }
 
+/** A leaderboard entry against the next one down: do their 95 % intervals overlap? */
+const againstNext = (overlaps: boolean | null | undefined): string =>
+  overlaps === true ? 'not distinguishable at 95 %' : overlaps === false ? 'intervals apart' : '—';
+
+// The note is the server's own sentence, never model or user text.
+const leaderboard = (note: string | null | undefined): string[] => (note ? [note, ''] : []);
+
 function positionBias(p: ReportPositionBias): string[] {
   const lines = ['### Position bias', '', p.explanation, ''];
   if (!p.computable) return lines;
@@ -157,6 +164,7 @@ function council(c: ReportCouncil): string[] {
         'First place (95 % CI)',
         'Borda points',
         'Self-preference (95 % CI)',
+        'Against the next below',
       ],
       c.models.map((m) => [
         text(m.model),
@@ -164,8 +172,10 @@ function council(c: ReportCouncil): string[] {
         figure(m.firstPlaceShare),
         String(m.bordaPoints),
         figure(m.selfPreference.difference),
+        againstNext(m.overlapsNext),
       ]),
     ),
+    ...leaderboard(c.leaderboardNote),
     '### Chairman',
     '',
     `Chairman failures: ${rate(c.chairman.failures)} of the items that reached the chairman.`,
@@ -195,6 +205,7 @@ function contest(title: string, v: ReportVote): string[] {
         'Tied first',
         'Wins by tiebreak',
         'Vote share (95 % CI)',
+        'Against the next below',
       ],
       v.models.map((m) => [
         text(m.model),
@@ -204,8 +215,10 @@ function contest(title: string, v: ReportVote): string[] {
         String(m.tiedFirst),
         String(m.winsByTiebreak),
         rate(m.voteShare),
+        againstNext(m.overlapsNext),
       ]),
     ),
+    ...leaderboard(v.leaderboardNote),
     ...positionBias(v.positionBias),
     ...reference(v.reference),
   ];
