@@ -353,6 +353,8 @@ export interface ReportJuryDimension {
     n: number;
     pairableValues: number;
     reading: ReportAlphaReading | null;
+    /** Percentile bootstrap over items (units resampled with all their scores); null when α is undefined. */
+    interval: ReportInterval | null;
     note: string | null;
   };
 }
@@ -397,6 +399,8 @@ export interface ReportJury {
     observedAgreement: number | null;
     expectedAgreement: number | null;
     reading: ReportKappaReading | null;
+    /** Percentile bootstrap over items (each item with all its verdicts); null when κ is undefined. */
+    interval: ReportInterval | null;
     note: string | null;
   };
   /** Most disagreement first (verdict split, then score spread); at most 10. */

@@ -15,7 +15,8 @@ import { LeniencyAccumulator, type DimensionRating } from '../leniency';
 import { NumericSample } from '../quantile';
 import { bootstrapMeans } from './bootstrap-columns';
 import { juryFacts, type JuryFacts } from './extract';
-import { bootstrapFigure, distribution, rate, standardErrorFigure } from './figures';
+import { bootstrapFigure, distribution, rate, reportInterval, standardErrorFigure } from './figures';
+import { FleissKappaItems, IntervalAlphaUnits } from '../inference/agreement-bootstrap';
 import { ReferenceTracker } from './reference';
 import { itemLink, type ReportItem, type ReportStageRow } from './rows';
 
@@ -28,6 +29,8 @@ interface DimensionState {
   values: CategoryCounts<string>;
   itemMeans: NumericSample;
   alpha: KrippendorffAlphaAccumulator;
+  /** The same units kept per item, for α's item-bootstrap interval. */
+  alphaUnits: IntervalAlphaUnits;
 }
 
 interface JurorState {
@@ -52,6 +55,7 @@ export class JuryReportBuilder {
   private readonly verdicts = new CategoryCounts<string>([...VERDICTS]);
   private readonly jurorVerdicts = new CategoryCounts<string>([...VERDICTS]);
   private readonly fleiss = new FleissKappaAccumulator([...VERDICTS]);
+  private readonly fleissItems = new FleissKappaItems([...VERDICTS]);
   private readonly disagreement = new TopK<ReportDisagreementItem>(MOST_DISAGREEMENT);
   private readonly reference = new ReferenceTracker(
     'the final verdict (the foreman’s, else the majority’s)',
@@ -71,6 +75,7 @@ export class JuryReportBuilder {
         values: new CategoryCounts<string>(SCORE_VALUES),
         itemMeans: new NumericSample(),
         alpha: new KrippendorffAlphaAccumulator(),
+        alphaUnits: new IntervalAlphaUnits(),
       };
       this.dimensions.set(name, state);
     }
@@ -115,6 +120,7 @@ export class JuryReportBuilder {
     this.leniency.addItem(ratings);
     this.overallLeniency.addItem(overall);
     this.fleiss.addRatings(facts.jurors.map((j) => j.verdict));
+    this.fleissItems.addRatings(facts.jurors.map((j) => j.verdict));
 
     let spreadSum = 0;
     let spreadDimensions = 0;
@@ -125,6 +131,7 @@ export class JuryReportBuilder {
         state.values.add(String(score));
       }
       state.alpha.addUnit(scores);
+      state.alphaUnits.addUnit(scores);
       if (scores.length > 0) state.itemMeans.add(scores.reduce((a, b) => a + b, 0) / scores.length);
       if (scores.length >= 2) {
         spreadSum += Math.max(...scores) - Math.min(...scores);
@@ -159,6 +166,11 @@ export class JuryReportBuilder {
     const dimensions = [...this.dimensions].map(([name, state], d): ReportJuryDimension => {
       const scores = state.scores.result();
       const alpha = state.alpha.result('interval');
+      const alphaInterval =
+        alpha.value === null
+          ? null
+          : state.alphaUnits.bootstrap({ ...options, seed: `${String(options.seed ?? '')}:alpha:${name}` })
+              .interval;
       return {
         dimension: name,
         scores: {
@@ -175,6 +187,7 @@ export class JuryReportBuilder {
           n: alpha.pairableUnits,
           pairableValues: alpha.pairableValues,
           reading: interpretAlpha(alpha.value),
+          interval: reportInterval(alphaInterval),
           note: alpha.reason,
         },
       };
@@ -209,6 +222,10 @@ export class JuryReportBuilder {
           (a.juror < b.juror ? -1 : a.juror > b.juror ? 1 : 0),
       );
     const fleiss = this.fleiss.result();
+    const fleissInterval =
+      fleiss.value === null
+        ? null
+        : this.fleissItems.bootstrap({ ...options, seed: `${String(options.seed ?? '')}:fleiss` }).interval;
     return {
       items: this.items,
       verdicts: distribution(this.verdicts.result()),
@@ -222,6 +239,7 @@ export class JuryReportBuilder {
         observedAgreement: fleiss.observedAgreement,
         expectedAgreement: fleiss.expectedAgreement,
         reading: interpretKappa(fleiss.value),
+        interval: reportInterval(fleissInterval),
         note: fleiss.reason,
       },
       mostDisagreement: this.disagreement.result().map((r) => r.item),
