@@ -677,6 +677,17 @@ function ContestSection({ name, vote }: { name: 'vote' | 'debate'; vote: ReportV
   );
 }
 
+/** ` [lower, upper]` after a coefficient, when it has an interval. */
+function IntervalBracket({ interval }: { interval: ReportInterval | null | undefined }) {
+  if (!interval) return null;
+  return (
+    <span className="interval" title={`${Math.round(interval.confidence * 100)}% interval, bootstrap over items`}>
+      {' '}
+      [{coef(interval.lower)}, {coef(interval.upper)}]
+    </span>
+  );
+}
+
 function JurySection({ jury }: { jury: ReportJury }) {
   const fleiss = jury.fleissKappa;
   // the scores given (1–10, halves where a juror gave them), in order
@@ -696,7 +707,8 @@ function JurySection({ jury }: { jury: ReportJury }) {
         <dl className="facts">
           <dt>Fleiss&apos; κ on the jurors&apos; verdicts</dt>
           <dd>
-            <span className="value">{coef(fleiss.value)}</span> <Reading reading={fleiss.reading} />{' '}
+            <span className="value">{coef(fleiss.value)}</span>
+            <IntervalBracket interval={fleiss.interval} /> <Reading reading={fleiss.reading} />{' '}
             <span className="muted">
               (n {count(fleiss.n)} items
               {fleiss.ratersPerItem
@@ -710,7 +722,8 @@ function JurySection({ jury }: { jury: ReportJury }) {
             <Fragment key={d.dimension}>
               <dt>Krippendorff&apos;s α, {d.dimension} (interval)</dt>
               <dd>
-                <span className="value">{coef(d.alpha.value)}</span> <Reading reading={d.alpha.reading} />{' '}
+                <span className="value">{coef(d.alpha.value)}</span>
+                <IntervalBracket interval={d.alpha.interval} /> <Reading reading={d.alpha.reading} />{' '}
                 <span className="muted">
                   (n {count(d.alpha.n)} items, {count(d.alpha.pairableValues)} pairable scores)
                 </span>

@@ -133,6 +133,7 @@ const juryReport: BatchReport = {
         n: 40,
         pairableValues: 120,
         reading: i === 0 ? 'tentative' : 'reliable',
+        interval: null,
         note: null,
       },
     })),
@@ -161,6 +162,7 @@ const juryReport: BatchReport = {
       observedAgreement: 0.7,
       expectedAgreement: 0.45,
       reading: 'moderate',
+      interval: null,
       note: null,
     },
     mostDisagreement: [
@@ -539,6 +541,34 @@ describe('ReportView: a jury batch', () => {
     expect(agreement.textContent).toMatch(/α, clarity \(interval\)0\.850 reliable/);
     expect(agreement.textContent).toContain('Landis & Koch');
     expect(agreement.textContent).toContain('rely on α ≥ 0.800');
+  });
+
+  it('gives Fleiss’ κ and α their item-bootstrap intervals (issue 36)', async () => {
+    const interval = (lower: number, upper: number) => ({
+      lower,
+      upper,
+      confidence: 0.95,
+      method: 'percentile-bootstrap' as const,
+    });
+    const jury = juryReport.jury!;
+    await show(
+      <ReportView
+        report={{
+          ...juryReport,
+          jury: {
+            ...jury,
+            fleissKappa: { ...jury.fleissKappa, interval: interval(0.31, 0.58) },
+            dimensions: jury.dimensions.map((d) => ({
+              ...d,
+              alpha: { ...d.alpha, interval: interval(0.62, 0.79) },
+            })),
+          },
+        }}
+      />,
+    );
+    const agreement = screen.getByRole('region', { name: 'agreement' });
+    expect(agreement.textContent).toMatch(/verdicts0\.452 \[0\.310, 0\.580\] moderate/);
+    expect(agreement.textContent).toMatch(/α, accuracy \(interval\)0\.710 \[0\.620, 0\.790\] tentative/);
   });
 
   it('links the items with the most disagreement, the mismatches and the failures to their deliberations', async () => {

@@ -8,6 +8,7 @@ import type {
   ReportDelphi,
   ReportDistribution,
   ReportFigure,
+  ReportInterval,
   ReportItemLink,
   ReportJury,
   ReportMethod,
@@ -47,6 +48,10 @@ const usd = (value: number | null | undefined): string =>
   value === null || value === undefined
     ? '—'
     : `$${value < 0.01 && value !== 0 ? value.toExponential(2) : value.toFixed(4)}`;
+
+/** ` [lower, upper]` of an interval that may be missing (a report from before it was computed). */
+const bracket = (interval: ReportInterval | null | undefined, digits = 3): string =>
+  interval ? ` [${number(interval.lower, digits)}, ${number(interval.upper, digits)}]` : '';
 
 function figure(f: ReportFigure, digits = 2): string {
   if (f.value === null) return `— (${escapeMarkdown(f.note ?? 'no data')}; n = ${f.n})`;
@@ -256,19 +261,21 @@ function jury(j: ReportJury): string[] {
     '',
     `- Final verdicts: ${distribution(j.verdicts)}`,
     `- Juror verdicts: ${distribution(j.jurorVerdicts)}`,
-    `- Fleiss' κ on the jurors' verdicts: ${fleiss.value === null ? `— (${text(fleiss.note)})` : number(fleiss.value, 3)}${fleiss.reading ? ` — ${fleiss.reading}` : ''} (n = ${fleiss.n} items${fleiss.ratersPerItem ? `, ${fleiss.ratersPerItem.min}–${fleiss.ratersPerItem.max} jurors each` : ''})`,
+    `- Fleiss' κ on the jurors' verdicts: ${fleiss.value === null ? `— (${text(fleiss.note)})` : `${number(fleiss.value, 3)}${bracket(fleiss.interval)}`}${fleiss.reading ? ` — ${fleiss.reading}` : ''} (n = ${fleiss.n} items${fleiss.ratersPerItem ? `, ${fleiss.ratersPerItem.min}–${fleiss.ratersPerItem.max} jurors each` : ''})`,
     '',
     '### Dimensions',
     '',
     'Item mean: the mean over items of the panel’s mean score. Krippendorff’s α (interval scale): ≥ 0.800 reliable, ≥ 0.667 tentative, below that unreliable.',
     '',
     ...table(
-      ['Dimension', 'Item mean (95 % CI)', 'Scores: mean ± SD (n)', 'α (n items)', 'Reading'],
+      ['Dimension', 'Item mean (95 % CI)', 'Scores: mean ± SD (n)', 'α (95 % CI) (n items)', 'Reading'],
       j.dimensions.map((d) => [
         text(d.dimension),
         figure(d.itemMean),
         `${number(d.scores.mean)} ± ${number(d.scores.standardDeviation)} (${d.scores.n})`,
-        d.alpha.value === null ? `— (${text(d.alpha.note)})` : `${number(d.alpha.value, 3)} (${d.alpha.n})`,
+        d.alpha.value === null
+          ? `— (${text(d.alpha.note)})`
+          : `${number(d.alpha.value, 3)}${bracket(d.alpha.interval)} (${d.alpha.n})`,
         d.alpha.reading ?? '—',
       ]),
     ),
