@@ -61,9 +61,7 @@ function BatchCard({ side, batch }: { side: 'A' | 'B'; batch: ComparedBatch }) {
 }
 
 export function CompareView({ comparison }: { comparison: BatchComparison }) {
-  // A comparison from a gateway older than seats and flip tests has neither.
-  const seats = comparison.seats ?? [];
-  const flipTests = comparison.flipTests ?? [];
+  const { seats, flipTests } = comparison;
   const c = comparison;
   const measures = [...new Set(c.differences.map((d) => d.measure))];
   const mdPath = `/api/batches/compare?${new URLSearchParams({ a: c.a.batchId, b: c.b.batchId, format: 'md' }).toString()}`;

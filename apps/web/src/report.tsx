@@ -318,9 +318,8 @@ export function ItemLink({ item }: { item: ReportItemLink }) {
 }
 
 /** "How these numbers were computed": each test and interval method, its unit, resamples and seed. */
-export function MethodsSection({ methods }: { methods: readonly ReportMethod[] | undefined }) {
-  // A report from a gateway older than the method list has none: nothing to show.
-  if (!methods || methods.length === 0) return null;
+export function MethodsSection({ methods }: { methods: readonly ReportMethod[] }) {
+  if (methods.length === 0) return null;
   return (
     <section aria-label="how these numbers were computed" className="report-part">
       <h3>How these numbers were computed</h3>
@@ -553,7 +552,12 @@ function CouncilSection({ council }: { council: ReportCouncil }) {
             <td>
               <FigureValue figure={m.firstPlaceShare} format={pct} />
             </td>
-            <td className="num">{count(m.bordaPoints)}</td>
+            <td className="num">
+              {count(m.bordaPoints)}{' '}
+              <span className="muted">
+                (per item <FigureValue figure={m.bordaPointsPerItem} />)
+              </span>
+            </td>
             <td>
               {num(m.selfPreference.meanSelfRank)} vs {num(m.selfPreference.meanOthersRank)}{' '}
               <span className="muted">(n {count(m.selfPreference.n)})</span>

@@ -248,6 +248,7 @@ const everyMode: BatchReport = {
         averageRank: fig(1.4, 1.2, 1.7, 10),
         firstPlaceShare: fig(0.6, 0.4, 0.8, 10),
         bordaPoints: 48,
+        bordaPointsPerItem: fig(4.8, 4.2, 5.4, 10),
         overlapsNext: null,
         selfPreference: {
           n: 10,
@@ -654,6 +655,12 @@ describe('ReportView: leaderboards (issue 36)', () => {
     expect(rows.map((r) => r.lastElementChild?.textContent)).toEqual(['not distinguishable at 95 %', '—']);
     const vote = screen.getByRole('region', { name: 'vote' });
     expect(vote.textContent).toContain('not adjusted for multiple comparisons');
+  });
+
+  it('gives Borda points per item with their interval', async () => {
+    await show(<ReportView report={everyMode} />);
+    const council = screen.getByRole('table', { name: 'council models' });
+    expect(council.textContent).toContain('48 (per item 4.8 [4.2 to 5.4])');
   });
 });
 

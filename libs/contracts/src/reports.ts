@@ -233,6 +233,8 @@ export interface ReportCouncilModel {
   firstPlaceShare: ReportFigure;
   /** Borda points over all ballots: with m answers on the item, place p earns m − p. */
   bordaPoints: number;
+  /** Mean Borda points per item it was ranked on, bootstrap interval over items (n: items ranked). */
+  bordaPointsPerItem: ReportFigure;
   /**
    * Whether this model's average-rank interval overlaps the next model's in this list (true: the
    * two are not distinguishable at 95 %); null for the last model or when either has no interval.

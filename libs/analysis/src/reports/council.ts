@@ -49,6 +49,7 @@ export class CouncilReportBuilder {
         averageRank: bootstrapFigure(m.averageRank),
         firstPlaceShare: bootstrapFigure(m.firstPlaceShare),
         bordaPoints: m.bordaPoints,
+        bordaPointsPerItem: bootstrapFigure(m.bordaPointsPerItem),
         overlapsNext: overlaps[i],
         selfPreference: {
           n: m.selfPreference.items,

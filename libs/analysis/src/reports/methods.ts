@@ -15,7 +15,7 @@ const FIELDS: Record<string, { label: string; unit: string }> = {
   averageRank: { label: 'average rank', unit: 'item' },
   firstPlaceShare: { label: 'first-place share', unit: 'item' },
   bordaPoints: { label: 'Borda points', unit: 'item' },
-  borda: { label: 'Borda points', unit: 'item' },
+  bordaPointsPerItem: { label: 'Borda points per item', unit: 'item' },
   selfPreference: { label: 'self-preference', unit: 'item' },
   itemMean: { label: 'mean score per item', unit: 'item' },
   leniency: { label: 'juror leniency', unit: 'item' },
