@@ -14,7 +14,7 @@ import { CouncilReportBuilder } from './council';
 import { DelphiReportBuilder } from './delphi';
 import { JuryReportBuilder } from './jury';
 import { rate } from './figures';
-import { reportMethods } from './methods';
+import { countIntervals, multipleComparisonNote, reportMethods } from './methods';
 import {
   asObject,
   asString,
@@ -230,6 +230,8 @@ export class BatchReportBuilder {
       notes,
     };
     report.method.methods = reportMethods(report, report.method);
+    const many = multipleComparisonNote(countIntervals(report));
+    if (many !== null) report.notes.push(many);
     return report;
   }
 }

@@ -16,7 +16,7 @@ import { modelUsage, usageSummary } from './batch-report';
 import { exactMcNemar, holmAdjust } from '../inference/exact';
 import { contestFacts, councilFacts, delphiFacts, juryFacts, labelPosition } from './extract';
 import { bootstrapFigure, rate } from './figures';
-import { comparisonMethods } from './methods';
+import { comparisonMethods, multipleComparisonNote } from './methods';
 import { itemLink, type ReportAggregates, type ReportItem, type ReportStageRow } from './rows';
 
 const FLIPS_SHOWN = 50;
@@ -406,6 +406,8 @@ export function compareSides(
       ? 'Differences are B − A over pairs where both items are complete; per-model figures are keyed by seat (roster position), and a seat absent from one side of a pair drops that pair from its figures.'
       : 'Differences are B − A over pairs where both items are complete; a model absent from one side of a pair drops that pair from its figures.',
   );
+  const many = multipleComparisonNote(differences.length);
+  if (many !== null) notes.push(many);
   if (flipTests.length > 1) {
     notes.push(
       `Flips are tested per outcome (${flipTests.length} exact McNemar tests): read the Holm-adjusted p-values, which hold the chance of any false alarm among them at 5 %.`,

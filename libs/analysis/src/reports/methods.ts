@@ -124,6 +124,30 @@ function walk(value: unknown, path: string[], visit: (node: Json, path: string[]
   for (const [key, child] of Object.entries(value)) walk(child, [...path, key], visit);
 }
 
+/** Intervals in a report (every figure or coefficient that carries one). */
+export function countIntervals(report: unknown): number {
+  let count = 0;
+  walk(report, [], (node) => {
+    if (isObject(node.interval)) count++;
+  });
+  return count;
+}
+
+/**
+ * The multiple-comparison note of a report or comparison that lists many intervals: each is 95 %
+ * on its own. Null below MANY_INTERVALS.
+ */
+export function multipleComparisonNote(intervals: number): string | null {
+  if (intervals < MANY_INTERVALS) return null;
+  return (
+    `This lists ${intervals} intervals, each 95 % on its own and not adjusted for multiple comparisons: ` +
+    `about 1 in 20 may miss its true value by chance, so read a single surprising one with care. ` +
+    'Where several tests are listed together, their p-values are Holm-adjusted.'
+  );
+}
+
+const MANY_INTERVALS = 10;
+
 /** The methods of a batch report: every interval's, the position tests, Holm where adjusted. */
 export function reportMethods(
   report: Omit<BatchReport, 'method'>,
