@@ -143,3 +143,36 @@ describe('comparison by seat', () => {
     expect(seat1.holmAdjustedPValue).toBeCloseTo(4 * 0.5 ** 12, 12);
   });
 });
+
+describe('council comparison by seat', () => {
+  /** A council item: labels in roster order, every member ranks the roster's `best` first. */
+  function councilRows(roster: string[], best: number): ReportStageRow[] {
+    const labels = roster.map((_, i) => `Response ${String.fromCharCode(65 + i)}`);
+    const order = [labels[best], ...labels.filter((_, i) => i !== best)];
+    return [
+      row('stage2_label_map', null, Object.fromEntries(roster.map((m, i) => [labels[i], m]))),
+      ...roster.map((m) => row('stage2', m, { parsedRanking: order })),
+      row('stage2_aggregate', null, {
+        aggregateRankings: [
+          { model: roster[best] },
+          ...roster.filter((_, i) => i !== best).map((model) => ({ model })),
+        ],
+      }),
+    ];
+  }
+  function side(roster: string[], bests: number[]): ComparisonSide {
+    const s = new ComparisonSide('council', bests.length);
+    bests.forEach((best, i) => s.add(i, item('council', i), councilRows(roster, best)));
+    return s;
+  }
+
+  it('keys average rank by seat and does not count a renamed winner as a flip', () => {
+    const a = side(['sim/a', 'sim/b:v1', 'sim/c'], [1, 1, 0]);
+    const b = side(['sim/a', 'sim/b:v2', 'sim/c'], [1, 1, 0]);
+    const c = compareSides(a, b, META, { a: EMPTY, b: EMPTY }, { seed: 'a:b', resamples: 50 });
+    expect(c.flipped).toMatchObject({ count: 0, n: 3 });
+    const rank = c.differences.find((d) => d.measure === 'average rank' && d.seat === 2)!;
+    expect(rank).toMatchObject({ subject: 'seat 2: sim/b:v1 → sim/b:v2', a: 4 / 3, b: 4 / 3 });
+    expect(rank.difference.n).toBe(3);
+  });
+});
