@@ -1,11 +1,26 @@
 import { FleissKappaAccumulator } from '../fleiss';
 import { KrippendorffAlphaAccumulator } from '../krippendorff';
 import { SeededRandom } from '../random';
-import { FleissKappaItems, IntervalAlphaUnits } from './agreement-bootstrap';
+import { bootstrapStatistics, FleissKappaItems, IntervalAlphaUnits } from './agreement-bootstrap';
 
 const VERDICTS = ['APPROVE', 'REVISE', 'REJECT'];
 
 describe('agreement coefficients per item, for the item bootstrap', () => {
+  it('draws each resample once for several statistics, skipping undefined resamples', () => {
+    const values = Float64Array.from([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const mean = (indices: Uint32Array) => {
+      let sum = 0;
+      for (const i of indices) sum += values[i];
+      return sum / indices.length;
+    };
+    const [a, b, never] = bootstrapStatistics(10, [mean, mean, () => null], { seed: 's', resamples: 200 });
+    expect(a).toEqual(b);
+    expect(a!.lower).toBeLessThan(5.5);
+    expect(a!.upper).toBeGreaterThan(5.5);
+    expect(never).toBeNull();
+    expect(bootstrapStatistics(1, [mean], {})).toEqual([null]);
+  });
+
   it('Fleiss κ over all items equals the accumulator’s, with varying raters and missing ratings', () => {
     const rng = new SeededRandom('fleiss');
     for (let trial = 0; trial < 20; trial++) {
@@ -18,7 +33,7 @@ describe('agreement coefficients per item, for the item bootstrap', () => {
         items.addRatings(ratings);
         accumulator.addRatings(ratings);
       }
-      const all = Array.from({ length: items.items }, (_, i) => i);
+      const all = Array.from({ length: items.size }, (_, i) => i);
       const expected = accumulator.result().value;
       expect(items.kappa(all)).toBeCloseTo(expected!, 12);
     }
@@ -27,19 +42,25 @@ describe('agreement coefficients per item, for the item bootstrap', () => {
   it('Fleiss κ: undefined when one category is used throughout; a 95 % item-bootstrap interval otherwise', () => {
     const same = new FleissKappaItems(VERDICTS);
     for (let i = 0; i < 5; i++) same.addRatings(['APPROVE', 'APPROVE', 'APPROVE']);
-    expect(same.bootstrap({ seed: 's' }).value).toBeNull();
+    expect(same.kappa([0, 1, 2, 3, 4])).toBeNull();
+    expect(bootstrapStatistics(5, [(indices) => same.kappa(indices)], { seed: 's' })).toEqual([null]);
 
     const items = new FleissKappaItems(VERDICTS);
     for (let i = 0; i < 40; i++) {
       const v = VERDICTS[i % 3];
       items.addRatings(i % 4 === 0 ? [v, v, VERDICTS[(i + 1) % 3]] : [v, v, v]);
     }
-    const estimate = items.bootstrap({ seed: 's', resamples: 300 });
-    expect(estimate.value).toBeGreaterThan(0.5);
-    expect(estimate.interval).toMatchObject({ method: 'percentile-bootstrap', confidence: 0.95 });
-    expect(estimate.interval!.lower).toBeLessThan(estimate.value!);
-    expect(estimate.interval!.upper).toBeGreaterThan(estimate.value!);
-    expect(estimate.items).toBe(40);
+    const all = Array.from({ length: 40 }, (_, i) => i);
+    const value = items.kappa(all)!;
+    const [interval] = bootstrapStatistics(40, [(indices) => items.kappa(indices)], {
+      seed: 's',
+      resamples: 300,
+    });
+    expect(value).toBeGreaterThan(0.5);
+    expect(interval).toMatchObject({ method: 'percentile-bootstrap', confidence: 0.95 });
+    expect(interval!.lower).toBeLessThan(value);
+    expect(interval!.upper).toBeGreaterThan(value);
+    expect(items.items).toBe(40);
   });
 
   it('interval α over all units equals the accumulator’s (Krippendorff’s definition)', () => {
@@ -55,7 +76,7 @@ describe('agreement coefficients per item, for the item bootstrap', () => {
         units.addUnit(values);
         accumulator.addUnit(values);
       }
-      const all = Array.from({ length: units.units }, (_, i) => i);
+      const all = Array.from({ length: units.size }, (_, i) => i);
       expect(units.alpha(all)).toBeCloseTo(accumulator.result('interval').value!, 10);
     }
   });
@@ -65,7 +86,9 @@ describe('agreement coefficients per item, for the item bootstrap', () => {
     units.addUnit([3, 5, 4]);
     units.addUnit([7]);
     expect(units.units).toBe(1);
+    expect(units.size).toBe(2);
     expect(units.alpha([0, 0, 0])).toBeNull();
+    expect(units.alpha([0, 1, 0, 1])).toBeNull();
     const flat = new IntervalAlphaUnits();
     flat.addUnit([5, 5]);
     flat.addUnit([5, 5, 5]);

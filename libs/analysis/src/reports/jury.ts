@@ -16,7 +16,7 @@ import { NumericSample } from '../quantile';
 import { bootstrapMeans } from './bootstrap-columns';
 import { juryFacts, type JuryFacts } from './extract';
 import { bootstrapFigure, distribution, rate, reportInterval, standardErrorFigure } from './figures';
-import { FleissKappaItems, IntervalAlphaUnits } from '../inference/agreement-bootstrap';
+import { bootstrapStatistics, FleissKappaItems, IntervalAlphaUnits } from '../inference/agreement-bootstrap';
 import { ReferenceTracker } from './reference';
 import { itemLink, type ReportItem, type ReportStageRow } from './rows';
 
@@ -163,14 +163,27 @@ export class JuryReportBuilder {
       [...this.dimensions.values()].map((state) => state.itemMeans.values()),
       options,
     );
+    // κ's and every dimension's α interval from one draw of resampled items (each item with all
+    // its verdicts and scores), only for the coefficients that are defined.
+    const fleiss = this.fleiss.result();
+    const defined = [...this.dimensions].filter(([, state]) => state.alpha.result('interval').value !== null);
+    const [fleissInterval, ...alphaIntervals] = bootstrapStatistics(
+      this.items,
+      [
+        (indices) => (fleiss.value === null ? null : this.fleissItems.kappa(indices)),
+        ...defined.map(
+          ([, state]) =>
+            (indices: Uint32Array) =>
+              state.alphaUnits.alpha(indices),
+        ),
+      ],
+      { ...options, seed: `${String(options.seed ?? '')}:agreement` },
+    );
+    const agreementIntervals = new Map(defined.map(([name], i) => [name, alphaIntervals[i]]));
     const dimensions = [...this.dimensions].map(([name, state], d): ReportJuryDimension => {
       const scores = state.scores.result();
       const alpha = state.alpha.result('interval');
-      const alphaInterval =
-        alpha.value === null
-          ? null
-          : state.alphaUnits.bootstrap({ ...options, seed: `${String(options.seed ?? '')}:alpha:${name}` })
-              .interval;
+      const alphaInterval = agreementIntervals.get(name) ?? null;
       return {
         dimension: name,
         scores: {
@@ -221,11 +234,7 @@ export class JuryReportBuilder {
           (b.leniency.value ?? -Infinity) - (a.leniency.value ?? -Infinity) ||
           (a.juror < b.juror ? -1 : a.juror > b.juror ? 1 : 0),
       );
-    const fleiss = this.fleiss.result();
-    const fleissInterval =
-      fleiss.value === null
-        ? null
-        : this.fleissItems.bootstrap({ ...options, seed: `${String(options.seed ?? '')}:fleiss` }).interval;
+
     return {
       items: this.items,
       verdicts: distribution(this.verdicts.result()),
@@ -239,7 +248,7 @@ export class JuryReportBuilder {
         observedAgreement: fleiss.observedAgreement,
         expectedAgreement: fleiss.expectedAgreement,
         reading: interpretKappa(fleiss.value),
-        interval: reportInterval(fleissInterval),
+        interval: fleiss.value === null ? null : reportInterval(fleissInterval),
         note: fleiss.reason,
       },
       mostDisagreement: this.disagreement.result().map((r) => r.item),
