@@ -91,7 +91,15 @@ describe('batch reports and comparisons', () => {
       modes: ['jury'],
     });
     expect(r.items).toEqual({ total: 6, complete: 6, failed: 0, cancelled: 0, unfinished: 0 });
-    expect(r.method).toEqual({ confidence: 0.95, resamples: 1000, seed: juryA });
+    // Issue 36: the method summary also lists each test and interval method the report used.
+    expect(r.method).toMatchObject({ confidence: 0.95, resamples: 1000, seed: juryA });
+    expect(r.method.methods.map((m) => [m.name, m.unit])).toEqual(
+      expect.arrayContaining([
+        ['percentile bootstrap over items', 'item'],
+        ['Student t interval', 'item'],
+        ['Wilson score interval', 'call'],
+      ]),
+    );
     const jury = r.jury!;
     expect(jury.items).toBe(6);
     // Every final verdict is the majority's REVISE; every juror verdict is APPROVE or REVISE.
@@ -117,6 +125,10 @@ describe('batch reports and comparisons', () => {
     expect(jury.fleissKappa.value).not.toBeNull();
     expect(jury.fleissKappa.value!).toBeLessThan(0);
     expect(jury.fleissKappa.reading).toBe('poor');
+    // Issue 36: κ's item-bootstrap interval (every item splits alike here, so it is narrow).
+    expect(jury.fleissKappa.interval?.method).toBe('percentile-bootstrap');
+    expect(jury.fleissKappa.interval!.lower).toBeLessThanOrEqual(jury.fleissKappa.value!);
+    expect(jury.fleissKappa.interval!.upper).toBeGreaterThanOrEqual(jury.fleissKappa.value!);
     for (const dimension of jury.dimensions) {
       expect(dimension.scores.n).toBe(18);
       expect(dimension.alpha.n).toBe(6);
