@@ -496,11 +496,7 @@ function PositionBiasSection({ bias }: { bias: ReportPositionBias }) {
 
 /** A leaderboard entry against the next one down: do their 95 % intervals overlap? */
 const againstNext = (overlaps: boolean | null | undefined): string =>
-  overlaps === true
-    ? 'not distinguishable at 95 %'
-    : overlaps === false
-      ? 'intervals apart'
-      : '—';
+  overlaps === true ? 'not distinguishable at 95 %' : overlaps === false ? 'intervals apart' : '—';
 
 function CouncilSection({ council }: { council: ReportCouncil }) {
   const worst = Math.max(
@@ -685,7 +681,10 @@ function ContestSection({ name, vote }: { name: 'vote' | 'debate'; vote: ReportV
 function IntervalBracket({ interval }: { interval: ReportInterval | null | undefined }) {
   if (!interval) return null;
   return (
-    <span className="interval" title={`${Math.round(interval.confidence * 100)}% interval, bootstrap over items`}>
+    <span
+      className="interval"
+      title={`${Math.round(interval.confidence * 100)}% interval, bootstrap over items`}
+    >
       {' '}
       [{coef(interval.lower)}, {coef(interval.upper)}]
     </span>

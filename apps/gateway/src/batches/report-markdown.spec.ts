@@ -232,9 +232,10 @@ describe('report Markdown', () => {
     checkTables(markdown);
 
     const report = new BatchReportBuilder({ seed: 'b', resamples: 50 });
-    report.addItem({ index: 0, messageId: 'm-0', mode: 'jury', status: 'complete', reference: null, key: null }, [
-      ...rows('APPROVE'),
-    ]);
+    report.addItem(
+      { index: 0, messageId: 'm-0', mode: 'jury', status: 'complete', reference: null, key: null },
+      [...rows('APPROVE')],
+    );
     const text = reportMarkdown(
       report.result({ batchId: 'b', name: null, status: 'complete', generatedAt: 'now' }, AGGREGATES),
     );

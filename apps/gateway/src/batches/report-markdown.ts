@@ -503,7 +503,13 @@ export function comparisonMarkdown(c: BatchComparison): string {
             (c.flipTests.length > 1 ? '; Holm-adjusted over the outcomes listed.' : '.'),
           '',
           ...table(
-            ['Outcome', 'In A only', 'In B only', 'p', ...(c.flipTests.length > 1 ? ['Holm-adjusted p'] : [])],
+            [
+              'Outcome',
+              'In A only',
+              'In B only',
+              'p',
+              ...(c.flipTests.length > 1 ? ['Holm-adjusted p'] : []),
+            ],
             c.flipTests.map((t) => [
               text(t.outcome),
               String(t.onlyA),

@@ -22,8 +22,11 @@ import { itemLink, type ReportAggregates, type ReportItem, type ReportStageRow }
 const FLIPS_SHOWN = 50;
 const SEPARATOR = '\u0000';
 /** The subject of a per-model measure: the seat, so a model renamed between batches keeps its row. */
-const SEAT_SUBJECT = /^\u0001(\d+)$/;
-const seatSubject = (seat: number) => `\u0001${seat}`;
+const SEAT_MARK = '\u0001';
+const seatSubject = (seat: number) => `${SEAT_MARK}${seat}`;
+/** The seat a subject names (`seatSubject`), else null: a verdict, a dimension, an answer. */
+const seatOf = (subject: string): number | null =>
+  subject.startsWith(SEAT_MARK) ? Number(subject.slice(SEAT_MARK.length)) : null;
 
 const WINNER_STAGE = { vote: 'vote_winner', debate: 'debate_winner' } as const;
 
@@ -150,8 +153,7 @@ export class ComparisonSide {
           this.seat(seat, model);
         }
         const winnerSeat = facts.winner === null ? undefined : seatOf.get(facts.winner);
-        this.outcomes[slot] =
-          winnerSeat === undefined ? facts.winner : seatSubject(winnerSeat);
+        this.outcomes[slot] = winnerSeat === undefined ? facts.winner : seatSubject(winnerSeat);
         this.labels[slot] = facts.winner;
         const best = Math.min(...facts.meanRanks.values());
         const leaders = [...facts.meanRanks].filter(([, r]) => r - best < 1e-9).length;
@@ -266,10 +268,7 @@ export function compareSides(
     if (!s || !s.changed) return `seat ${seat}: ${list(s?.a.length ? s.a : s?.b)}`;
     return `seat ${seat}: ${list(s.a)} → ${list(s.b)}`;
   };
-  const seatOfSubject = (subject: string): number | null => {
-    const match = SEAT_SUBJECT.exec(subject);
-    return match ? Number(match[1]) : null;
-  };
+  const seatOfSubject = seatOf;
   const keys = [...new Set([...a.measures(), ...b.measures()])].sort((x, y) => {
     const [measureX, subjectX] = x.split(SEPARATOR);
     const [measureY, subjectY] = y.split(SEPARATOR);

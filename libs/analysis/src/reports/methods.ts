@@ -163,7 +163,7 @@ export function reportMethods(
       list.add(
         `${interval.method}\u0000${unit}`,
         () => ({
-          name: method?.name ?? interval.method as string,
+          name: method?.name ?? (interval.method as string),
           usedFor: [],
           unit,
           confidence,
@@ -254,4 +254,3 @@ export function comparisonMethods(options: {
   if (options.flipTests > 1) methods.push({ ...holm('item pair'), usedFor: ['flips per outcome'] });
   return methods;
 }
-
