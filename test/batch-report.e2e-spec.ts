@@ -91,7 +91,15 @@ describe('batch reports and comparisons', () => {
       modes: ['jury'],
     });
     expect(r.items).toEqual({ total: 6, complete: 6, failed: 0, cancelled: 0, unfinished: 0 });
-    expect(r.method).toEqual({ confidence: 0.95, resamples: 1000, seed: juryA });
+    // Issue 36: the method summary also lists each test and interval method the report used.
+    expect(r.method).toMatchObject({ confidence: 0.95, resamples: 1000, seed: juryA });
+    expect(r.method.methods.map((m) => [m.name, m.unit])).toEqual(
+      expect.arrayContaining([
+        ['percentile bootstrap over items', 'item'],
+        ['Student t interval', 'item'],
+        ['Wilson score interval', 'call'],
+      ]),
+    );
     const jury = r.jury!;
     expect(jury.items).toBe(6);
     // Every final verdict is the majority's REVISE; every juror verdict is APPROVE or REVISE.
@@ -117,6 +125,10 @@ describe('batch reports and comparisons', () => {
     expect(jury.fleissKappa.value).not.toBeNull();
     expect(jury.fleissKappa.value!).toBeLessThan(0);
     expect(jury.fleissKappa.reading).toBe('poor');
+    // Issue 36: κ's item-bootstrap interval (every item splits alike here, so it is narrow).
+    expect(jury.fleissKappa.interval?.method).toBe('percentile-bootstrap');
+    expect(jury.fleissKappa.interval!.lower).toBeLessThanOrEqual(jury.fleissKappa.value!);
+    expect(jury.fleissKappa.interval!.upper).toBeGreaterThanOrEqual(jury.fleissKappa.value!);
     for (const dimension of jury.dimensions) {
       expect(dimension.scores.n).toBe(18);
       expect(dimension.alpha.n).toBe(6);
@@ -213,6 +225,48 @@ describe('batch reports and comparisons', () => {
       expect(text).toContain(heading);
     }
     expect(text).toMatch(/\[item 2 \(key item-2\)\]\(#\/m\/[0-9a-f-]{36}\) \| \[item 3 \(key item-2\)\]/);
+  });
+
+  it('vote compare: a seat whose model changed keeps its figures and is not a flip (issue 36)', async () => {
+    // Only seat 2 casts a valid vote (for its own answer), so seat 2 wins every item in both batches;
+    // its model is renamed from A to B. Keyed by model, both sides showed "no items" and every
+    // item counted as a flip.
+    const roster = (second: string) => ({
+      mode: 'vote',
+      modeConfig: { models: ['sim/a:novote', second, 'sim/c:novote'], chairmanModel: 'sim/chair' },
+    });
+    const items = [1, 2, 3].map((i) => ({ question: `Which option, ${i}?`, key: `q-${i}` }));
+    const voteA = await submit({ name: 'vote-a', defaults: roster('sim/w:self'), items });
+    const voteB = await submit({ name: 'vote-b', defaults: roster('sim/w2:self'), items });
+    await finished(voteA);
+    await finished(voteB);
+    const got = await stack.api<BatchComparison>('GET', `/api/batches/compare?a=${voteA}&b=${voteB}`);
+    expect(got.status).toBe(200);
+    const c = got.body;
+    expect(c).toMatchObject({ mode: 'vote', matchedBy: 'key', completePairs: 3 });
+    expect(c.flipped).toMatchObject({ count: 0, n: 3 });
+    expect(c.seats.find((s) => s.seat === 2)).toEqual({
+      seat: 2,
+      a: ['sim/w:self'],
+      b: ['sim/w2:self'],
+      changed: true,
+    });
+    const seat2 = c.differences.find((d) => d.measure === 'win rate' && d.seat === 2)!;
+    expect(seat2).toMatchObject({ subject: 'seat 2: sim/w:self → sim/w2:self', a: 1, b: 1 });
+    expect(seat2.difference).toMatchObject({ value: 0, n: 3 });
+    expect(c.flipTests).toEqual([
+      expect.objectContaining({ seat: 2, onlyA: 0, onlyB: 0, pValue: 1, holmAdjustedPValue: null }),
+    ]);
+    expect(c.method.methods.map((m) => m.name)).toContain('exact McNemar test');
+    const md = await (
+      await fetch(`${stack.baseUrl}/api/batches/compare?a=${voteA}&b=${voteB}&format=md`)
+    ).text();
+    expect(md).toContain('## Seats');
+    expect(md).toContain('## How these numbers were computed');
+    const r = await report(voteA);
+    expect(r.method.methods.map((m) => m.name)).toEqual(
+      expect.arrayContaining(['Wilson score interval', 'item-cluster bootstrap']),
+    );
   });
 
   it('refuses comparisons it cannot make, naming the problem', async () => {

@@ -12,6 +12,7 @@ import {
   ItemLink,
   LoadFailed,
   MarkdownActions,
+  MethodsSection,
   ms,
   num,
   pct,
@@ -36,6 +37,9 @@ const points = (v: number | null) =>
       ? '0 pts'
       : `${v > 0 ? '+' : '−'}${Math.abs(v * 100).toFixed(1)} pts`;
 
+const pValue = (p: number | null) =>
+  p === null ? '—' : p < 0.001 ? p.toExponential(1) : p.toFixed(3).replace(/0+$/, '').replace(/\.$/, '');
+
 function BatchCard({ side, batch }: { side: 'A' | 'B'; batch: ComparedBatch }) {
   return (
     <div className="card compared-batch" data-side={side}>
@@ -57,6 +61,7 @@ function BatchCard({ side, batch }: { side: 'A' | 'B'; batch: ComparedBatch }) {
 }
 
 export function CompareView({ comparison }: { comparison: BatchComparison }) {
+  const { seats, flipTests } = comparison;
   const c = comparison;
   const measures = [...new Set(c.differences.map((d) => d.measure))];
   const mdPath = `/api/batches/compare?${new URLSearchParams({ a: c.a.batchId, b: c.b.batchId, format: 'md' }).toString()}`;
@@ -94,6 +99,21 @@ export function CompareView({ comparison }: { comparison: BatchComparison }) {
           ))}
         </ul>
       )}
+      {seats.some((s) => s.changed) && (
+        <section aria-label="changed seats" className="report-part">
+          <h3>Seats that changed model</h3>
+          <p>Per-model figures are compared by seat (roster position), so a renamed model keeps its row.</p>
+          <ul>
+            {seats
+              .filter((s) => s.changed)
+              .map((s) => (
+                <li key={s.seat}>
+                  Seat {s.seat}: {s.a.join(', ') || '—'} → {s.b.join(', ') || '—'}
+                </li>
+              ))}
+          </ul>
+        </section>
+      )}
       <section aria-label="flipped items" className="report-part">
         <h3>Flipped outcomes</h3>
         <p>
@@ -111,6 +131,36 @@ export function CompareView({ comparison }: { comparison: BatchComparison }) {
         )}
         {c.flipped.count > c.flips.length && (
           <p className="muted">The first {c.flips.length} are listed; the Markdown has the same list.</p>
+        )}
+        {flipTests.length > 0 && (
+          <div className="table-scroll">
+            <table aria-label="change per outcome">
+              <caption>
+                Exact McNemar test per outcome
+                {flipTests.length > 1 ? ', Holm-adjusted over the outcomes listed' : ''}.
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">outcome</th>
+                  <th scope="col">in A only</th>
+                  <th scope="col">in B only</th>
+                  <th scope="col">p</th>
+                  {flipTests.length > 1 && <th scope="col">Holm-adjusted p</th>}
+                </tr>
+              </thead>
+              <tbody>
+                {flipTests.map((t) => (
+                  <tr key={t.outcome}>
+                    <th scope="row">{t.outcome}</th>
+                    <td className="num">{count(t.onlyA)}</td>
+                    <td className="num">{count(t.onlyB)}</td>
+                    <td className="num">{pValue(t.pValue)}</td>
+                    {flipTests.length > 1 && <td className="num">{pValue(t.holmAdjustedPValue)}</td>}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </section>
       <section aria-label="differences" className="report-part">
@@ -215,6 +265,7 @@ export function CompareView({ comparison }: { comparison: BatchComparison }) {
           </div>
         )}
       </section>
+      <MethodsSection methods={c.method.methods} />
     </div>
   );
 }

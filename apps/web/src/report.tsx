@@ -19,6 +19,7 @@ import type {
   ReportInterval,
   ReportItemLink,
   ReportJury,
+  ReportMethod,
   ReportModelUsage,
   ReportPositionBias,
   ReportPositionTest,
@@ -321,6 +322,28 @@ export function ItemLink({ item }: { item: ReportItemLink }) {
   );
 }
 
+/** "How these numbers were computed": each test and interval method, its unit, resamples and seed. */
+export function MethodsSection({ methods }: { methods: readonly ReportMethod[] }) {
+  if (methods.length === 0) return null;
+  return (
+    <section aria-label="how these numbers were computed" className="report-part">
+      <h3>How these numbers were computed</h3>
+      <Table label="methods" head={['method', 'used for', 'unit', 'resamples', 'seed', 'how']}>
+        {methods.map((m, i) => (
+          <tr key={i}>
+            <th scope="row">{m.name}</th>
+            <td>{m.usedFor.join(', ')}</td>
+            <td>{m.unit}</td>
+            <td className="num">{m.resamples === null ? '—' : count(m.resamples)}</td>
+            <td>{m.seed === null ? '—' : <code>{m.seed}</code>}</td>
+            <td>{m.description}</td>
+          </tr>
+        ))}
+      </Table>
+    </section>
+  );
+}
+
 function Table({ label, head, children }: { label: string; head: ReactNode[]; children: ReactNode }) {
   return (
     <div className="table-scroll">
@@ -519,6 +542,10 @@ function PositionBiasSection({ bias }: { bias: ReportPositionBias }) {
 // ---------------------------------------------------------------------------------------------
 // Mode sections
 
+/** A leaderboard entry against the next one down: do their 95 % intervals overlap? */
+const againstNext = (overlaps: boolean | null | undefined): string =>
+  overlaps === true ? 'not distinguishable at 95 %' : overlaps === false ? 'intervals apart' : '—';
+
 function CouncilSection({ council }: { council: ReportCouncil }) {
   const worst = Math.max(
     2,
@@ -556,6 +583,7 @@ function CouncilSection({ council }: { council: ReportCouncil }) {
           'Borda points',
           'own rank vs others’',
           'self-preference',
+          'vs next below',
         ]}
       >
         {council.models.map((m) => (
@@ -568,7 +596,12 @@ function CouncilSection({ council }: { council: ReportCouncil }) {
             <td>
               <FigureValue figure={m.firstPlaceShare} format={pct} />
             </td>
-            <td className="num">{count(m.bordaPoints)}</td>
+            <td className="num">
+              {count(m.bordaPoints)}{' '}
+              <span className="muted">
+                (per item <FigureValue figure={m.bordaPointsPerItem} />)
+              </span>
+            </td>
             <td>
               {num(m.selfPreference.meanSelfRank)} vs {num(m.selfPreference.meanOthersRank)}{' '}
               <span className="muted">(n {count(m.selfPreference.n)})</span>
@@ -576,9 +609,11 @@ function CouncilSection({ council }: { council: ReportCouncil }) {
             <td>
               <FigureValue figure={m.selfPreference.difference} format={signed} />
             </td>
+            <td>{againstNext(m.overlapsNext)}</td>
           </tr>
         ))}
       </Table>
+      {council.leaderboardNote && <p className="muted small leaderboard-note">{council.leaderboardNote}</p>}
       <p className="muted small">
         Self-preference: the model&apos;s rank of its own anonymized answer minus the others&apos; mean rank
         of it; negative means it favours its own answer.
@@ -614,7 +649,16 @@ function ContestSection({ name, vote }: { name: 'vote' | 'debate'; vote: ReportV
       />
       <Table
         label={`${name} models`}
-        head={['model', 'items', 'wins', 'win rate', 'tied first', 'won by tiebreak', 'vote share']}
+        head={[
+          'model',
+          'items',
+          'wins',
+          'win rate',
+          'tied first',
+          'won by tiebreak',
+          'vote share',
+          'vs next below',
+        ]}
       >
         {vote.models.map((m) => (
           <tr key={m.model}>
@@ -629,9 +673,11 @@ function ContestSection({ name, vote }: { name: 'vote' | 'debate'; vote: ReportV
             <td>
               <RateValue rate={m.voteShare} />
             </td>
+            <td>{againstNext(m.overlapsNext)}</td>
           </tr>
         ))}
       </Table>
+      {vote.leaderboardNote && <p className="muted small leaderboard-note">{vote.leaderboardNote}</p>}
       <h4>Ties</h4>
       <p>
         Tied at the top: <RateValue rate={vote.ties.tied} />. Broken by: {categoriesText(vote.ties.brokenBy)}.
@@ -682,6 +728,20 @@ function ContestSection({ name, vote }: { name: 'vote' | 'debate'; vote: ReportV
 const JURY_PARTS_TEXT =
   'Each part of an assessment is used where it was read: readable scores enter the score figures (means, α, leniency) even when the verdict could not be read, and a readable verdict enters the verdict figures (juror verdicts, Fleiss’ κ) even when a score could not be read. Parse failures count assessments with either part unread.';
 
+/** ` [lower, upper]` after a coefficient, when it has an interval. */
+function IntervalBracket({ interval }: { interval: ReportInterval | null | undefined }) {
+  if (!interval) return null;
+  return (
+    <span
+      className="interval"
+      title={`${Math.round(interval.confidence * 100)}% interval, bootstrap over items`}
+    >
+      {' '}
+      [{coef(interval.lower)}, {coef(interval.upper)}]
+    </span>
+  );
+}
+
 function JurySection({ jury }: { jury: ReportJury }) {
   const fleiss = jury.fleissKappa;
   // the scores given (1–10, halves where a juror gave them), in order
@@ -706,7 +766,8 @@ function JurySection({ jury }: { jury: ReportJury }) {
         <dl className="facts">
           <dt>Fleiss&apos; κ on the jurors&apos; verdicts</dt>
           <dd>
-            <span className="value">{coef(fleiss.value)}</span> <Reading reading={fleiss.reading} />{' '}
+            <span className="value">{coef(fleiss.value)}</span>
+            <IntervalBracket interval={fleiss.interval} /> <Reading reading={fleiss.reading} />{' '}
             <span className="muted">
               (n {count(fleiss.n)} items
               {fleiss.ratersPerItem
@@ -720,7 +781,8 @@ function JurySection({ jury }: { jury: ReportJury }) {
             <Fragment key={d.dimension}>
               <dt>Krippendorff&apos;s α, {d.dimension} (interval)</dt>
               <dd>
-                <span className="value">{coef(d.alpha.value)}</span> <Reading reading={d.alpha.reading} />{' '}
+                <span className="value">{coef(d.alpha.value)}</span>
+                <IntervalBracket interval={d.alpha.interval} /> <Reading reading={d.alpha.reading} />{' '}
                 <span className="muted">
                   (n {count(d.alpha.n)} items, {count(d.alpha.pairableValues)} pairable scores)
                 </span>
@@ -1460,6 +1522,7 @@ export function ReportView({ report, onRefresh }: { report: BatchReport; onRefre
         <ModelUsageTable models={report.models} />
       </section>
       <FailuresSection failures={report.failures} />
+      <MethodsSection methods={report.method.methods} />
       <p className="muted small">
         Generated {new Date(report.generatedAt).toLocaleString()} from {count(report.usage.items)} finished
         items. Intervals are {Math.round(report.method.confidence * 100)}%: Wilson score for rates, percentile

@@ -83,7 +83,32 @@ const juryReport: BatchReport = {
   generatedAt: '2026-11-24T11:00:00Z',
   modes: ['jury'],
   items: { total: 42, complete: 40, failed: 2, cancelled: 0, unfinished: 0 },
-  method: { confidence: 0.95, resamples: 2000, seed: 'b-jury' },
+  // Issue 36 added the list of methods the report used.
+  method: {
+    confidence: 0.95,
+    resamples: 2000,
+    seed: 'b-jury',
+    methods: [
+      {
+        name: 'percentile bootstrap over items',
+        usedFor: ['mean score per item'],
+        unit: 'item',
+        confidence: 0.95,
+        resamples: 2000,
+        seed: 'b-jury',
+        description: 'Items resampled with replacement.',
+      },
+      {
+        name: 'Wilson score interval',
+        usedFor: ['failed calls'],
+        unit: 'call',
+        confidence: 0.95,
+        resamples: null,
+        seed: null,
+        description: HOSTILE,
+      },
+    ],
+  },
   council: null,
   vote: null,
   debate: null,
@@ -109,6 +134,7 @@ const juryReport: BatchReport = {
         n: 40,
         pairableValues: 120,
         reading: i === 0 ? 'tentative' : 'reliable',
+        interval: null,
         note: null,
       },
     })),
@@ -141,6 +167,7 @@ const juryReport: BatchReport = {
       observedAgreement: 0.7,
       expectedAgreement: 0.45,
       reading: 'moderate',
+      interval: null,
       note: null,
     },
     mostDisagreement: [
@@ -207,7 +234,7 @@ const noBias: ReportPositionBias = {
   groups: [],
 };
 
-const contest = (model: string, wins: number) => ({
+const contest = (model: string, wins: number, overlapsNext: boolean | null = null) => ({
   model,
   contests: 10,
   wins,
@@ -215,6 +242,7 @@ const contest = (model: string, wins: number) => ({
   tiedFirst: 1,
   winsByTiebreak: 0,
   voteShare: rate(wins * 2, 30),
+  overlapsNext,
 });
 
 const everyMode: BatchReport = {
@@ -234,6 +262,8 @@ const everyMode: BatchReport = {
         averageRank: fig(1.4, 1.2, 1.7, 10),
         firstPlaceShare: fig(0.6, 0.4, 0.8, 10),
         bordaPoints: 48,
+        bordaPointsPerItem: fig(4.8, 4.2, 5.4, 10),
+        overlapsNext: null,
         selfPreference: {
           n: 10,
           meanSelfRank: 1.2,
@@ -242,6 +272,7 @@ const everyMode: BatchReport = {
         },
       },
     ],
+    leaderboardNote: null,
     chairman: {
       itemsReached: 10,
       failures: rate(1, 10),
@@ -281,7 +312,9 @@ const everyMode: BatchReport = {
   vote: {
     items: 10,
     invalidVotes: rate(0, 30),
-    models: [contest('sim/a', 6), contest('sim/b', 4)],
+    // Issue 36: the two win-rate intervals overlap, and the leaderboard says so.
+    models: [contest('sim/a', 6, true), contest('sim/b', 4)],
+    leaderboardNote: '2 models ordered by win rate, not adjusted for multiple comparisons.',
     ties: { tied: rate(2, 10), brokenBy: [{ category: 'chairman', count: 2, share: 1 }] },
     positionBias: noBias,
     reference: null,
@@ -290,6 +323,7 @@ const everyMode: BatchReport = {
     items: 10,
     invalidVotes: rate(0, 30),
     models: [contest('sim/d1', 7)],
+    leaderboardNote: null,
     ties: { tied: rate(0, 10), brokenBy: [] },
     positionBias: noBias,
     reference: null,
@@ -378,11 +412,19 @@ const comparison: BatchComparison = {
     {
       measure: 'verdict share',
       subject: 'APPROVE',
+      seat: null,
       a: 0.5,
       b: 0.475,
       difference: fig(-0.025, -0.075, 0, 40),
     },
-    { measure: 'mean score', subject: 'accuracy', a: 6.5, b: 6.9, difference: fig(0.4, 0.1, 0.7, 40) },
+    {
+      measure: 'mean score',
+      subject: 'accuracy',
+      seat: null,
+      a: 6.5,
+      b: 6.9,
+      difference: fig(0.4, 0.1, 0.7, 40),
+    },
   ],
   flipped: rate(1, 40),
   flips: [
@@ -391,12 +433,76 @@ const comparison: BatchComparison = {
       b: { ...link(5), messageId: 'mb-5', webPath: '#/m/mb-5' },
       outcomeA: 'APPROVE',
       outcomeB: 'REJECT',
+      seatA: null,
+      seatB: null,
     },
   ],
+  // Issue 36: flips tested per outcome; a jury has no seats.
+  flipTests: [],
+  seats: [],
   usage: { a: usage, b: { ...usage, costUsd: 0.2 } },
   models: [{ model: 'sim/lenient', a: modelUsage('sim/lenient'), b: null }],
-  method: { confidence: 0.95, resamples: 2000, seed: 'b-a:b-b' },
+  method: { confidence: 0.95, resamples: 2000, seed: 'b-a:b-b', methods: [] },
   notes: ['Both batches used the same jury.'],
+};
+
+/** A vote comparison whose seat 2 changed model (issue 36). */
+const seatComparison: BatchComparison = {
+  ...comparison,
+  mode: 'vote',
+  outcome: 'the winner model',
+  differences: [
+    {
+      measure: 'win rate',
+      subject: 'seat 2: sim/vd:voteA → sim/vd',
+      seat: 2,
+      a: 0.6,
+      b: 0.6,
+      difference: fig(0, 0, 0, 5),
+    },
+  ],
+  flipped: rate(1, 5),
+  flips: [],
+  flipTests: [
+    {
+      outcome: 'seat 1: sim/a',
+      seat: 1,
+      onlyA: 12,
+      onlyB: 0,
+      pValue: 0.000244140625,
+      holmAdjustedPValue: 0.00048828125,
+      method: 'exact McNemar (two-sided binomial test on the discordant pairs)',
+      unit: 'item pair',
+    },
+    {
+      outcome: 'seat 2: sim/vd:voteA → sim/vd',
+      seat: 2,
+      onlyA: 0,
+      onlyB: 12,
+      pValue: 0.000244140625,
+      holmAdjustedPValue: 0.00048828125,
+      method: 'exact McNemar (two-sided binomial test on the discordant pairs)',
+      unit: 'item pair',
+    },
+  ],
+  seats: [
+    { seat: 1, a: ['sim/a'], b: ['sim/a'], changed: false },
+    { seat: 2, a: ['sim/vd:voteA'], b: [HOSTILE], changed: true },
+  ],
+  method: {
+    ...comparison.method,
+    methods: [
+      {
+        name: 'exact McNemar test',
+        usedFor: ['flips per outcome'],
+        unit: 'item pair',
+        confidence: null,
+        resamples: null,
+        seed: null,
+        description: 'Binomial on the discordant pairs.',
+      },
+    ],
+  },
 };
 
 type Answer = { status: number; body: unknown; text?: string };
@@ -476,6 +582,34 @@ describe('ReportView: a jury batch', () => {
     expect(agreement.textContent).toContain('rely on α ≥ 0.800');
   });
 
+  it('gives Fleiss’ κ and α their item-bootstrap intervals (issue 36)', async () => {
+    const interval = (lower: number, upper: number) => ({
+      lower,
+      upper,
+      confidence: 0.95,
+      method: 'percentile-bootstrap' as const,
+    });
+    const jury = juryReport.jury!;
+    await show(
+      <ReportView
+        report={{
+          ...juryReport,
+          jury: {
+            ...jury,
+            fleissKappa: { ...jury.fleissKappa, interval: interval(0.31, 0.58) },
+            dimensions: jury.dimensions.map((d) => ({
+              ...d,
+              alpha: { ...d.alpha, interval: interval(0.62, 0.79) },
+            })),
+          },
+        }}
+      />,
+    );
+    const agreement = screen.getByRole('region', { name: 'agreement' });
+    expect(agreement.textContent).toMatch(/verdicts0\.452 \[0\.310, 0\.580\] moderate/);
+    expect(agreement.textContent).toMatch(/α, accuracy \(interval\)0\.710 \[0\.620, 0\.790\] tentative/);
+  });
+
   it('links the items with the most disagreement, the mismatches and the failures to their deliberations', async () => {
     await show(<ReportView report={juryReport} />);
     const most = screen.getByRole('region', { name: 'most disagreement' });
@@ -500,6 +634,25 @@ describe('ReportView: a jury batch', () => {
     expect(container.querySelector('img')).toBeNull();
     expect(container.textContent).toContain(HOSTILE);
     expect((window as unknown as { pwned?: number }).pwned).toBeUndefined();
+  });
+
+  it('says how its numbers were computed: method, unit, resamples and seed (issue 36)', async () => {
+    const { container } = await show(<ReportView report={juryReport} />);
+    const methods = screen.getByRole('table', { name: 'methods' });
+    const rows = [...methods.querySelectorAll('tbody tr')].map((r) =>
+      [...r.children].map((c) => c.textContent),
+    );
+    expect(rows[0]).toEqual([
+      'percentile bootstrap over items',
+      'mean score per item',
+      'item',
+      '2,000',
+      'b-jury',
+      'Items resampled with replacement.',
+    ]);
+    expect(rows[1].slice(0, 5)).toEqual(['Wilson score interval', 'failed calls', 'call', '—', '—']);
+    expect(rows[1][5]).toBe(HOSTILE);
+    expect(container.querySelector('img')).toBeNull();
   });
 
   it('puts wide tables in boxes that scroll sideways', async () => {
@@ -536,6 +689,22 @@ describe('ReportView: every other mode', () => {
     expect(delphi).toMatch(/Mean absolute percentage error8\.0%/);
     expect(delphi).toContain('12 items carry a reference (0 do not), counted over all the mode');
     expect(delphi).toContain('Not compared: 2 items with a reference (2 failed)');
+  });
+});
+
+describe('ReportView: leaderboards (issue 36)', () => {
+  it('says when neighbours’ intervals overlap, with the multiple-comparison note', async () => {
+    await show(<ReportView report={everyMode} />);
+    const rows = [...screen.getByRole('table', { name: 'vote models' }).querySelectorAll('tbody tr')];
+    expect(rows.map((r) => r.lastElementChild?.textContent)).toEqual(['not distinguishable at 95 %', '—']);
+    const vote = screen.getByRole('region', { name: 'vote' });
+    expect(vote.textContent).toContain('not adjusted for multiple comparisons');
+  });
+
+  it('gives Borda points per item with their interval', async () => {
+    await show(<ReportView report={everyMode} />);
+    const council = screen.getByRole('table', { name: 'council models' });
+    expect(council.textContent).toContain('48 (per item 4.8 [4.2 to 5.4])');
   });
 });
 
@@ -662,6 +831,22 @@ describe('Compare', () => {
         .map((l) => l.getAttribute('href')),
     ).toEqual(['#/m/m-5', '#/m/mb-5']);
     expect(screen.getByRole('table', { name: 'models in A and B' }).textContent).toContain('40 / —');
+  });
+
+  it('names a seat that changed model, tests the flips per outcome and says how (issue 36)', async () => {
+    const { container } = await show(<CompareView comparison={seatComparison} />);
+    const seats = screen.getByRole('region', { name: 'changed seats' });
+    expect(seats.textContent).toContain(`Seat 2: sim/vd:voteA → ${HOSTILE}`);
+    expect(seats.textContent).not.toContain('Seat 1');
+    expect(container.querySelector('img')).toBeNull();
+    const tests = screen.getByRole('table', { name: 'change per outcome' });
+    expect(tests.textContent).toContain('Holm-adjusted');
+    expect(tests.textContent).toContain('seat 2: sim/vd:voteA → sim/vd');
+    expect(tests.textContent).toContain('2.4e-4');
+    expect(tests.textContent).toContain('4.9e-4');
+    const methods = screen.getByRole('region', { name: 'how these numbers were computed' });
+    expect(methods.textContent).toContain('exact McNemar test');
+    expect(methods.textContent).toContain('item pair');
   });
 
   it('names the problem when the batches cannot be compared', async () => {

@@ -38,6 +38,16 @@ describe('CouncilRankingAccumulator: a worked example', () => {
     expect([byModel.A.bordaPoints, byModel.B.bordaPoints, byModel.C.bordaPoints]).toEqual([8, 6, 1]);
   });
 
+  it('gives Borda points per item ranked a bootstrap interval (issue 36)', () => {
+    for (const model of ['A', 'B', 'C'] as const) {
+      const m = byModel[model];
+      // Per item points sum to the total, so their mean is total / items ranked.
+      expect(m.bordaPointsPerItem.value).toBeCloseTo(m.bordaPoints / m.itemsRanked, 12);
+      expect(m.bordaPointsPerItem.items).toBe(m.itemsRanked);
+      expect(m.bordaPointsPerItem.interval?.method).toBe('percentile-bootstrap');
+    }
+  });
+
   it('measures self-preference as own rank minus the others’ mean rank (negative = favours itself)', () => {
     expect(byModel.A.selfPreference).toMatchObject({ items: 2, meanSelfRank: 1, meanOthersRank: 1.75 });
     expect(byModel.A.selfPreference.difference.value).toBeCloseTo(-0.75, 12);
@@ -95,6 +105,9 @@ describe('CouncilRankingAccumulator: properties', () => {
         );
         expect(firstPlaces).toBeCloseTo(items.length, 9);
         expect(report.models.reduce((sum, m) => sum + m.bordaPoints, 0)).toBe(expectedBorda);
+        for (const m of report.models) {
+          expect((m.bordaPointsPerItem.value ?? 0) * m.itemsRanked).toBeCloseTo(m.bordaPoints, 9);
+        }
         for (const m of report.models) {
           expect(m.averageRank.value).toBeGreaterThanOrEqual(1);
           expect(m.averageRank.value).toBeLessThanOrEqual(models.length);

@@ -40,6 +40,8 @@ export interface ModelRanking {
   readonly firstPlaceShare: BootstrapEstimate;
   /** Borda count over all ballots: with m candidates on the item, place p earns m − p points. */
   readonly bordaPoints: number;
+  /** Mean over the items it was ranked on of its Borda points there, with a bootstrap interval. */
+  readonly bordaPointsPerItem: BootstrapEstimate;
   readonly selfPreference: SelfPreference;
 }
 
@@ -54,6 +56,8 @@ interface ModelState {
   readonly averageRanks: NumericSample;
   readonly firstPlace: NumericSample;
   readonly selfDifferences: NumericSample;
+  /** Per item the model was ranked on: its Borda points there. */
+  readonly bordaPerItem: NumericSample;
   readonly selfRanks: RunningStats;
   readonly othersRanks: RunningStats;
   bordaPoints: number;
@@ -62,7 +66,7 @@ interface ModelState {
 
 /**
  * Council ranking statistics accumulated one item (deliberation) at a time. Per model it keeps
- * three compact numeric columns (8 bytes per item each) because the intervals are bootstraps over
+ * four compact numeric columns (8 bytes per item each) because the intervals are bootstraps over
  * items; everything else is a running sum.
  */
 export class CouncilRankingAccumulator {
@@ -104,6 +108,9 @@ export class CouncilRankingAccumulator {
     let best = Infinity;
     const means = new Map<string, number>();
     for (const [model, ranks] of ranksOf) {
+      let points = 0;
+      for (const rank of ranks) points += m - rank;
+      this.state(model).bordaPerItem.add(points);
       const avg = mean(ranks);
       means.set(model, avg);
       best = Math.min(best, avg);
@@ -131,6 +138,7 @@ export class CouncilRankingAccumulator {
         averageRanks: new NumericSample(),
         firstPlace: new NumericSample(),
         selfDifferences: new NumericSample(),
+        bordaPerItem: new NumericSample(),
         selfRanks: new RunningStats(),
         othersRanks: new RunningStats(),
         bordaPoints: 0,
@@ -150,6 +158,7 @@ export class CouncilRankingAccumulator {
       averageRank: bootstrapMean(s.averageRanks.values(), options),
       firstPlaceShare: bootstrapMean(s.firstPlace.values(), options),
       bordaPoints: s.bordaPoints,
+      bordaPointsPerItem: bootstrapMean(s.bordaPerItem.values(), options),
       selfPreference: {
         items: s.selfDifferences.count,
         meanSelfRank: s.selfRanks.mean,

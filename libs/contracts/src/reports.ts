@@ -271,6 +271,13 @@ export interface ReportCouncilModel {
   firstPlaceShare: ReportFigure;
   /** Borda points over all ballots: with m answers on the item, place p earns m − p. */
   bordaPoints: number;
+  /** Mean Borda points per item it was ranked on, bootstrap interval over items (n: items ranked). */
+  bordaPointsPerItem: ReportFigure;
+  /**
+   * Whether this model's average-rank interval overlaps the next model's in this list (true: the
+   * two are not distinguishable at 95 %); null for the last model or when either has no interval.
+   */
+  overlapsNext: boolean | null;
   selfPreference: {
     /** Items where the model ranked its own answer and at least one other member ranked it too. */
     n: number;
@@ -289,6 +296,8 @@ export interface ReportCouncil {
   unparsedRankings: ReportRate;
   /** Best average rank first. */
   models: ReportCouncilModel[];
+  /** The leaderboard's multiple-comparison note; null with fewer than two models. */
+  leaderboardNote: string | null;
   chairman: {
     /** Items that reached the chairman (rankings done), finished. */
     itemsReached: number;
@@ -314,6 +323,11 @@ export interface ReportContestModel {
   winsByTiebreak: number;
   /** Valid votes it received over valid votes cast on its items. */
   voteShare: ReportRate;
+  /**
+   * Whether this model's win-rate interval overlaps the next model's in this list (true: the two
+   * are not distinguishable at 95 %); null for the last model or when either has no interval.
+   */
+  overlapsNext: boolean | null;
 }
 
 export interface ReportTies {
@@ -329,6 +343,8 @@ export interface ReportVote {
   invalidVotes: ReportRate;
   /** Highest win rate first. */
   models: ReportContestModel[];
+  /** The leaderboard's multiple-comparison note; null with fewer than two models. */
+  leaderboardNote: string | null;
   ties: ReportTies;
   positionBias: ReportPositionBias;
   /** Reference: the expected winner model. */
@@ -377,6 +393,8 @@ export interface ReportJuryDimension {
     n: number;
     pairableValues: number;
     reading: ReportAlphaReading | null;
+    /** Percentile bootstrap over items (units resampled with all their scores); null when α is undefined. */
+    interval: ReportInterval | null;
     note: string | null;
   };
 }
@@ -441,6 +459,8 @@ export interface ReportJury {
     observedAgreement: number | null;
     expectedAgreement: number | null;
     reading: ReportKappaReading | null;
+    /** Percentile bootstrap over items (each item with all its verdicts); null when κ is undefined. */
+    interval: ReportInterval | null;
     note: string | null;
   };
   /** Most disagreement first (verdict split, then score spread); at most 10. */
@@ -483,6 +503,38 @@ export interface ReportDelphi {
 }
 
 // ---------------------------------------------------------------------------------------------
+// How the numbers were computed
+
+/** One test or interval method a report (or comparison) uses, with what it is used for. */
+export interface ReportMethod {
+  /** The method's name, e.g. `Wilson score interval`, `exact McNemar test`. */
+  name: string;
+  /** The figures it gives, in words (e.g. `win rate, failed items`). */
+  usedFor: string[];
+  /** What is resampled or counted as one observation: `item`, `call`, `answer`, `vote`, `item pair`. */
+  unit: string;
+  /** Nominal coverage of an interval (0.95); null for a test or an adjustment. */
+  confidence: number | null;
+  /** Resamples or relabellings; null for a closed-form method. */
+  resamples: number | null;
+  /** Seed of a resampling method: each figure derives its own stream from it; null otherwise. */
+  seed: string | null;
+  /** How it is computed, in a sentence. */
+  description: string;
+}
+
+export interface ReportMethodSummary {
+  /** Nominal coverage of every interval, 0.95. */
+  confidence: number;
+  /** Bootstrap resamples per interval. */
+  resamples: number;
+  /** Bootstrap seed (the batch id; `a:b` for a comparison), so the same rows give the same figures. */
+  seed: string;
+  /** Each test and interval method actually used in this report, one entry per method and unit. */
+  methods: ReportMethod[];
+}
+
+// ---------------------------------------------------------------------------------------------
 // The report
 
 export interface BatchReportItems {
@@ -504,8 +556,8 @@ export interface BatchReport {
   /** Modes of the batch's items, in the order of MODE_NAMES. */
   modes: ModeName[];
   items: BatchReportItems;
-  /** How intervals were computed. */
-  method: { confidence: number; resamples: number; seed: string };
+  /** How intervals were computed, and every test and interval method the report uses. */
+  method: ReportMethodSummary;
   council: ReportCouncil | null;
   vote: ReportVote | null;
   debate: ReportDebate | null;
@@ -548,8 +600,14 @@ export interface ComparedBatch {
 export interface ComparisonDifference {
   /** What is compared, e.g. `win rate`, `verdict share`, `mean score`, `average rank`. */
   measure: string;
-  /** Of what: a model id, a verdict, a dimension; null for a batch-wide measure. */
+  /**
+   * Of what: a verdict, a dimension; null for a batch-wide measure. A per-model measure (council's
+   * average rank and first-place share, vote's and debate's win rate) is keyed by seat and reads
+   * `seat 2: sim/b`, or `seat 2: sim/b:x → sim/b` when the seat held different models in A and B.
+   */
   subject: string | null;
+  /** The seat (1-based roster position) of a per-model measure; null for other measures. */
+  seat: number | null;
   /** The measure in A and in B over the pairs where both items are complete. */
   a: number | null;
   b: number | null;
@@ -563,6 +621,38 @@ export interface ComparisonFlip {
   /** The outcome in each batch: winner model, verdict, final answer. */
   outcomeA: string;
   outcomeB: string;
+  /** Council, vote, debate: the winner's seat in each batch (a flip is a change of seat); else null. */
+  seatA: number | null;
+  seatB: number | null;
+}
+
+/** A roster position and the models that held it on the compared items of each batch. */
+export interface ComparisonSeat {
+  /** 1-based roster position (council: the answer's label, Response A = 1). */
+  seat: number;
+  a: string[];
+  b: string[];
+  /** True when the seat held different models in A and B: its figures are compared all the same. */
+  changed: boolean;
+}
+
+/**
+ * Whether one outcome (a seat winning, a verdict) became more or less frequent from A to B: an
+ * exact McNemar test on the complete pairs with an outcome on both sides.
+ */
+export interface ComparisonFlipTest {
+  /** The outcome, e.g. `seat 2: sim/b` or `APPROVE`. */
+  outcome: string;
+  seat: number | null;
+  /** Pairs with this outcome in A only, and in B only (the discordant pairs). */
+  onlyA: number;
+  onlyB: number;
+  /** Two-sided exact p-value; 1 when no pair changed. */
+  pValue: number;
+  /** Holm-adjusted over the outcomes of this comparison when there are several; else null. */
+  holmAdjustedPValue: number | null;
+  method: string;
+  unit: 'item pair';
 }
 
 export interface ComparisonUsageRow {
@@ -590,8 +680,12 @@ export interface BatchComparison {
   flipped: ReportRate;
   /** The first 50 flipped pairs in A's order. */
   flips: ComparisonFlip[];
+  /** Per outcome, whether it changed between A and B (exact McNemar, Holm-adjusted). */
+  flipTests: ComparisonFlipTest[];
+  /** Council, vote, debate: every seat and its models on each side; empty for other modes. */
+  seats: ComparisonSeat[];
   usage: { a: BatchUsageSummary; b: BatchUsageSummary };
   models: ComparisonUsageRow[];
-  method: { confidence: number; resamples: number; seed: string };
+  method: ReportMethodSummary;
   notes: string[];
 }

@@ -176,6 +176,73 @@ describe('report Markdown', () => {
     expect(markdown).not.toContain('https://evil');
     checkTables(markdown);
   });
+
+  it('names a seat whose model changed, tests flips per outcome and says how the numbers were computed', () => {
+    // Issue 36: seat 2 holds EVIL in A and sim/b in B; it wins the item on both sides.
+    const side = (second: string) => {
+      const s = new ComparisonSide('vote', 1);
+      const roster = ['sim/a', second];
+      s.add(0, { index: 0, messageId: 'm-0', mode: 'vote', status: 'complete', reference: null, key: null }, [
+        ...roster.map((model, i) => ({ stageType: 'initial_answer', model, participant: i, data: {} })),
+        {
+          stageType: 'vote_label_map',
+          model: null,
+          participant: null,
+          data: { 'Response A': 'sim/a', 'Response B': second },
+        },
+        {
+          stageType: 'vote_winner',
+          model: second,
+          participant: 1,
+          data: { winnerLabel: 'Response B', winnerModel: second },
+        },
+      ]);
+      return s;
+    };
+    const batch = {
+      batchId: 'a',
+      name: null,
+      status: 'complete' as const,
+      partial: false,
+      items: { total: 1, complete: 1, failed: 0, cancelled: 0, unfinished: 0 },
+    };
+    const comparison = compareSides(
+      side(EVIL),
+      side('sim/b'),
+      {
+        a: batch,
+        b: { ...batch, batchId: 'b' },
+        matchedBy: 'index',
+        unmatched: { onlyInA: [], onlyInB: [], onlyInACount: 0, onlyInBCount: 0 },
+      },
+      { a: AGGREGATES, b: AGGREGATES },
+      { seed: 'a:b' },
+    );
+    expect(comparison.flipped).toMatchObject({ count: 0, n: 1 });
+    const markdown = comparisonMarkdown(comparison);
+    for (const heading of ['## Seats', '### Change per outcome', '## How these numbers were computed']) {
+      expect(markdown).toContain(heading);
+    }
+    expect(markdown).toContain(`| 2 | ${escapeMarkdown(EVIL)} | sim/b |`);
+    expect(markdown).toContain('exact McNemar test');
+    // One outcome (seat 2 winning) occurred: one test, so no Holm adjustment.
+    expect(markdown).toContain('| seat 2: ');
+    expect(markdown).not.toContain('Holm');
+    expect(markdown).not.toContain('https://evil');
+    checkTables(markdown);
+
+    const report = new BatchReportBuilder({ seed: 'b', resamples: 50 });
+    report.addItem(
+      { index: 0, messageId: 'm-0', mode: 'jury', status: 'complete', reference: null, key: null },
+      [...rows('APPROVE')],
+    );
+    const text = reportMarkdown(
+      report.result({ batchId: 'b', name: null, status: 'complete', generatedAt: 'now' }, AGGREGATES),
+    );
+    expect(text).toContain('## How these numbers were computed');
+    expect(text).toMatch(/\| Wilson score interval \| failed calls \| call \| — \| — \|/);
+    checkTables(text);
+  });
 });
 
 describe('report Markdown, issue 36 figures', () => {
@@ -395,6 +462,7 @@ describe('report Markdown: position bias', () => {
         items: 14,
         invalidVotes: rate(0, 30),
         models: [],
+        leaderboardNote: 'Two models, not adjusted for multiple comparisons.',
         ties: { tied: rate(0, 14), brokenBy: [] },
         positionBias: {
           computable: true,
@@ -440,5 +508,34 @@ describe('report Markdown: position bias', () => {
     expect(markdown).toContain(
       '4 answers shown, 2 items, 6 valid votes; not tested: fewer than 10 items with a valid vote \\(2\\): too few to test',
     );
+    expect(markdown).toContain('Two models, not adjusted for multiple comparisons.');
+  });
+
+  it('says when leaderboard neighbours’ intervals overlap (issue 36)', () => {
+    const model = (name: string, wins: number, overlapsNext: boolean | null) => ({
+      model: name,
+      contests: 10,
+      wins,
+      winRate: rate(wins, 10),
+      tiedFirst: 0,
+      winsByTiebreak: 0,
+      voteShare: rate(wins, 10),
+      overlapsNext,
+    });
+    const markdown = reportMarkdown({
+      ...report(),
+      vote: {
+        items: 10,
+        invalidVotes: rate(0, 30),
+        models: [model('sim/a', 5, true), model('sim/b', 4, false), model('sim/c', 1, null)],
+        leaderboardNote: null,
+        ties: { tied: rate(0, 10), brokenBy: [] },
+        positionBias: { computable: false, explanation: 'x', groups: [] },
+        reference: null,
+      },
+    });
+    expect(markdown).toMatch(/\| sim\/a \|.*\| not distinguishable at 95 % \|\n/);
+    expect(markdown).toMatch(/\| sim\/b \|.*\| intervals apart \|\n/);
+    expect(markdown).toMatch(/\| sim\/c \|.*\| — \|\n/);
   });
 });

@@ -8,8 +8,10 @@ import type {
   ReportDelphi,
   ReportDistribution,
   ReportFigure,
+  ReportInterval,
   ReportItemLink,
   ReportJury,
+  ReportMethod,
   ReportModelUsage,
   ReportPositionBias,
   ReportPositionTest,
@@ -46,6 +48,10 @@ const usd = (value: number | null | undefined): string =>
   value === null || value === undefined
     ? '—'
     : `$${value < 0.01 && value !== 0 ? value.toExponential(2) : value.toFixed(4)}`;
+
+/** ` [lower, upper]` of an interval that may be missing (a report from before it was computed). */
+const bracket = (interval: ReportInterval | null | undefined, digits = 3): string =>
+  interval ? ` [${number(interval.lower, digits)}, ${number(interval.upper, digits)}]` : '';
 
 function figure(f: ReportFigure, digits = 2): string {
   if (f.value === null) return `— (${escapeMarkdown(f.note ?? 'no data')}; n = ${f.n})`;
@@ -89,6 +95,13 @@ function positionTest(test: ReportPositionTest): string {
     `(item-level permutation test over ${test.items} items, ${test.resamples} relabellings)`
   );
 }
+
+/** A leaderboard entry against the next one down: do their 95 % intervals overlap? */
+const againstNext = (overlaps: boolean | null | undefined): string =>
+  overlaps === true ? 'not distinguishable at 95 %' : overlaps === false ? 'intervals apart' : '—';
+
+// The note is the server's own sentence, never model or user text.
+const leaderboard = (note: string | null | undefined): string[] => (note ? [note, ''] : []);
 
 function positionBias(p: ReportPositionBias): string[] {
   const lines = ['### Position bias', '', p.explanation, ''];
@@ -182,17 +195,20 @@ function council(c: ReportCouncil): string[] {
         'Model',
         'Average rank (95 % CI)',
         'First place (95 % CI)',
-        'Borda points',
+        'Borda points (per item, 95 % CI)',
         'Self-preference (95 % CI)',
+        'Against the next below',
       ],
       c.models.map((m) => [
         text(m.model),
         figure(m.averageRank),
         figure(m.firstPlaceShare),
-        String(m.bordaPoints),
+        `${m.bordaPoints} (${figure(m.bordaPointsPerItem)})`,
         figure(m.selfPreference.difference),
+        againstNext(m.overlapsNext),
       ]),
     ),
+    ...leaderboard(c.leaderboardNote),
     '### Chairman',
     '',
     `Chairman failures: ${rate(c.chairman.failures)} of the items that reached the chairman.`,
@@ -222,6 +238,7 @@ function contest(title: string, v: ReportVote): string[] {
         'Tied first',
         'Wins by tiebreak',
         'Vote share (95 % CI)',
+        'Against the next below',
       ],
       v.models.map((m) => [
         text(m.model),
@@ -231,8 +248,10 @@ function contest(title: string, v: ReportVote): string[] {
         String(m.tiedFirst),
         String(m.winsByTiebreak),
         rate(m.voteShare),
+        againstNext(m.overlapsNext),
       ]),
     ),
+    ...leaderboard(v.leaderboardNote),
     ...positionBias(v.positionBias),
     ...reference(v.reference),
   ];
@@ -271,19 +290,21 @@ function jury(j: ReportJury): string[] {
     '',
     `- Final verdicts: ${distribution(j.verdicts)}`,
     `- Juror verdicts: ${distribution(j.jurorVerdicts)}`,
-    `- Fleiss' κ on the jurors' verdicts: ${fleiss.value === null ? `— (${text(fleiss.note)})` : number(fleiss.value, 3)}${fleiss.reading ? ` — ${fleiss.reading}` : ''} (n = ${fleiss.n} items${fleiss.ratersPerItem ? `, ${fleiss.ratersPerItem.min}–${fleiss.ratersPerItem.max} jurors each` : ''})`,
+    `- Fleiss' κ on the jurors' verdicts: ${fleiss.value === null ? `— (${text(fleiss.note)})` : `${number(fleiss.value, 3)}${bracket(fleiss.interval)}`}${fleiss.reading ? ` — ${fleiss.reading}` : ''} (n = ${fleiss.n} items${fleiss.ratersPerItem ? `, ${fleiss.ratersPerItem.min}–${fleiss.ratersPerItem.max} jurors each` : ''})`,
     '',
     '### Dimensions',
     '',
     'Item mean: the mean over items of the panel’s mean score. Krippendorff’s α (interval scale): ≥ 0.800 reliable, ≥ 0.667 tentative, below that unreliable.',
     '',
     ...table(
-      ['Dimension', 'Item mean (95 % CI)', 'Scores: mean ± SD (n)', 'α (n items)', 'Reading'],
+      ['Dimension', 'Item mean (95 % CI)', 'Scores: mean ± SD (n)', 'α (95 % CI) (n items)', 'Reading'],
       j.dimensions.map((d) => [
         text(d.dimension),
         figure(d.itemMean),
         `${number(d.scores.mean)} ± ${number(d.scores.standardDeviation)} (${d.scores.n})`,
-        d.alpha.value === null ? `— (${text(d.alpha.note)})` : `${number(d.alpha.value, 3)} (${d.alpha.n})`,
+        d.alpha.value === null
+          ? `— (${text(d.alpha.note)})`
+          : `${number(d.alpha.value, 3)}${bracket(d.alpha.interval)} (${d.alpha.n})`,
         d.alpha.reading ?? '—',
       ]),
     ),
@@ -387,6 +408,26 @@ function models(list: ReportModelUsage[]): string[] {
   );
 }
 
+/** "How these numbers were computed": each test and interval method with its unit, resamples and seed. */
+function methods(list: readonly ReportMethod[]): string[] {
+  if (list.length === 0) return [];
+  return [
+    '## How these numbers were computed',
+    '',
+    ...table(
+      ['Method', 'Used for', 'Unit', 'Resamples', 'Seed', 'How'],
+      list.map((m) => [
+        text(m.name),
+        text(m.usedFor.join(', ')),
+        text(m.unit),
+        m.resamples === null ? '—' : String(m.resamples),
+        m.seed === null ? '—' : `\`${text(m.seed)}\``,
+        text(m.description),
+      ]),
+    ),
+  ];
+}
+
 function usage(u: BatchUsageSummary): string[] {
   return [
     `- Items that ran: ${u.items}; tokens ${u.promptTokens} prompt + ${u.completionTokens} completion; cost ${usd(u.costUsd)}`,
@@ -424,6 +465,7 @@ export function reportMarkdown(report: BatchReport): string {
   );
   if (report.failures.otherFailedItems > 0)
     lines.push(`${report.failures.otherFailedItems} more failed items in other groups.`, '');
+  lines.push(...methods(report.method.methods));
   // Notes are the server's own sentences, never model or user text.
   if (report.notes.length > 0) lines.push('## Notes', '', ...report.notes.map((n) => `- ${n}`), '');
   return `${lines.join('\n').trimEnd()}\n`;
@@ -442,6 +484,21 @@ export function comparisonMarkdown(c: BatchComparison): string {
   if (c.unmatched.onlyInACount + c.unmatched.onlyInBCount > 0) {
     lines.push(
       `- Keys only in A: ${c.unmatched.onlyInACount}${c.unmatched.onlyInA.length ? ` (${c.unmatched.onlyInA.map(escapeMarkdown).join(', ')})` : ''}; only in B: ${c.unmatched.onlyInBCount}${c.unmatched.onlyInB.length ? ` (${c.unmatched.onlyInB.map(escapeMarkdown).join(', ')})` : ''}`,
+    );
+  }
+  if (c.seats.some((s) => s.changed)) {
+    lines.push(
+      '',
+      '## Seats',
+      '',
+      'Per-model figures are compared by seat (roster position); these seats held different models in A and B.',
+      '',
+      ...table(
+        ['Seat', 'A', 'B'],
+        c.seats
+          .filter((s) => s.changed)
+          .map((s) => [String(s.seat), text(s.a.join(', ') || '—'), text(s.b.join(', ') || '—')]),
+      ),
     );
   }
   lines.push(
@@ -468,6 +525,31 @@ export function comparisonMarkdown(c: BatchComparison): string {
       ['A', 'B', 'Outcome in A', 'Outcome in B'],
       c.flips.map((f) => [link(f.a), link(f.b), text(f.outcomeA), text(f.outcomeB)]),
     ),
+    ...(c.flipTests.length === 0
+      ? []
+      : [
+          '### Change per outcome',
+          '',
+          'Exact McNemar test per outcome (pairs with it in A only against pairs with it in B only)' +
+            (c.flipTests.length > 1 ? '; Holm-adjusted over the outcomes listed.' : '.'),
+          '',
+          ...table(
+            [
+              'Outcome',
+              'In A only',
+              'In B only',
+              'p',
+              ...(c.flipTests.length > 1 ? ['Holm-adjusted p'] : []),
+            ],
+            c.flipTests.map((t) => [
+              text(t.outcome),
+              String(t.onlyA),
+              String(t.onlyB),
+              number(t.pValue, 4),
+              ...(c.flipTests.length > 1 ? [number(t.holmAdjustedPValue, 4)] : []),
+            ]),
+          ),
+        ]),
     '## Usage',
     '',
     '### A',
@@ -489,6 +571,7 @@ export function comparisonMarkdown(c: BatchComparison): string {
         `${m.a ? rate(m.a.failedCalls) : '—'} / ${m.b ? rate(m.b.failedCalls) : '—'}`,
       ]),
     ),
+    ...methods(c.method.methods),
   );
   if (c.notes.length > 0) lines.push('## Notes', '', ...c.notes.map((n) => `- ${n}`), '');
   return `${lines.join('\n').trimEnd()}\n`;

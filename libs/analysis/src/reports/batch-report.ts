@@ -15,6 +15,7 @@ import { CouncilReportBuilder } from './council';
 import { DelphiReportBuilder } from './delphi';
 import { JuryReportBuilder } from './jury';
 import { rate } from './figures';
+import { countIntervals, multipleComparisonNote, reportMethods } from './methods';
 import {
   itemLink,
   type ReportAggregates,
@@ -208,7 +209,7 @@ export class BatchReportBuilder {
         );
       }
     }
-    return {
+    const report: BatchReport = {
       batchId: meta.batchId,
       name: meta.name,
       status: meta.status,
@@ -220,6 +221,7 @@ export class BatchReportBuilder {
         confidence: DEFAULT_CONFIDENCE,
         resamples: this.bootstrap.resamples ?? DEFAULT_BOOTSTRAP_RESAMPLES,
         seed: this.options.seed,
+        methods: [],
       },
       council: has('council') ? this.council.result(this.bootstrap, aggregates.stageCalls) : null,
       vote: has('vote') ? this.vote.result(this.bootstrap) : null,
@@ -231,5 +233,9 @@ export class BatchReportBuilder {
       failures,
       notes,
     };
+    report.method.methods = reportMethods(report, report.method);
+    const many = multipleComparisonNote(countIntervals(report));
+    if (many !== null) report.notes.push(many);
+    return report;
   }
 }

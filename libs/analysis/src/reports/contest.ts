@@ -4,6 +4,7 @@ import { contestFacts, labelPosition, type ContestFacts } from './extract';
 import type { BootstrapOptions } from '../bootstrap';
 import type { ClusterCount } from '../inference/cluster-proportion';
 import { clusteredRate, distribution, rate } from './figures';
+import { leaderboardNote, overlapsNext } from './leaderboard';
 import { PositionTracker } from './position';
 import { ReferenceTracker, type ReferenceExclusion } from './reference';
 import type { ReportItem, ReportStageRow } from './rows';
@@ -140,7 +141,7 @@ export class ContestReportBuilder {
 
   private voteResult(options: BootstrapOptions): ReportVote {
     const models = [...this.models]
-      .map(([model, t]): ReportContestModel => ({
+      .map(([model, t]): Omit<ReportContestModel, 'overlapsNext'> => ({
         model,
         contests: t.contests,
         wins: t.wins,
@@ -159,10 +160,12 @@ export class ContestReportBuilder {
           (b.winRate.value ?? -1) - (a.winRate.value ?? -1) ||
           (a.model < b.model ? -1 : a.model > b.model ? 1 : 0),
       );
+    const overlaps = overlapsNext(models.map((m) => m.winRate.interval));
     return {
       items: this.items,
       invalidVotes: rate(this.invalidVotes, this.validVotes + this.invalidVotes),
-      models,
+      models: models.map((m, i) => ({ ...m, overlapsNext: overlaps[i] })),
+      leaderboardNote: leaderboardNote(models.length, 'win rate'),
       ties: {
         tied: rate(this.tied, this.decided),
         brokenBy: distribution(this.brokenBy.result()).categories,

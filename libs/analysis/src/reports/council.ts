@@ -3,6 +3,7 @@ import type { BootstrapOptions } from '../bootstrap';
 import { CouncilRankingAccumulator } from '../ranking';
 import { councilFacts } from './extract';
 import { bootstrapFigure, rate } from './figures';
+import { leaderboardNote, overlapsNext } from './leaderboard';
 import { notComputablePositionBias } from './position';
 import { ReferenceTracker, type ReferenceExclusion } from './reference';
 import type { ReportItem, ReportStageCalls, ReportStageRow } from './rows';
@@ -40,18 +41,21 @@ export class CouncilReportBuilder {
     const ranking = this.rankings.result(options);
     const chairmen = stageCalls.filter((c) => c.mode === 'council' && c.stage === 'stage3');
     const reached = chairmen.reduce((sum, c) => sum + c.calls, 0);
+    const overlaps = overlapsNext(ranking.models.map((m) => bootstrapFigure(m.averageRank).interval));
     const failed = chairmen.reduce((sum, c) => sum + c.failed, 0);
     return {
       items: this.items,
       ballots: ranking.ballots,
       unparsedRankings: rate(this.rankingsUnparsed, this.rankingsReturned),
-      models: ranking.models.map((m) => ({
+      models: ranking.models.map((m, i) => ({
         model: m.model,
         itemsRanked: m.itemsRanked,
         ballots: m.ballots,
         averageRank: bootstrapFigure(m.averageRank),
         firstPlaceShare: bootstrapFigure(m.firstPlaceShare),
         bordaPoints: m.bordaPoints,
+        bordaPointsPerItem: bootstrapFigure(m.bordaPointsPerItem),
+        overlapsNext: overlaps[i],
         selfPreference: {
           n: m.selfPreference.items,
           meanSelfRank: m.selfPreference.meanSelfRank,
@@ -59,6 +63,7 @@ export class CouncilReportBuilder {
           difference: bootstrapFigure(m.selfPreference.difference),
         },
       })),
+      leaderboardNote: leaderboardNote(ranking.models.length, 'average rank'),
       chairman: {
         itemsReached: reached,
         failures: rate(failed, reached),

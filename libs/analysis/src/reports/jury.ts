@@ -15,7 +15,8 @@ import { LeniencyAccumulator, type DimensionRating } from '../leniency';
 import { NumericSample } from '../quantile';
 import { bootstrapMeans } from './bootstrap-columns';
 import { juryFacts, type JuryFacts } from './extract';
-import { bootstrapFigure, distribution, rate, standardErrorFigure } from './figures';
+import { bootstrapFigure, distribution, rate, reportInterval, standardErrorFigure } from './figures';
+import { bootstrapStatistics, FleissKappaItems, IntervalAlphaUnits } from '../inference/agreement-bootstrap';
 import { ReferenceTracker, type ReferenceExclusion } from './reference';
 import { itemLink, type ReportItem, type ReportStageRow } from './rows';
 
@@ -28,6 +29,8 @@ interface DimensionState {
   values: CategoryCounts<string>;
   itemMeans: NumericSample;
   alpha: KrippendorffAlphaAccumulator;
+  /** The same units kept per item, for α's item-bootstrap interval. */
+  alphaUnits: IntervalAlphaUnits;
 }
 
 interface JurorState {
@@ -54,6 +57,7 @@ export class JuryReportBuilder {
   private readonly verdicts = new CategoryCounts<string>([...VERDICTS]);
   private readonly jurorVerdicts = new CategoryCounts<string>([...VERDICTS]);
   private readonly fleiss = new FleissKappaAccumulator([...VERDICTS]);
+  private readonly fleissItems = new FleissKappaItems([...VERDICTS]);
   private readonly disagreement = new TopK<ReportDisagreementItem>(MOST_DISAGREEMENT);
   private readonly reference = new ReferenceTracker(
     'the final verdict (the foreman’s, else the majority’s)',
@@ -74,6 +78,7 @@ export class JuryReportBuilder {
         values: new CategoryCounts<string>(SCORE_VALUES),
         itemMeans: new NumericSample(),
         alpha: new KrippendorffAlphaAccumulator(),
+        alphaUnits: new IntervalAlphaUnits(),
       };
       this.dimensions.set(name, state);
     }
@@ -138,6 +143,7 @@ export class JuryReportBuilder {
     this.leniency.addItem(ratings);
     this.overallLeniency.addItem(overall);
     this.fleiss.addRatings(facts.jurors.map((j) => j.verdict));
+    this.fleissItems.addRatings(facts.jurors.map((j) => j.verdict));
 
     let spreadSum = 0;
     let spreadDimensions = 0;
@@ -148,6 +154,7 @@ export class JuryReportBuilder {
         state.values.add(String(score));
       }
       state.alpha.addUnit(scores);
+      state.alphaUnits.addUnit(scores);
       if (scores.length > 0) state.itemMeans.add(scores.reduce((a, b) => a + b, 0) / scores.length);
       if (scores.length >= 2) {
         spreadSum += Math.max(...scores) - Math.min(...scores);
@@ -179,9 +186,27 @@ export class JuryReportBuilder {
       [...this.dimensions.values()].map((state) => state.itemMeans.values()),
       options,
     );
+    // κ's and every dimension's α interval from one draw of resampled items (each item with all
+    // its verdicts and scores), only for the coefficients that are defined.
+    const fleiss = this.fleiss.result();
+    const defined = [...this.dimensions].filter(([, state]) => state.alpha.result('interval').value !== null);
+    const [fleissInterval, ...alphaIntervals] = bootstrapStatistics(
+      this.items,
+      [
+        (indices) => (fleiss.value === null ? null : this.fleissItems.kappa(indices)),
+        ...defined.map(
+          ([, state]) =>
+            (indices: Uint32Array) =>
+              state.alphaUnits.alpha(indices),
+        ),
+      ],
+      { ...options, seed: `${String(options.seed ?? '')}:agreement` },
+    );
+    const agreementIntervals = new Map(defined.map(([name], i) => [name, alphaIntervals[i]]));
     const dimensions = [...this.dimensions].map(([name, state], d): ReportJuryDimension => {
       const scores = state.scores.result();
       const alpha = state.alpha.result('interval');
+      const alphaInterval = agreementIntervals.get(name) ?? null;
       return {
         dimension: name,
         scores: {
@@ -198,6 +223,7 @@ export class JuryReportBuilder {
           n: alpha.pairableUnits,
           pairableValues: alpha.pairableValues,
           reading: interpretAlpha(alpha.value),
+          interval: reportInterval(alphaInterval),
           note: alpha.reason,
         },
       };
@@ -233,7 +259,7 @@ export class JuryReportBuilder {
           (b.leniency.value ?? -Infinity) - (a.leniency.value ?? -Infinity) ||
           (a.juror < b.juror ? -1 : a.juror > b.juror ? 1 : 0),
       );
-    const fleiss = this.fleiss.result();
+
     return {
       items: this.items,
       assessments: { ...this.assessments },
@@ -248,6 +274,7 @@ export class JuryReportBuilder {
         observedAgreement: fleiss.observedAgreement,
         expectedAgreement: fleiss.expectedAgreement,
         reading: interpretKappa(fleiss.value),
+        interval: fleiss.value === null ? null : reportInterval(fleissInterval),
         note: fleiss.reason,
       },
       mostDisagreement: this.disagreement.result().map((r) => r.item),

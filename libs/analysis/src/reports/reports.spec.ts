@@ -185,7 +185,14 @@ describe('batch report builders on hand-made rows', () => {
     ]);
     expect(report.models.find((m) => m.model === 'sim/j3')?.parseFailures).toMatchObject({ count: 1, n: 3 });
     expect(report.council).toBeNull();
-    expect(report.method).toEqual({ confidence: 0.95, resamples: 200, seed: 'b' });
+    // Issue 36: the method summary also lists every test and interval method the report used.
+    expect(report.method).toMatchObject({ confidence: 0.95, resamples: 200, seed: 'b' });
+    expect(report.method.methods.map((m) => [m.name, m.unit])).toEqual([
+      ['percentile bootstrap over items', 'item'],
+      ['Student t interval', 'item'],
+      ['Wilson score interval', 'answer'],
+      ['Wilson score interval', 'item'],
+    ]);
   });
 
   it('is reproducible: the same rows and seed give the same report', () => {
