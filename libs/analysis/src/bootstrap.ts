@@ -16,6 +16,9 @@ export const DEFAULT_CONFIDENCE = 0.95;
 export const DEFAULT_SEED = 'conclave';
 /** One item resampled is that item every time: a zero-width "interval" would claim certainty. */
 export const SINGLE_ITEM_NO_INTERVAL = 'a single item gives no interval';
+/** Every resample gave the same value: a zero-width "interval" would claim a certainty the data lacks. */
+export const NO_SPREAD_NO_INTERVAL =
+  'every resample gave the same value (the items do not vary), so resampling gives no interval';
 
 export type BootstrapEstimate = EstimateWithInterval & {
   /** Items the statistic was computed over. */
@@ -124,6 +127,17 @@ export function bootstrapItems(
       discardedResamples,
     };
   }
+  if (allEqual(replicates.subarray(0, kept))) {
+    return {
+      value: estimate,
+      reason: null,
+      interval: null,
+      intervalReason: NO_SPREAD_NO_INTERVAL,
+      items: itemCount,
+      resamples,
+      discardedResamples,
+    };
+  }
   return {
     value: estimate,
     reason: null,
@@ -133,6 +147,12 @@ export function bootstrapItems(
     resamples,
     discardedResamples,
   };
+}
+
+/** Whether every replicate is the same number (resampling showed no spread at all). */
+export function allEqual(values: ArrayLike<number>): boolean {
+  for (let i = 1; i < values.length; i++) if (values[i] !== values[0]) return false;
+  return true;
 }
 
 /** Copies the present (finite) values into a compact array; missing items are dropped. */

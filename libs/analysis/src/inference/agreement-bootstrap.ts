@@ -3,6 +3,7 @@ import {
   DEFAULT_CONFIDENCE,
   DEFAULT_SEED,
   percentileInterval,
+  allEqual,
   type BootstrapOptions,
 } from '../bootstrap';
 import { SeededRandom } from '../random';
@@ -212,7 +213,9 @@ export function bootstrapStatistics(
     });
   }
   return replicates.map((values, s) => {
-    const bounds = kept[s] === 0 ? null : percentileInterval(values.subarray(0, kept[s]), confidence);
+    // No spread (every resample gave the same value) is no interval, not a zero-width one.
+    if (kept[s] === 0 || allEqual(values.subarray(0, kept[s]))) return null;
+    const bounds = percentileInterval(values.subarray(0, kept[s]), confidence);
     return bounds === null ? null : { ...bounds, confidence, method: 'percentile-bootstrap' };
   });
 }

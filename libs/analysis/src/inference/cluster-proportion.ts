@@ -1,5 +1,11 @@
-import { bootstrapItems, type BootstrapOptions } from '../bootstrap';
-import type { EstimateWithInterval } from '../result';
+import {
+  bootstrapItems,
+  DEFAULT_CONFIDENCE,
+  NO_SPREAD_NO_INTERVAL,
+  type BootstrapOptions,
+} from '../bootstrap';
+import { wilsonInterval } from '../proportion';
+import type { EstimateWithInterval, Interval } from '../result';
 
 /** One item's contribution to a pooled share: how many of its trials were successes. */
 export interface ClusterCount {
@@ -61,8 +67,20 @@ export function clusteredProportion(
     const variance = replicates.reduce((a, b) => a + (b - mean) ** 2, 0) / (replicates.length - 1);
     designEffect = binomialVariance > 0 ? variance / binomialVariance : null;
   }
-  const interval =
+  let interval: Interval | null =
     estimate.interval === null ? null : { ...estimate.interval, method: 'item-cluster-bootstrap' as const };
+  let intervalReason = estimate.intervalReason;
+  if (estimate.value !== null && estimate.intervalReason === NO_SPREAD_NO_INTERVAL) {
+    // Every item gave the same share (all 0, all 1, or all alike): resampling items shows no
+    // spread, but the items are still a sample. Counting each item as one trial (the most an item
+    // can be worth) gives Wilson's interval over the items instead of a zero-width one.
+    interval = wilsonInterval(
+      estimate.value * kept.length,
+      kept.length,
+      options.confidence ?? DEFAULT_CONFIDENCE,
+    );
+    intervalReason = 'every item gave the same share: Wilson interval with each item counted as one trial';
+  }
   const base = { successes: totalSuccesses, trials: totalTrials, items: kept.length, designEffect };
   if (estimate.value === null) {
     return {
@@ -73,5 +91,5 @@ export function clusteredProportion(
       ...base,
     };
   }
-  return { value: estimate.value, reason: null, interval, intervalReason: estimate.intervalReason, ...base };
+  return { value: estimate.value, reason: null, interval, intervalReason, ...base };
 }

@@ -195,6 +195,15 @@ describe('item-cluster bootstrap for pooled shares', () => {
     expect(estimate.designEffect).toBeGreaterThan(3);
   });
 
+  it('no spread among items (every item 0 of its trials) gives Wilson over the items, never [0, 0]', () => {
+    const estimate = clusteredProportion(Array.from({ length: 20 }, () => ({ successes: 0, trials: 3 })));
+    expect(estimate.value).toBe(0);
+    expect(estimate.interval?.method).toBe('wilson-score');
+    // Wilson for 0 of 20 (the items, each counted once): upper ≈ 0.161
+    expect(estimate.interval?.upper).toBeCloseTo(0.16113, 4);
+    expect(estimate.intervalReason).toMatch(/every item gave the same share/);
+  });
+
   it('no trials is undefined, with the reason', () => {
     expect(clusteredProportion([{ successes: 0, trials: 0 }])).toMatchObject({
       value: null,

@@ -4,6 +4,8 @@ import {
   DEFAULT_SEED,
   percentileInterval,
   SINGLE_ITEM_NO_INTERVAL,
+  NO_SPREAD_NO_INTERVAL,
+  allEqual,
   type BootstrapEstimate,
   type BootstrapOptions,
 } from '../bootstrap';
@@ -80,12 +82,19 @@ export function bootstrapMeans(
       }
     }
     group.forEach((c, g) => {
+      const spread = !allEqual(replicates[g]);
       const bounds = percentileInterval(replicates[g], confidence);
       results[c] = {
         value: estimates[g],
         reason: null,
-        interval: bounds === null ? null : { ...bounds, confidence, method: 'percentile-bootstrap' },
-        intervalReason: bounds === null ? 'the statistic was undefined on every resample' : null,
+        interval:
+          bounds !== null && spread ? { ...bounds, confidence, method: 'percentile-bootstrap' } : null,
+        intervalReason:
+          bounds === null
+            ? 'the statistic was undefined on every resample'
+            : spread
+              ? null
+              : NO_SPREAD_NO_INTERVAL,
         ...base,
       };
     });
