@@ -1,8 +1,7 @@
 import { STOPPED_CALL_ERROR } from './ending';
-import type { CallOutcome, PlannedCall, SuccessfulCall } from './types';
+import type { CallOutcome, CountsAsAnswered, PlannedCall, StageGate, SuccessfulCall } from './types';
 
-/** Whether a member's answer counts for the gate: the mode can read it (its parser finds a vote, an estimate…). */
-export type CountsAsAnswered = (outcome: SuccessfulCall) => boolean;
+export type { CountsAsAnswered, StageGate };
 
 /** The gate's test for stages whose members give free text: any non-blank answer counts. */
 export const hasAnswer: CountsAsAnswered = (outcome) => outcome.content.trim().length > 0;
@@ -15,21 +14,6 @@ export const hasAnswer: CountsAsAnswered = (outcome) => outcome.content.trim().l
 
 /** What a failed call's error starts with when the stage went on without it. */
 export const CUT_PREFIX = 'cut: ';
-
-/** When a stage of several members goes on without the calls still running. */
-export interface StageGate {
-  /** Go on once this many members answered; null: wait for every member (unless the deadline). */
-  quorum: number | null;
-  /** After this long, go on as soon as `minimum` members answered; null: no deadline. */
-  deadlineMs: number | null;
-  /** The mode's minimum of answers for the stage (e.g. council's 2 answers to rank). */
-  minimum: number;
-  /**
-   * Which answers count toward `quorum` and `minimum`: those the stage's reduce can use. Pure over
-   * the outcome, so a retried stage counts its stored outcomes the same way.
-   */
-  counts: CountsAsAnswered;
-}
 
 /** The gate options a mode's config carries (every mode's `modeConfig.quorum` / `stageDeadlineMs`). */
 export interface GateOptions {

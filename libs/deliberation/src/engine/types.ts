@@ -10,7 +10,6 @@ import type {
 
 export type { ModeDefaults } from '@conclave/contracts';
 import type { ChatMessage } from '@conclave/llm';
-import type { StageGate } from './quorum';
 
 /** One model call a stage needs. `key` is unique within the stage and stable across retries. */
 export interface PlannedCall {
@@ -317,3 +316,21 @@ export interface UnfinishedMessage {
 
 /** Finds the definition of a mode by name (the registry in modes/index.ts). */
 export type ModeRegistry = (mode: ModeName) => AnyModeDefinition | undefined;
+
+/** Whether a member's answer counts for the gate: the mode can read it (its parser finds a vote, an estimate…). */
+export type CountsAsAnswered = (outcome: SuccessfulCall) => boolean;
+
+/** When a stage of several members goes on without the calls still running. */
+export interface StageGate {
+  /** Go on once this many members answered; null: wait for every member (unless the deadline). */
+  quorum: number | null;
+  /** After this long, go on as soon as `minimum` members answered; null: no deadline. */
+  deadlineMs: number | null;
+  /** The mode's minimum of answers for the stage (e.g. council's 2 answers to rank). */
+  minimum: number;
+  /**
+   * Which answers count toward `quorum` and `minimum`: those the stage's reduce can use. Pure over
+   * the outcome, so a retried stage counts its stored outcomes the same way.
+   */
+  counts: CountsAsAnswered;
+}
