@@ -260,6 +260,16 @@ describe('the ranges hold for simulated deliberations', () => {
       'Rust or Go?',
       { panelistModels: ['sim/p1', 'sim/p2', 'sim/p3'], facilitatorModel: 'sim/f', maxRounds: 3 },
     ],
+    [
+      'delphi (qualitative, divided: every round)',
+      'delphi',
+      'Tabs or spaces?',
+      {
+        panelistModels: ['sim/p1:option1', 'sim/p2:option2', 'sim/p3:option3', 'sim/p4:option4'],
+        facilitatorModel: 'sim/f',
+        maxRounds: 4,
+      },
+    ],
   ];
   const variants = (question: string) => [
     question,
@@ -294,6 +304,19 @@ describe('the ranges hold for simulated deliberations', () => {
         prompt: within(actual.prompt, figures.promptTokens),
         completion: within(actual.completion, figures.completionTokens),
       }).toEqual({ question, calls: true, prompt: true, completion: true });
+      // Per model too.
+      for (const model of new Set(outcomes.map((o) => o.model))) {
+        const own = outcomes.filter((o) => o.model === model);
+        const ranges = figures.models.find((m) => m.model === model)!;
+        const tokens = (pick: 'promptTokens' | 'completionTokens') =>
+          own.reduce((total, o) => total + ((o.ok ? o[pick] : 0) ?? 0), 0);
+        expect({
+          question,
+          model,
+          prompt: within(tokens('promptTokens'), ranges.promptTokens),
+          completion: within(tokens('completionTokens'), ranges.completionTokens),
+        }).toEqual({ question, model, prompt: true, completion: true });
+      }
     }
   });
 

@@ -23,10 +23,12 @@ import { inStoredOrder } from '../engine/stored-order';
  * answers the simulated panel writes, so the count is the mode's, never a second copy of its rules.
  *
  * Where the number of calls depends on what the models answer (Delphi's rounds, vote's tiebreak),
- * the mode is walked twice: once with a panel that agrees (every simulated participant answers the
+ * the mode is walked at least twice: once with a panel that agrees (every simulated participant answers the
  * same: Delphi converges in round 1, a vote has a clear winner) and once with a panel that is as
  * divided as it can be (each holds its own distinct answer and never moves: Delphi runs every
- * round, a vote ties). The two walks bound the count. Both assume every call succeeds and parses.
+ * round, a vote ties) — for Delphi a third time, divided with the question classified as the
+ * facilitator classifies it (PanelKind). The walks bound the count. All assume every call succeeds
+ * and parses.
  */
 
 /** Prompt tokens are estimated as the prompt's characters ÷ this (the simulated provider's rule too). */
@@ -66,7 +68,12 @@ const MAX_STAGES = 64;
 /** Earlier answers shorter than this are not looked for in later prompts. */
 const MIN_QUOTED_CHARS = 24;
 
-export type PanelKind = 'agreeing' | 'divided';
+/**
+ * `divided-classified`: divided as `divided`, but a Delphi facilitator classifies the question
+ * itself (`divided` forces a numeric one): a divided qualitative Delphi spends other tokens than a
+ * numeric one, and either may be the most.
+ */
+export type PanelKind = 'agreeing' | 'divided' | 'divided-classified';
 
 /** One call of a walk. */
 export interface WalkedCall {
@@ -128,7 +135,8 @@ const label = (i: number) => String.fromCharCode(65 + (i % 6));
 export function panelFlags(panel: PanelKind, i: number): string[] {
   if (panel === 'agreeing') return ['fixed', 'voteA'];
   // Far-apart fixed numbers (a CV above any threshold), distinct options, distinct votes.
-  return ['numeric', `value${10 ** (2 * Math.min(i, 9))}`, `option${i + 1}`, `vote${label(i)}`];
+  const divided = [`value${10 ** (2 * Math.min(i, 9))}`, `option${i + 1}`, `vote${label(i)}`];
+  return panel === 'divided' ? ['numeric', ...divided] : divided;
 }
 
 function occurrences(
@@ -227,7 +235,7 @@ export function walkPlan(definition: AnyModeDefinition, input: PlanInput, panel:
     // The most a seat may cost: the divided walk (the upper bound) asks every fallback in turn,
     // as if each model before it failed; the agreeing walk (the lower bound) asks none.
     const asked = planned.flatMap((call, i) =>
-      (panel === 'divided' ? [call, ...(call.fallbacks ?? [])] : [call]).map((c) => ({ call: c, i })),
+      (panel === 'agreeing' ? [call] : [call, ...(call.fallbacks ?? [])]).map((c) => ({ call: c, i })),
     );
     for (const { call, i } of asked) {
       const text = call.messages.map((m) => m.content).join('\n');
@@ -294,10 +302,13 @@ function titleCallOf(definition: AnyModeDefinition, input: PlanInput): WalkedCal
   };
 }
 
-/** Both walks of a deliberation, with its title call when counted. Pure. */
+/** The walks of a deliberation, with its title call when counted. Pure. */
 export function planDeliberation(definition: AnyModeDefinition, input: PlanInput): DeliberationPlan {
   const titleCall = input.title ? titleCallOf(definition, input) : null;
-  const walks = (['agreeing', 'divided'] as const).map((panel) => {
+  // Only Delphi's facilitator reads the `numeric` directive: the third walk differs for it alone.
+  const panels: PanelKind[] =
+    definition.mode === 'delphi' ? ['agreeing', 'divided', 'divided-classified'] : ['agreeing', 'divided'];
+  const walks = panels.map((panel) => {
     const walk = walkPlan(definition, input, panel);
     return titleCall ? { ...walk, calls: [...walk.calls, titleCall] } : walk;
   });
