@@ -161,6 +161,97 @@ describe('dry runs against the real deliberations', () => {
     expect(made).toBeLessThanOrEqual(estimate.calls.max);
   });
 
+  /**
+   * Issue 36 item 8: the token ranges hold. Each mode's real run (simulated models, title call
+   * included) spends prompt and completion tokens inside the dry run's ranges, per model too.
+   */
+  it.each([
+    [
+      'council',
+      {
+        question: 'Monorepo or polyrepo?',
+        councilModels: ['sim/a', 'sim/b', 'sim/c'],
+        chairmanModel: 'sim/chair',
+      },
+    ],
+    [
+      'jury',
+      {
+        question: 'Review this',
+        mode: 'jury',
+        modeConfig: {
+          content: 'Water boils at 100 degrees Celsius at sea level.',
+          jurorModels: ['sim/j1', 'sim/j2', 'sim/j3'],
+          foremanModel: 'sim/foreman',
+        },
+      },
+    ],
+    [
+      'vote (a tie: the tiebreak runs)',
+      {
+        question: 'Which one?',
+        mode: 'vote',
+        modeConfig: { models: ['sim/a:voteA', 'sim/b:voteB', 'sim/c:voteC'] },
+      },
+    ],
+    [
+      'debate',
+      { question: 'Tabs or spaces?', mode: 'debate', modeConfig: { models: ['sim/a', 'sim/b', 'sim/c'] } },
+    ],
+    [
+      'delphi (a stubborn panelist: every round runs)',
+      {
+        question: 'How many piano tuners work in Chicago?',
+        mode: 'delphi',
+        modeConfig: {
+          panelistModels: ['sim/p1', 'sim/p2:stubborn', 'sim/p3', 'sim/p4'],
+          facilitatorModel: 'sim/facilitator',
+          maxRounds: 4,
+        },
+      },
+    ],
+    [
+      'delphi (qualitative)',
+      {
+        question: 'Rust or Go?',
+        mode: 'delphi',
+        modeConfig: {
+          panelistModels: ['sim/p1', 'sim/p2', 'sim/p3'],
+          facilitatorModel: 'sim/facilitator',
+          maxRounds: 3,
+        },
+      },
+    ],
+  ])("%s: the tokens the deliberation spends lie inside the dry run's ranges", async (name, body) => {
+    const { body: estimate } = await dryRun(body);
+    const { messageId, events } = await stack.run(body);
+    expect(events.at(-1)?.type).toBe('complete');
+    const rows: { model: string; stage: string; p: number; c: number }[] = await stack.db.query(
+      `SELECT model, stage, COALESCE(prompt_tokens, 0)::int AS p, COALESCE(completion_tokens, 0)::int AS c
+         FROM model_calls WHERE message_id = $1`,
+      [messageId],
+    );
+    if (name.startsWith('vote')) expect(rows.some((r) => r.stage === 'tiebreak')).toBe(true);
+    if (name.includes('stubborn')) expect(rows.some((r) => r.stage === 'round_4')).toBe(true);
+    const inside = (value: number, range: EstimateRange) => ({
+      value,
+      within: value >= range.min && value <= range.max,
+      range,
+    });
+    const sum = (of: typeof rows, pick: 'p' | 'c') => of.reduce((t, r) => t + r[pick], 0);
+    expect(inside(sum(rows, 'p'), estimate.promptTokens).within).toBe(true);
+    expect(inside(sum(rows, 'c'), estimate.completionTokens).within).toBe(true);
+    for (const model of new Set(rows.map((r) => r.model))) {
+      const figures = estimate.models.find((m) => m.model === model)!;
+      const own = rows.filter((r) => r.model === model);
+      expect({
+        model,
+        prompt: inside(sum(own, 'p'), figures.promptTokens),
+        completion: inside(sum(own, 'c'), figures.completionTokens),
+      }).toMatchObject({ model, prompt: { within: true }, completion: { within: true } });
+    }
+  });
+
   it('validates exactly as a real request: the same 400s, and dryRun itself is checked', async () => {
     const bad = { question: '', mode: 'jury', modeConfig: { jurorModels: ['sim/a'] }, extra: 1 };
     const real = await stack.api('POST', '/api/deliberations', { body: bad });

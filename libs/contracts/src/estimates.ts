@@ -40,10 +40,30 @@ export interface ModelCallEstimate {
 export interface EstimateAssumptions {
   /** Prompt tokens = characters of the prompt text ÷ this. */
   charsPerToken: number;
-  /** Completion tokens assumed per call (and per earlier answer a later prompt quotes). */
+  /**
+   * Completion tokens assumed per call of a model that is not simulated (and per earlier answer a
+   * later prompt quotes): the least (1) is a bound, the most an estimate (no output cap is set).
+   */
   completionTokensPerCall: EstimateRange;
-  /** Completion tokens assumed for the title call. */
+  /** Completion tokens assumed for the title call of a model that is not simulated (an estimate). */
   titleCompletionTokens: EstimateRange;
+  /**
+   * Simulated models (`sim/…`, issue 36): their tokens come from the simulated answers themselves,
+   * widened by these fractions; `measured` is what the margins were checked on.
+   */
+  simulated?: {
+    completionMargin: number;
+    promptMargin: number;
+    measured: {
+      /** Simulated deliberations (every mode, agreeing and divided panels) compared with their estimate. */
+      deliberations: number;
+      /** The largest miss of the unwidened figures, as a fraction of the figure. */
+      promptTokensError: number;
+      completionTokensError: number;
+      /** How many of them fell outside the widened ranges. */
+      outsideRange: number;
+    };
+  };
   notes: string[];
 }
 

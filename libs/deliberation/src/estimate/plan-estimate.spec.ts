@@ -1,8 +1,13 @@
 import type { ModeName } from '@conclave/contracts';
 import { modeDefinition } from '../modes';
 import { OPERATOR_DEFAULTS } from '../modes/fixtures/described-modes';
+import { deliberateInMemory, TEST_DEFAULTS } from '../testing/deliberate';
+import { SimulatedProvider } from '@conclave/llm';
+import { SIMULATED_FALLBACK, SIMULATED_RESPONDERS } from '../modes';
 import {
   CHARS_PER_TOKEN,
+  ESTIMATE_ASSUMPTIONS,
+  SIMULATED_MEASURED_ERROR,
   COMPLETION_TOKENS_PER_CALL,
   addFigures,
   durationBound,
@@ -212,5 +217,139 @@ describe('the shape planner (batches)', () => {
       );
     }
     expect(planner.walked).toBe(1);
+  });
+});
+
+/**
+ * Issue 36 item 8: the ranges hold. Each deliberation is run for real in memory (the engine, the
+ * simulated provider) and its recorded tokens must lie inside the dry run's ranges. Before the fix
+ * (100–1000 completion tokens per call, quoted answers the same) most of these fell below the least
+ * and the Delphi ones with a stubborn panelist above the most.
+ */
+describe('the ranges hold for simulated deliberations', () => {
+  const CASES: [string, ModeName, string, Record<string, unknown>][] = [
+    [
+      'council',
+      'council',
+      'Monorepo or polyrepo?',
+      { councilModels: ['sim/a', 'sim/b', 'sim/c'], chairmanModel: 'sim/chair' },
+    ],
+    ['jury', 'jury', 'Review this', { content: 'Water boils at 100 degrees Celsius at sea level.' }],
+    ['vote', 'vote', 'Best sorting algorithm?', { models: ['sim/a:voteA', 'sim/b:voteA', 'sim/c:voteA'] }],
+    ['vote (a tie)', 'vote', 'Which one?', { models: ['sim/a:voteA', 'sim/b:voteB', 'sim/c:voteC'] }],
+    ['debate', 'debate', 'Tabs or spaces?', { models: ['sim/a', 'sim/b', 'sim/c'] }],
+    [
+      'delphi (numeric)',
+      'delphi',
+      'How many piano tuners work in Chicago?',
+      { panelistModels: ['sim/p1', 'sim/p2', 'sim/p3', 'sim/p4'], facilitatorModel: 'sim/f', maxRounds: 4 },
+    ],
+    [
+      'delphi (a stubborn panelist: every round)',
+      'delphi',
+      'How many piano tuners work in Chicago?',
+      {
+        panelistModels: ['sim/p1', 'sim/p2:stubborn', 'sim/p3', 'sim/p4'],
+        facilitatorModel: 'sim/f',
+        maxRounds: 4,
+      },
+    ],
+    [
+      'delphi (qualitative)',
+      'delphi',
+      'Rust or Go?',
+      { panelistModels: ['sim/p1', 'sim/p2', 'sim/p3'], facilitatorModel: 'sim/f', maxRounds: 3 },
+    ],
+    [
+      'delphi (qualitative, divided: every round)',
+      'delphi',
+      'Tabs or spaces?',
+      {
+        panelistModels: ['sim/p1:option1', 'sim/p2:option2', 'sim/p3:option3', 'sim/p4:option4'],
+        facilitatorModel: 'sim/f',
+        maxRounds: 4,
+      },
+    ],
+  ];
+  const variants = (question: string) => [
+    question,
+    question.replace('?', ' in 2031?'),
+    question.replace('?', ' today!?'),
+  ];
+
+  it.each(CASES)('%s', async (_name, mode, baseQuestion, modeConfig) => {
+    const definition = modeDefinition(mode)!;
+    for (const question of variants(baseQuestion)) {
+      const resolved = definition.resolveConfig({ question, modeConfig }, TEST_DEFAULTS);
+      if (!resolved.ok) throw new Error(JSON.stringify(resolved.fields));
+      const figures = figuresOfPlan(
+        planDeliberation(definition, { question, config: resolved.config, title: false }),
+        free,
+      );
+      const { writes } = await deliberateInMemory((m) => modeDefinition(m), mode, { question, modeConfig });
+      const outcomes = writes.flatMap((w) => w.outcomes ?? []).filter((o) => o.ok);
+      const sum = (pick: (o: (typeof outcomes)[number]) => number | null) =>
+        outcomes.reduce((total, o) => total + (pick(o) ?? 0), 0);
+      const actual = {
+        calls: outcomes.length,
+        prompt: sum((o) => (o.ok ? o.promptTokens : 0)),
+        completion: sum((o) => (o.ok ? o.completionTokens : 0)),
+      };
+      const within = (value: number, range: { min: number; max: number }) =>
+        value >= range.min && value <= range.max;
+      expect({
+        question,
+        ...actual,
+        calls: within(actual.calls, figures.calls),
+        prompt: within(actual.prompt, figures.promptTokens),
+        completion: within(actual.completion, figures.completionTokens),
+      }).toEqual({ question, calls: true, prompt: true, completion: true });
+      // Per model too.
+      for (const model of new Set(outcomes.map((o) => o.model))) {
+        const own = outcomes.filter((o) => o.model === model);
+        const ranges = figures.models.find((m) => m.model === model)!;
+        const tokens = (pick: 'promptTokens' | 'completionTokens') =>
+          own.reduce((total, o) => total + ((o.ok ? o[pick] : 0) ?? 0), 0);
+        expect({
+          question,
+          model,
+          prompt: within(tokens('promptTokens'), ranges.promptTokens),
+          completion: within(tokens('completionTokens'), ranges.completionTokens),
+        }).toEqual({ question, model, prompt: true, completion: true });
+      }
+    }
+  });
+
+  it('knows the answer the simulated provider gives for `malformed`', async () => {
+    const provider = new SimulatedProvider({
+      responders: SIMULATED_RESPONDERS,
+      fallback: SIMULATED_FALLBACK,
+      latencyMs: 0,
+      seed: 's',
+    });
+    const answer = await provider.complete({
+      model: 'sim/a:malformed',
+      messages: [{ role: 'user', content: 'Hello?' }],
+      signal: new AbortController().signal,
+    });
+    const figures = figuresOfPlan(
+      plan('council', { councilModels: ['sim/a:malformed'], chairmanModel: 'sim/c' }, 'Q?'),
+      free,
+    );
+    const stage1 = figures.models.find((m) => m.model === 'sim/a:malformed')!;
+    expect(stage1.completionTokens.max).toBeGreaterThanOrEqual(answer.usage!.completionTokens);
+  });
+
+  it('states the measured error, and counts at least one token per call of a model that is not simulated', () => {
+    expect(ESTIMATE_ASSUMPTIONS.simulated?.measured.promptTokensError).toBe(
+      SIMULATED_MEASURED_ERROR.promptTokens,
+    );
+    expect(ESTIMATE_ASSUMPTIONS.notes.join(' ')).toMatch(/estimate, not a bound/);
+    const figures = figuresOfPlan(
+      plan('council', { councilModels: ['x/a', 'x/b'], chairmanModel: 'x/c' }, 'Q?'),
+      free,
+    );
+    expect(figures.completionTokens.min).toBe(figures.calls.min);
+    expect(COMPLETION_TOKENS_PER_CALL.min).toBe(1);
   });
 });

@@ -23,16 +23,44 @@ import { inStoredOrder } from '../engine/stored-order';
  * answers the simulated panel writes, so the count is the mode's, never a second copy of its rules.
  *
  * Where the number of calls depends on what the models answer (Delphi's rounds, vote's tiebreak),
- * the mode is walked twice: once with a panel that agrees (every simulated participant answers the
+ * the mode is walked at least twice: once with a panel that agrees (every simulated participant answers the
  * same: Delphi converges in round 1, a vote has a clear winner) and once with a panel that is as
  * divided as it can be (each holds its own distinct answer and never moves: Delphi runs every
- * round, a vote ties). The two walks bound the count. Both assume every call succeeds and parses.
+ * round, a vote ties) — for Delphi a third time, divided with the question classified as the
+ * facilitator classifies it (PanelKind). The walks bound the count. All assume every call succeeds
+ * and parses.
  */
 
 /** Prompt tokens are estimated as the prompt's characters ÷ this (the simulated provider's rule too). */
 export const CHARS_PER_TOKEN = 4;
-/** Completion tokens assumed per call, and per earlier answer a later prompt quotes. */
-export const COMPLETION_TOKENS_PER_CALL: EstimateRange = { min: 100, max: 1000 };
+/**
+ * Completion tokens assumed per call of a model that is not simulated, and per earlier answer a
+ * later prompt quotes: at least 1 (an empty answer is a failed call); the most is an estimate, not
+ * a bound (a deliberation's calls set no output cap).
+ */
+export const COMPLETION_TOKENS_PER_CALL: EstimateRange = { min: 1, max: 1000 };
+/**
+ * A simulated model's answers are known: the walk asks the simulated responders themselves
+ * (answerChars). Their lengths vary with the seed and with the answers quoted earlier, so the
+ * figures are widened by these fractions: a completion (and a quoted answer) by the first, a whole
+ * prompt by the second (for earlier answers a prompt restates rather than quotes, as Delphi's
+ * rounds do with the panel's reasons).
+ */
+export const SIMULATED_COMPLETION_MARGIN = 0.25;
+export const SIMULATED_PROMPT_MARGIN = 0.15;
+/**
+ * What the margins were measured on (plan-estimate.spec.ts, "holds for simulated deliberations"):
+ * the largest miss of the unwidened figures, as a fraction of the figure.
+ */
+export const SIMULATED_MEASURED_ERROR = {
+  deliberations: 405,
+  promptTokens: 0.117,
+  completionTokens: 0.05,
+  /** How many of them fell outside the unwidened ranges (widened: none, per model too). */
+  outsideUnwidened: 208,
+} as const;
+/** A model the simulated provider answers (whatever provider is configured). */
+export const isSimulated = (model: string): boolean => model.startsWith('sim/');
 /** Completion tokens assumed for the title call (a title is a few words). */
 export const TITLE_COMPLETION_TOKENS: EstimateRange = { min: 5, max: 30 };
 /** The stage name under which the title call is counted (its model_calls rows' stage). */
@@ -42,7 +70,12 @@ const MAX_STAGES = 64;
 /** Earlier answers shorter than this are not looked for in later prompts. */
 const MIN_QUOTED_CHARS = 24;
 
-export type PanelKind = 'agreeing' | 'divided';
+/**
+ * `divided-classified`: divided as `divided`, but a Delphi facilitator classifies the question
+ * itself (`divided` forces a numeric one): a divided qualitative Delphi spends other tokens than a
+ * numeric one, and either may be the most.
+ */
+export type PanelKind = 'agreeing' | 'divided' | 'divided-classified';
 
 /** One call of a walk. */
 export interface WalkedCall {
@@ -57,6 +90,11 @@ export interface WalkedCall {
   title?: boolean;
   /** How often each of PlanInput.countTexts appears in the prompt. */
   textOccurrences?: Record<string, number>;
+  /**
+   * The characters of the answer the simulated provider may write to this prompt, fewest to most
+   * over SIMULATED_VARIANTS (the walk's panel directives and the model's own, several seeds).
+   */
+  answerChars?: EstimateRange;
 }
 
 /** One stage of a walk, for the duration bound. */
@@ -99,7 +137,8 @@ const label = (i: number) => String.fromCharCode(65 + (i % 6));
 export function panelFlags(panel: PanelKind, i: number): string[] {
   if (panel === 'agreeing') return ['fixed', 'voteA'];
   // Far-apart fixed numbers (a CV above any threshold), distinct options, distinct votes.
-  return ['numeric', `value${10 ** (2 * Math.min(i, 9))}`, `option${i + 1}`, `vote${label(i)}`];
+  const divided = [`value${10 ** (2 * Math.min(i, 9))}`, `option${i + 1}`, `vote${label(i)}`];
+  return panel === 'divided' ? ['numeric', ...divided] : divided;
 }
 
 function occurrences(
@@ -121,7 +160,11 @@ const lastUserPrompt = (messages: readonly ChatMessage[]): string =>
   [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
 
 /** What the simulated panel answers to a call, with the given directives, whatever model it names. */
-function simulatedAnswer(call: PlannedCall, flags: string[]): string {
+function simulatedAnswer(
+  call: Pick<PlannedCall, 'model' | 'messages'>,
+  flags: string[],
+  seed = 'dry-run',
+): string {
   const prompt = lastUserPrompt(call.messages);
   const responder = SIMULATED_RESPONDERS.find((r) => r.matches(prompt)) ?? SIMULATED_FALLBACK;
   return responder.respond({
@@ -130,10 +173,34 @@ function simulatedAnswer(call: PlannedCall, flags: string[]): string {
     flags,
     messages: call.messages,
     prompt,
-    random: seededRandom(hashString(`dry-run|${call.model}|${prompt}`)),
-    seed: 'dry-run',
+    random: seededRandom(hashString(`${seed}|${call.model}|${prompt}`)),
+    seed,
   });
 }
+
+/** The seeds a simulated answer's length is sampled over (the real run's SIM_SEED is another). */
+const SIMULATED_SEEDS = ['dry-run', 'dry-run-2', 'dry-run-3', 'dry-run-4'];
+
+/**
+ * The fewest and most characters the simulated provider answered to this prompt over
+ * SIMULATED_SEEDS, with the walk's panel directives and with the model's own (`sim/a:voteB`), and
+ * the format-ignoring answer when the model may give one (`malformed`).
+ */
+function simulatedAnswerChars(
+  call: Pick<PlannedCall, 'model' | 'messages'>,
+  panelFlagsOfCall: string[] | null,
+): EstimateRange {
+  const own = parseSimModel(call.model);
+  const lengths: number[] = [];
+  // The title call's answer is drawn from the question alone: one seed tells it.
+  const seeds = panelFlagsOfCall ? SIMULATED_SEEDS : SIMULATED_SEEDS.slice(0, 1);
+  for (const flags of panelFlagsOfCall ? [panelFlagsOfCall, own.flags] : [own.flags])
+    for (const seed of seeds) lengths.push(simulatedAnswer(call, flags, seed).length);
+  if (own.faults.some((f) => f.fault === 'malformed')) lengths.push(MALFORMED_ANSWER_CHARS);
+  return rangeOf(Math.min(...lengths), Math.max(...lengths));
+}
+/** The simulated provider's answer for a `malformed` directive (libs/llm simulated.provider.ts). */
+const MALFORMED_ANSWER_CHARS = 141;
 
 /** Walks a deliberation from its first stage to its end with the given panel. Pure. */
 export function walkPlan(definition: AnyModeDefinition, input: PlanInput, panel: PanelKind): PlanWalk {
@@ -171,10 +238,10 @@ export function walkPlan(definition: AnyModeDefinition, input: PlanInput, panel:
     }));
     // The most a seat may cost: the divided walk (the upper bound) asks every fallback in turn,
     // as if each model before it failed; the agreeing walk (the lower bound) asks none.
-    const asked = planned.flatMap((call) =>
-      panel === 'divided' ? [call, ...(call.fallbacks ?? [])] : [call],
+    const asked = planned.flatMap((call, i) =>
+      (panel === 'agreeing' ? [call] : [call, ...(call.fallbacks ?? [])]).map((c) => ({ call: c, i })),
     );
-    for (const call of asked) {
+    for (const { call, i } of asked) {
       const text = call.messages.map((m) => m.content).join('\n');
       const quoted = answers.filter((a) => a.length >= MIN_QUOTED_CHARS && text.includes(a));
       calls.push({
@@ -184,6 +251,7 @@ export function walkPlan(definition: AnyModeDefinition, input: PlanInput, panel:
         quotedAnswers: quoted.length,
         quotedChars: quoted.reduce((sum, a) => sum + a.length, 0),
         ...(input.countTexts ? { textOccurrences: occurrences(text, input.countTexts) } : {}),
+        ...(isSimulated(call.model) ? { answerChars: simulatedAnswerChars(call, panelFlags(panel, i)) } : {}),
       });
     }
     if (planned.length > 0) {
@@ -234,13 +302,17 @@ function titleCallOf(definition: AnyModeDefinition, input: PlanInput): WalkedCal
     quotedAnswers: 0,
     quotedChars: 0,
     title: true,
+    ...(isSimulated(model) ? { answerChars: simulatedAnswerChars({ model, messages }, null) } : {}),
   };
 }
 
-/** Both walks of a deliberation, with its title call when counted. Pure. */
+/** The walks of a deliberation, with its title call when counted. Pure. */
 export function planDeliberation(definition: AnyModeDefinition, input: PlanInput): DeliberationPlan {
   const titleCall = input.title ? titleCallOf(definition, input) : null;
-  const walks = (['agreeing', 'divided'] as const).map((panel) => {
+  // Only Delphi's facilitator reads the `numeric` directive: the third walk differs for it alone.
+  const panels: PanelKind[] =
+    definition.mode === 'delphi' ? ['agreeing', 'divided', 'divided-classified'] : ['agreeing', 'divided'];
+  const walks = panels.map((panel) => {
     const walk = walkPlan(definition, input, panel);
     return titleCall ? { ...walk, calls: [...walk.calls, titleCall] } : walk;
   });
@@ -330,6 +402,22 @@ const dollars = (value: number) => Math.round(value * 1e7) / 1e7;
 
 /** Prompt and completion tokens of one call, low and high. */
 function tokensOf(call: WalkedCall): { prompt: EstimateRange; completion: EstimateRange } {
+  if (call.answerChars) {
+    const own = Math.max(0, call.promptChars - call.quotedChars) / CHARS_PER_TOKEN;
+    const quoted = call.quotedChars / CHARS_PER_TOKEN;
+    const c = SIMULATED_COMPLETION_MARGIN;
+    const p = SIMULATED_PROMPT_MARGIN;
+    return {
+      prompt: rangeOf(
+        Math.floor((own + quoted * (1 - c)) * (1 - p)),
+        Math.ceil((own + quoted * (1 + c)) * (1 + p)),
+      ),
+      completion: rangeOf(
+        Math.max(1, Math.floor((call.answerChars.min / CHARS_PER_TOKEN) * (1 - c))),
+        Math.ceil((call.answerChars.max / CHARS_PER_TOKEN) * (1 + c)),
+      ),
+    };
+  }
   const own = Math.ceil(Math.max(0, call.promptChars - call.quotedChars) / CHARS_PER_TOKEN);
   const completion = call.title ? TITLE_COMPLETION_TOKENS : COMPLETION_TOKENS_PER_CALL;
   return {
@@ -561,9 +649,21 @@ export const ESTIMATE_ASSUMPTIONS: EstimateAssumptions = {
   charsPerToken: CHARS_PER_TOKEN,
   completionTokensPerCall: COMPLETION_TOKENS_PER_CALL,
   titleCompletionTokens: TITLE_COMPLETION_TOKENS,
+  simulated: {
+    completionMargin: SIMULATED_COMPLETION_MARGIN,
+    promptMargin: SIMULATED_PROMPT_MARGIN,
+    measured: {
+      deliberations: SIMULATED_MEASURED_ERROR.deliberations,
+      promptTokensError: SIMULATED_MEASURED_ERROR.promptTokens,
+      completionTokensError: SIMULATED_MEASURED_ERROR.completionTokens,
+      outsideRange: 0,
+    },
+  },
   notes: [
-    `Prompt tokens: the characters of each planned prompt ÷ ${CHARS_PER_TOKEN}; an earlier answer a later prompt quotes counts as ${COMPLETION_TOKENS_PER_CALL.min}–${COMPLETION_TOKENS_PER_CALL.max} tokens.`,
-    `Completion tokens: ${COMPLETION_TOKENS_PER_CALL.min}–${COMPLETION_TOKENS_PER_CALL.max} per call (${TITLE_COMPLETION_TOKENS.min}–${TITLE_COMPLETION_TOKENS.max} for the title).`,
+    `Prompt tokens: the characters of each planned prompt ÷ ${CHARS_PER_TOKEN}; an earlier answer a later prompt quotes counts as ${COMPLETION_TOKENS_PER_CALL.min}–${COMPLETION_TOKENS_PER_CALL.max} tokens (a simulated model's: its simulated length, see below).`,
+    `Completion tokens of a model that is not simulated: ${COMPLETION_TOKENS_PER_CALL.min}–${COMPLETION_TOKENS_PER_CALL.max} per call (${TITLE_COMPLETION_TOKENS.min}–${TITLE_COMPLETION_TOKENS.max} for the title). The least is a bound; the most is an estimate, not a bound: deliberation calls set no output cap, so a longer answer (and a prompt quoting it) goes above it. Not measured against real providers.`,
+    `Simulated models (sim/…): the planner asks the simulated provider's own responders, so prompt and completion tokens come from the answers it writes (over ${SIMULATED_SEEDS.length} seeds, with the walk's directives and the model's own), widened by ${SIMULATED_COMPLETION_MARGIN * 100} % per answer and ${SIMULATED_PROMPT_MARGIN * 100} % per prompt. Measured on ${SIMULATED_MEASURED_ERROR.deliberations} simulated deliberations of every mode (agreeing and divided panels, Delphi of both types run to the last round, vote ties): unwidened, ${SIMULATED_MEASURED_ERROR.outsideUnwidened} fell outside, the largest miss ${Math.round(SIMULATED_MEASURED_ERROR.promptTokens * 1000) / 10} % (prompt tokens) and ${Math.round(SIMULATED_MEASURED_ERROR.completionTokens * 1000) / 10} % (completion tokens); widened, none did, per model too. An estimate with that margin, not a proof: a roster or question unlike these may still fall outside. Calls that fail (fail, timeout directives) are counted as if answered.`,
+    "A batch's items are planned by shape (one walk per mode and options, with stand-in texts): the simulated answers are those written to the stand-ins, so a batch's sim/ token figures are an estimate that an item's own question or content can move by some 10 % (not measured further).",
     "Calls come from the mode's own plan, assuming every call succeeds; failed calls are not retried by the plan, transient errors retried by the provider are not counted.",
     'Where the count depends on the answers (Delphi rounds, a vote tiebreak) the range runs from a panel that agrees to one that never does.',
     'Fallbacks (chairmanFallbacks, foremanFallbacks, facilitatorFallbacks): the least asks none of them, the most asks every one, as if each model before it failed. A quorum or deadline may cut calls: the figures count them all.',
