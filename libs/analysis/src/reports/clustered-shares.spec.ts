@@ -1,5 +1,6 @@
 import type { MessageStatus, ReportInterval, ReportRate } from '@conclave/contracts';
 import { BatchReportBuilder, modelUsage } from './batch-report';
+import { ComparisonSide, compareSides } from './compare';
 import { pooledRate, rate } from './figures';
 import type { ReportAggregates, ReportItem, ReportStageRow } from './rows';
 
@@ -203,5 +204,143 @@ describe('shares clustered by item in a batch report', () => {
     expect(wilson).toEqual(expect.arrayContaining(['win rate', 'tied items', 'parse failures']));
     expect(wilson).not.toContain('votes by position');
     expect(wilson).not.toContain('invalid votes');
+  });
+
+  it('council: unparsed rankings resample items, each with all its members’ rankings', () => {
+    const labels = { 'Response A': 'sim/a', 'Response B': 'sim/b', 'Response C': 'sim/c' };
+    const builder = new BatchReportBuilder({ seed: 'council', resamples: 500 });
+    for (let i = 0; i < 30; i++) {
+      // On every third item no member's ranking can be read; on the others all can.
+      const unread = i % 3 === 0;
+      builder.addItem(item(i, 'council'), [
+        row('stage2_label_map', null, labels),
+        ...MODELS.map((model) =>
+          row('stage2', model, {
+            parsedRanking: unread ? [] : ['Response A', 'Response B', 'Response C'],
+            parseSuccess: !unread,
+          }),
+        ),
+      ]);
+    }
+    const council = builder.result(META, EMPTY).council!;
+    expect(council.unparsedRankings).toMatchObject({ count: 30, n: 90 });
+    expect(council.unparsedRankings.interval?.method).toBe('item-cluster-bootstrap');
+    expect(width(council.unparsedRankings.interval)).toBeGreaterThan(1.3 * width(rate(30, 90).interval));
+  });
+
+  it('debate: revision decisions stay Wilson with one per item, clustered for a model on two seats', () => {
+    const builder = new BatchReportBuilder({ seed: 'debate', resamples: 500 });
+    for (let i = 0; i < 20; i++) {
+      const decision = i % 2 === 0 ? 'REVISE' : 'STAND';
+      builder.addItem(item(i, 'debate'), [
+        row('initial_answer', 'sim/a', {}, 1),
+        row('initial_answer', 'sim/a', {}, 2),
+        row('initial_answer', 'sim/b', {}, 3),
+        // sim/a sits twice and decides alike on both seats; sim/b decides once.
+        row('revision', 'sim/a', { decision, parseSuccess: true }, 1),
+        row('revision', 'sim/a', { decision, parseSuccess: true }, 2),
+        row('revision', 'sim/b', { decision, parseSuccess: true }, 3),
+      ]);
+    }
+    const revisions = builder.result(META, EMPTY).debate!.revisions;
+    const a = revisions.find((r) => r.model === 'sim/a')!;
+    const b = revisions.find((r) => r.model === 'sim/b')!;
+    expect(a.revise).toMatchObject({ count: 20, n: 40 });
+    expect(a.revise.interval?.method).toBe('item-cluster-bootstrap');
+    expect(width(a.revise.interval)).toBeGreaterThan(1.2 * width(rate(20, 40).interval));
+    expect(b.revise).toEqual(rate(10, 20));
+  });
+
+  it('delphi: movement toward the median resamples items, each with all its panelists', () => {
+    const builder = new BatchReportBuilder({ seed: 'delphi', resamples: 500 });
+    const estimate = (round: number, participant: number, value: number, previous: number | null) =>
+      row(
+        `round_${round}`,
+        `sim/p${participant}`,
+        { round, type: 'numeric', estimate: value, previousEstimate: previous, carriedForward: false },
+        participant,
+      );
+    for (let i = 0; i < 30; i++) {
+      // On every third item all three panelists move toward the median; on the others none moves.
+      const toward = i % 3 === 0;
+      builder.addItem(item(i, 'delphi'), [
+        row('classify', 'sim/f', { type: 'numeric' }),
+        estimate(1, 0, 100, null),
+        estimate(1, 1, 210, null),
+        estimate(1, 2, 300, null),
+        row('round_1_stats', null, { median: 200, mean: 203, cv: 0.41, converged: false }),
+        estimate(2, 0, toward ? 150 : 100, 100),
+        estimate(2, 1, toward ? 205 : 210, 210),
+        estimate(2, 2, toward ? 250 : 300, 300),
+        row('round_2_stats', null, { median: 200, mean: 200, cv: 0.2, converged: true }),
+      ]);
+    }
+    const report = builder.result(META, EMPTY);
+    const movement = report.delphi!.movement[0];
+    expect(movement.movedTowardMedian).toMatchObject({ count: 30, n: 90 });
+    expect(movement.movedTowardMedian.interval?.method).toBe('item-cluster-bootstrap');
+    expect(width(movement.movedTowardMedian.interval)).toBeGreaterThan(1.3 * width(rate(30, 90).interval));
+    // Each panelist answers in both rounds: its parse failures pool two answers per item.
+    expect(report.models.find((m) => m.model === 'sim/p0')?.parseFailures.interval?.method).toBe(
+      'item-cluster-bootstrap',
+    );
+  });
+
+  it('a comparison names the item-cluster bootstrap when a side’s failed calls are clustered', () => {
+    const side = () => {
+      const s = new ComparisonSide('vote', 1);
+      const [it, rows] = agreeingVoteItem(0, 1);
+      s.add(0, it, rows);
+      return s;
+    };
+    const meta = {
+      a: {
+        batchId: 'x',
+        name: null,
+        status: 'complete' as const,
+        partial: false,
+        items: { total: 1, complete: 1, failed: 0, cancelled: 0, unfinished: 0 },
+      },
+      b: {
+        batchId: 'y',
+        name: null,
+        status: 'complete' as const,
+        partial: false,
+        items: { total: 1, complete: 1, failed: 0, cancelled: 0, unfinished: 0 },
+      },
+      matchedBy: 'index' as const,
+      unmatched: { onlyInA: [], onlyInB: [], onlyInACount: 0, onlyInBCount: 0 },
+    };
+    const call = {
+      model: 'sim/a',
+      calls: 8,
+      failed: 4,
+      promptTokens: 0,
+      completionTokens: 0,
+      costUsd: 0,
+      okCalls: 4,
+      latencyP50: null,
+      latencyP95: null,
+      perItem: [
+        { calls: 2, failed: 2, items: 2 },
+        { calls: 2, failed: 0, items: 2 },
+      ],
+    };
+    const plain = compareSides(side(), side(), meta, { a: EMPTY, b: EMPTY }, { seed: 'cmp', resamples: 100 });
+    expect(plain.method.methods.map((m) => m.name)).not.toContain('item-cluster bootstrap');
+    const clustered = compareSides(
+      side(),
+      side(),
+      meta,
+      { a: { ...EMPTY, calls: [call] }, b: EMPTY },
+      { seed: 'cmp', resamples: 100 },
+    );
+    expect(clustered.models[0].a?.failedCalls.interval?.method).toBe('item-cluster-bootstrap');
+    expect(clustered.method.methods.find((m) => m.name === 'item-cluster bootstrap')).toMatchObject({
+      usedFor: ['failed calls'],
+      unit: 'item',
+      resamples: 100,
+      seed: 'cmp',
+    });
   });
 });
