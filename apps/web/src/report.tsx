@@ -1525,9 +1525,10 @@ export function ReportView({ report, onRefresh }: { report: BatchReport; onRefre
       <MethodsSection methods={report.method.methods} />
       <p className="muted small">
         Generated {new Date(report.generatedAt).toLocaleString()} from {count(report.usage.items)} finished
-        items. Intervals are {Math.round(report.method.confidence * 100)}%: Wilson score for rates, percentile
-        bootstrap over items ({count(report.method.resamples)} resamples, seed {report.method.seed}) for
-        means, the asymptotic standard error for Cohen&apos;s κ.
+        items. Intervals are {Math.round(report.method.confidence * 100)}%: Wilson score for rates with one
+        case per item, item-cluster bootstrap for shares pooling several votes, answers or calls per item,
+        {` percentile bootstrap over items (${count(report.method.resamples)} resamples, seed ${report.method.seed})`}{' '}
+        for means, the asymptotic standard error for Cohen&apos;s κ.
       </p>
     </div>
   );

@@ -38,6 +38,19 @@ export interface ReportCallAggregate {
   okCalls: number;
   latencyP50: number | null;
   latencyP95: number | null;
+  /**
+   * The model's calls per item in compact form: how many items had `calls` calls of which
+   * `failed` failed (one row per distinct pair). The failed-call share's interval resamples items
+   * with these; without them it is Wilson's over calls.
+   */
+  perItem?: ReportCallsPerItem[];
+}
+
+/** `items` items on which a model made `calls` calls, `failed` of them failed. */
+export interface ReportCallsPerItem {
+  calls: number;
+  failed: number;
+  items: number;
 }
 
 /** Calls per mode, stage and model (e.g. council's chairman at `stage3`). */

@@ -444,7 +444,7 @@ export function reportMarkdown(report: BatchReport): string {
     '',
     `Batch \`${report.batchId}\`, status ${report.status}${report.partial ? ' — **partial: items are still running**' : ''}; generated ${report.generatedAt}.`,
     `Items: ${report.items.total} (${report.items.complete} complete, ${report.items.failed} failed, ${report.items.cancelled} cancelled, ${report.items.unfinished} unfinished); modes: ${report.modes.join(', ')}.`,
-    `Intervals: ${percent(report.method.confidence, 0)}, Wilson for rates, percentile bootstrap (${report.method.resamples} resamples, seed: the batch id) for means.`,
+    `Intervals: ${percent(report.method.confidence, 0)}, Wilson for rates with one case per item, item-cluster bootstrap for shares pooling several votes, answers or calls per item, percentile bootstrap (${report.method.resamples} resamples, seed: the batch id) for means (see How these numbers were computed).`,
     '',
   ];
   if (report.council) lines.push(...council(report.council));

@@ -14,7 +14,8 @@ import { ContestReportBuilder } from './contest';
 import { CouncilReportBuilder } from './council';
 import { DelphiReportBuilder } from './delphi';
 import { JuryReportBuilder } from './jury';
-import { rate } from './figures';
+import { pooledRate, rate } from './figures';
+import type { ClusterCount } from '../inference/cluster-proportion';
 import { countIntervals, multipleComparisonNote, reportMethods } from './methods';
 import {
   itemLink,
@@ -61,12 +62,43 @@ export function usageSummary(usage: ReportUsageAggregate): BatchUsageSummary {
   };
 }
 
-/** Per model usage from the call aggregates, with parse failures counted from the stage rows. */
+/** A model's answers a parser read on each item: parsed and failed counts per item (the clusters). */
+export interface ModelParses {
+  parsed: number;
+  failed: number;
+  /** One entry per item the model answered: its answers there, and how many could not be read. */
+  perItem?: ClusterCount[];
+}
+
+/**
+ * The failed-call share of one model: clustered by item (a model's calls on one item, retries
+ * included, share the prompt and the provider's state) when the per-item counts are there,
+ * Wilson's over calls otherwise.
+ */
+function failedCallRate(
+  call: ReportAggregates['calls'][number] | undefined,
+  options: BootstrapOptions,
+): ReturnType<typeof rate> {
+  if (call?.perItem === undefined) return rate(call?.failed ?? 0, call?.calls ?? 0);
+  const clusters: ClusterCount[] = [];
+  for (const row of call.perItem) {
+    for (let i = 0; i < row.items; i++) clusters.push({ successes: row.failed, trials: row.calls });
+  }
+  return pooledRate(clusters, options);
+}
+
+/**
+ * Per model usage from the call aggregates, with parse failures counted from the stage rows. With
+ * bootstrap options, shares pooled over items with several trials per item are clustered by item
+ * (seeds `<seed>:failed-calls:<model>` and `<seed>:parse-failures:<model>`).
+ */
 export function modelUsage(
   aggregates: ReportAggregates,
-  parses: ReadonlyMap<string, { parsed: number; failed: number }>,
+  parses: ReadonlyMap<string, ModelParses>,
+  options: BootstrapOptions = {},
 ): ReportModelUsage[] {
   const models = new Set([...aggregates.calls.map((c) => c.model), ...parses.keys()]);
+  const seed = String(options.seed ?? '');
   return [...models]
     .map((model): ReportModelUsage => {
       const c = aggregates.calls.find((x) => x.model === model);
@@ -74,8 +106,11 @@ export function modelUsage(
       return {
         model,
         calls: c?.calls ?? 0,
-        failedCalls: rate(c?.failed ?? 0, c?.calls ?? 0),
-        parseFailures: rate(p.failed, p.parsed + p.failed),
+        failedCalls: failedCallRate(c, { ...options, seed: `${seed}:failed-calls:${model}` }),
+        parseFailures:
+          p.perItem === undefined
+            ? rate(p.failed, p.parsed + p.failed)
+            : pooledRate(p.perItem, { ...options, seed: `${seed}:parse-failures:${model}` }),
         promptTokens: c?.promptTokens ?? 0,
         completionTokens: c?.completionTokens ?? 0,
         costUsd: c?.costUsd ?? 0,
@@ -100,7 +135,7 @@ export class BatchReportBuilder {
   private readonly modes = new Set<ModeName>();
   private readonly completeByMode = new Map<ModeName, number>();
   private readonly finishedByMode = new Map<ModeName, number>();
-  private readonly parses = new Map<string, { parsed: number; failed: number }>();
+  private readonly parses = new Map<string, Required<ModelParses>>();
   /** Failed or cancelled items per mode: their count and the first indices, named in the notes. */
   private readonly excludedByMode = new Map<ModeName, { count: number; shown: number[] }>();
   private readonly counts: BatchReportItems = {
@@ -154,13 +189,27 @@ export class BatchReportBuilder {
       this.excludedByMode.set(item.mode, excluded);
     }
     this.finishedByMode.set(item.mode, (this.finishedByMode.get(item.mode) ?? 0) + 1);
+    const onItem = new Map<string, { successes: number; trials: number }>();
     for (const row of rows) {
       const parsed = parsedAnswer(item.mode, row);
       if (parsed === null || row.model === null) continue;
-      const p = this.parses.get(row.model) ?? { parsed: 0, failed: 0 };
+      let p = this.parses.get(row.model);
+      if (p === undefined) {
+        p = { parsed: 0, failed: 0, perItem: [] };
+        this.parses.set(row.model, p);
+      }
+      let own = onItem.get(row.model);
+      if (own === undefined) {
+        own = { successes: 0, trials: 0 };
+        onItem.set(row.model, own);
+        p.perItem.push(own);
+      }
+      own.trials++;
       if (parsed) p.parsed++;
-      else p.failed++;
-      this.parses.set(row.model, p);
+      else {
+        p.failed++;
+        own.successes++;
+      }
     }
     if (item.status !== 'complete') return;
     this.counts.complete++;
@@ -228,7 +277,7 @@ export class BatchReportBuilder {
       debate: has('debate') ? this.debate.debateResult(this.bootstrap) : null,
       jury: has('jury') ? this.jury.result(this.bootstrap) : null,
       delphi: has('delphi') ? this.delphi.result(this.bootstrap) : null,
-      models: modelUsage(aggregates, this.parses),
+      models: modelUsage(aggregates, this.parses, this.bootstrap),
       usage: usageSummary(aggregates.usage),
       failures,
       notes,

@@ -375,8 +375,11 @@ export function compareSides(
       unit: 'item pair',
     };
   });
-  const usageA = modelUsage(aggregates.a, new Map());
-  const usageB = modelUsage(aggregates.b, new Map());
+  const usageA = modelUsage(aggregates.a, new Map(), { ...bootstrap, seed: `${options.seed}:a` });
+  const usageB = modelUsage(aggregates.b, new Map(), { ...bootstrap, seed: `${options.seed}:b` });
+  const clusteredFailedCalls = [...usageA, ...usageB].some(
+    (m) => m.failedCalls.interval?.method === 'item-cluster-bootstrap',
+  );
   const models = [...new Set([...usageA.map((m) => m.model), ...usageB.map((m) => m.model)])]
     .sort()
     .map((model) => ({
@@ -437,6 +440,7 @@ export function compareSides(
         seed: options.seed,
         differences: differences.length > 0,
         flipTests: flipTests.length,
+        clusteredFailedCalls,
       }),
     },
     notes,

@@ -3,7 +3,7 @@ import { CategoryCounts } from '../descriptive';
 import { contestFacts, labelPosition, type ContestFacts } from './extract';
 import type { BootstrapOptions } from '../bootstrap';
 import type { ClusterCount } from '../inference/cluster-proportion';
-import { clusteredRate, distribution, rate } from './figures';
+import { clusteredRate, distribution, pooledRate, rate } from './figures';
 import { leaderboardNote, overlapsNext } from './leaderboard';
 import { PositionTracker } from './position';
 import { ReferenceTracker, type ReferenceExclusion } from './reference';
@@ -34,6 +34,8 @@ interface RevisionTally {
   stand: number;
   merge: number;
   unparsed: number;
+  /** Per item the model revised on: its decisions there (a model on two seats, or over rounds, decides more than once). */
+  perItem: { revisions: number; revise: number; stand: number; merge: number; unparsed: number }[];
 }
 
 /** Vote and debate items: wins, ties, votes by position, debate's revisions. */
@@ -47,8 +49,8 @@ export class ContestReportBuilder {
   private items = 0;
   private decided = 0;
   private tied = 0;
-  private validVotes = 0;
-  private invalidVotes = 0;
+  /** Per item: its invalid votes of all its votes (the invalid-vote share's clusters). */
+  private readonly invalidClusters: ClusterCount[] = [];
   private winnerRevised = 0;
 
   constructor(private readonly mode: 'vote' | 'debate') {
@@ -83,8 +85,10 @@ export class ContestReportBuilder {
   addItem(item: ReportItem, rows: readonly ReportStageRow[]): ContestFacts {
     const facts = contestFacts(this.mode, rows);
     this.items++;
-    this.validVotes += facts.validVotes;
-    this.invalidVotes += facts.invalidVotes;
+    this.invalidClusters.push({
+      successes: facts.invalidVotes,
+      trials: facts.validVotes + facts.invalidVotes,
+    });
     const tiedModels = new Set(facts.tiedLabels.map((l) => facts.labelToModel[l]).filter(Boolean));
     const received = new Map<string, number>();
     const positions: number[] = [];
@@ -116,17 +120,31 @@ export class ContestReportBuilder {
     this.positions.add(Object.keys(facts.labelToModel).length, positions);
     this.reference.add(item, typeof item.reference === 'string' ? item.reference : null, facts.winner);
     if (this.mode === 'debate') {
+      const onItem = new Map<string, RevisionTally['perItem'][number]>();
       for (const revision of facts.revisions) {
         let r = this.revisions.get(revision.model);
         if (r === undefined) {
-          r = { revisions: 0, revise: 0, stand: 0, merge: 0, unparsed: 0 };
+          r = { revisions: 0, revise: 0, stand: 0, merge: 0, unparsed: 0, perItem: [] };
           this.revisions.set(revision.model, r);
         }
+        let own = onItem.get(revision.model);
+        if (own === undefined) {
+          own = { revisions: 0, revise: 0, stand: 0, merge: 0, unparsed: 0 };
+          onItem.set(revision.model, own);
+          r.perItem.push(own);
+        }
         r.revisions++;
-        if (revision.decision === 'REVISE') r.revise++;
-        else if (revision.decision === 'STAND') r.stand++;
-        else if (revision.decision === 'MERGE') r.merge++;
-        else r.unparsed++;
+        own.revisions++;
+        const decision =
+          revision.decision === 'REVISE'
+            ? 'revise'
+            : revision.decision === 'STAND'
+              ? 'stand'
+              : revision.decision === 'MERGE'
+                ? 'merge'
+                : 'unparsed';
+        r[decision]++;
+        own[decision]++;
       }
       if (facts.winner !== null) {
         const decision = facts.winnerDecision;
@@ -163,7 +181,11 @@ export class ContestReportBuilder {
     const overlaps = overlapsNext(models.map((m) => m.winRate.interval));
     return {
       items: this.items,
-      invalidVotes: rate(this.invalidVotes, this.validVotes + this.invalidVotes),
+      // The votes on one item come from the same voters on the same answers: clustered by item.
+      invalidVotes: pooledRate(this.invalidClusters, {
+        ...options,
+        seed: `${String(options.seed ?? '')}:share:invalid`,
+      }),
       models: models.map((m, i) => ({ ...m, overlapsNext: overlaps[i] })),
       leaderboardNote: leaderboardNote(models.length, 'win rate'),
       ties: {
@@ -184,14 +206,22 @@ export class ContestReportBuilder {
 
   debateResult(options: BootstrapOptions = {}): ReportDebate {
     const revisions = [...this.revisions]
-      .map(([model, r]): ReportRevisionModel => ({
-        model,
-        revisions: r.revisions,
-        revise: rate(r.revise, r.revisions),
-        stand: rate(r.stand, r.revisions),
-        merge: rate(r.merge, r.revisions),
-        unparsed: rate(r.unparsed, r.revisions),
-      }))
+      .map(([model, r]): ReportRevisionModel => {
+        // Wilson while the model decides once per item; clustered by item when it decides more often.
+        const share = (decision: 'revise' | 'stand' | 'merge' | 'unparsed') =>
+          pooledRate(
+            r.perItem.map((own) => ({ successes: own[decision], trials: own.revisions })),
+            { ...options, seed: `${String(options.seed ?? '')}:share:${decision}:${model}` },
+          );
+        return {
+          model,
+          revisions: r.revisions,
+          revise: share('revise'),
+          stand: share('stand'),
+          merge: share('merge'),
+          unparsed: share('unparsed'),
+        };
+      })
       .sort((a, b) => (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
     return {
       ...this.voteResult(options),

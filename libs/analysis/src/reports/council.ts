@@ -2,7 +2,8 @@ import type { ReportCouncil } from '@conclave/contracts';
 import type { BootstrapOptions } from '../bootstrap';
 import { CouncilRankingAccumulator } from '../ranking';
 import { councilFacts } from './extract';
-import { bootstrapFigure, rate } from './figures';
+import { bootstrapFigure, pooledRate, rate } from './figures';
+import type { ClusterCount } from '../inference/cluster-proportion';
 import { leaderboardNote, overlapsNext } from './leaderboard';
 import { notComputablePositionBias } from './position';
 import { ReferenceTracker, type ReferenceExclusion } from './reference';
@@ -20,8 +21,8 @@ export class CouncilReportBuilder {
     'the best-ranked model (the aggregate ranking’s first place)',
   );
   private items = 0;
-  private rankingsReturned = 0;
-  private rankingsUnparsed = 0;
+  /** Per item: its unparsed rankings of the rankings returned (every council member ranks each item). */
+  private readonly unparsedClusters: ClusterCount[] = [];
 
   /** An item that is not complete (failed, cancelled, unfinished): counted in the reference counts. */
   addExcluded(item: ReportItem, reason: ReferenceExclusion): void {
@@ -32,8 +33,10 @@ export class CouncilReportBuilder {
     const facts = councilFacts(rows);
     this.items++;
     this.rankings.addItem(facts.ballots, facts.candidates);
-    this.rankingsReturned += facts.rankings.length;
-    this.rankingsUnparsed += facts.rankings.filter((r) => !r.parsed).length;
+    this.unparsedClusters.push({
+      successes: facts.rankings.filter((r) => !r.parsed).length,
+      trials: facts.rankings.length,
+    });
     this.reference.add(item, typeof item.reference === 'string' ? item.reference : null, facts.winner);
   }
 
@@ -46,7 +49,10 @@ export class CouncilReportBuilder {
     return {
       items: this.items,
       ballots: ranking.ballots,
-      unparsedRankings: rate(this.rankingsUnparsed, this.rankingsReturned),
+      unparsedRankings: pooledRate(this.unparsedClusters, {
+        ...options,
+        seed: `${String(options.seed ?? '')}:share:unparsed-rankings`,
+      }),
       models: ranking.models.map((m, i) => ({
         model: m.model,
         itemsRanked: m.itemsRanked,

@@ -3,7 +3,7 @@ import { bootstrapMean, type BootstrapOptions } from '../bootstrap';
 import { CategoryCounts, RunningStats } from '../descriptive';
 import { NumericSample } from '../quantile';
 import { delphiFacts, type DelphiFacts } from './extract';
-import { bootstrapFigure, distribution, quantiles, rate } from './figures';
+import { bootstrapFigure, distribution, pooledRate, quantiles, rate } from './figures';
 import {
   mergeExclusions,
   NumericReferenceTracker,
@@ -44,6 +44,8 @@ interface MovementState {
   toward: number;
   away: number;
   closed: NumericSample;
+  /** Per item reaching this round: its panelists' answers, and how many moved toward / away. */
+  perItem: { n: number; toward: number; away: number }[];
 }
 
 /**
@@ -123,19 +125,27 @@ export class DelphiReportBuilder {
       const round = facts.rounds[i];
       let state = this.movement.get(round.round);
       if (state === undefined) {
-        state = { n: 0, toward: 0, away: 0, closed: new NumericSample() };
+        state = { n: 0, toward: 0, away: 0, closed: new NumericSample(), perItem: [] };
         this.movement.set(round.round, state);
       }
+      const own = { n: 0, toward: 0, away: 0 };
       for (const answer of round.answers) {
         if (answer.carriedForward || typeof answer.value !== 'number' || typeof answer.previous !== 'number')
           continue;
         const before = Math.abs(answer.previous - median);
         const after = Math.abs(answer.value - median);
         state.n++;
-        if (after < before) state.toward++;
-        else if (after > before) state.away++;
+        own.n++;
+        if (after < before) {
+          state.toward++;
+          own.toward++;
+        } else if (after > before) {
+          state.away++;
+          own.away++;
+        }
         if (before > 0) state.closed.add((before - after) / before);
       }
+      if (own.n > 0) state.perItem.push(own);
     }
   }
 
@@ -145,8 +155,15 @@ export class DelphiReportBuilder {
       .map(([round, s]): ReportDelphiMovement => ({
         round,
         n: s.n,
-        movedTowardMedian: rate(s.toward, s.n),
-        movedAway: rate(s.away, s.n),
+        // The panelists of one item read the same median and feedback: clustered by item.
+        movedTowardMedian: pooledRate(
+          s.perItem.map((own) => ({ successes: own.toward, trials: own.n })),
+          { ...options, seed: `${String(options.seed ?? '')}:share:toward:${round}` },
+        ),
+        movedAway: pooledRate(
+          s.perItem.map((own) => ({ successes: own.away, trials: own.n })),
+          { ...options, seed: `${String(options.seed ?? '')}:share:away:${round}` },
+        ),
         distanceClosed: bootstrapFigure(bootstrapMean(s.closed.values(), options)),
       }));
     const convergence = this.convergenceRoundStats.result();

@@ -51,6 +51,24 @@ export function clusteredRate(clusters: readonly ClusterCount[], options: Bootst
   };
 }
 
+/**
+ * A share pooled over items, each item contributing a cluster of trials: when some item has more
+ * than one trial they are not independent, and the interval is the item-cluster bootstrap's
+ * (`clusteredRate`); when every item has at most one, the trials are independent and Wilson's
+ * interval (`rate`) is the right one.
+ */
+export function pooledRate(clusters: readonly ClusterCount[], options: BootstrapOptions = {}): ReportRate {
+  let count = 0;
+  let n = 0;
+  let clustered = false;
+  for (const cluster of clusters) {
+    count += cluster.successes;
+    n += cluster.trials;
+    if (cluster.trials > 1) clustered = true;
+  }
+  return clustered ? clusteredRate(clusters, options) : rate(count, n, options.confidence ?? 0.95);
+}
+
 /** count / n with a Wilson interval. */
 export function rate(count: number, n: number, confidence = 0.95): ReportRate {
   const p = proportion(Math.min(count, n), n, confidence);

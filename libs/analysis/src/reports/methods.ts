@@ -66,7 +66,7 @@ const INTERVALS: Record<string, { name: string; description: string; resampled: 
   'item-cluster-bootstrap': {
     name: 'item-cluster bootstrap',
     description:
-      'Items resampled with replacement, each with all its votes, and the share recomputed as Σ count / Σ n: the votes on one item are not independent.',
+      'Items resampled with replacement, each with all its trials (its votes, answers or calls), and the share recomputed as Σ count / Σ n: the trials of one item are not independent. Used where items have several trials each; a share with at most one trial per item keeps the Wilson interval.',
     resampled: true,
   },
   'student-t': {
@@ -158,7 +158,10 @@ export function reportMethods(
     const interval = node.interval;
     if (isObject(interval) && typeof interval.method === 'string') {
       const method = INTERVALS[interval.method];
-      const { label, unit } = describe(path);
+      const described = describe(path);
+      const { label } = described;
+      // A share clustered by item resamples items, whatever its trials are (votes, answers, calls).
+      const unit = interval.method === 'item-cluster-bootstrap' ? 'item' : described.unit;
       const confidence = typeof interval.confidence === 'number' ? interval.confidence : DEFAULT_CONFIDENCE;
       list.add(
         `${interval.method}\u0000${unit}`,
@@ -210,12 +213,16 @@ const holm = (unit: string): ReportMethod => ({
     'The family’s p-values sorted ascending, the i-th smallest multiplied by (m − i + 1), kept non-decreasing and capped at 1: the chance of any false alarm in the family stays at 5 %.',
 });
 
-/** The methods of a comparison: paired bootstrap, Wilson for the flipped share, McNemar, Holm. */
+/**
+ * The methods of a comparison: paired bootstrap, Wilson for the flipped share, McNemar, Holm, and
+ * the item-cluster bootstrap where a side's failed-call shares are clustered by item.
+ */
 export function comparisonMethods(options: {
   resamples: number;
   seed: string;
   differences: boolean;
   flipTests: number;
+  clusteredFailedCalls?: boolean;
 }): ReportMethod[] {
   const methods: ReportMethod[] = [];
   if (options.differences) {
@@ -252,5 +259,18 @@ export function comparisonMethods(options: {
     });
   }
   if (options.flipTests > 1) methods.push({ ...holm('item pair'), usedFor: ['flips per outcome'] });
+  if (options.clusteredFailedCalls) {
+    const cluster = INTERVALS['item-cluster-bootstrap'];
+    methods.push({
+      name: cluster.name,
+      usedFor: ['failed calls'],
+      unit: 'item',
+      confidence: DEFAULT_CONFIDENCE,
+      resamples: options.resamples,
+      // Each side's seed is the comparison's with `:a` or `:b`, then `:failed-calls:<model>`.
+      seed: options.seed,
+      description: cluster.description,
+    });
+  }
   return methods;
 }

@@ -2,7 +2,7 @@ import type { ReportPositionBias, ReportPositionGroup, ReportPositionTest } from
 import type { BootstrapOptions } from '../bootstrap';
 import { holmAdjust } from '../inference/exact';
 import { positionPermutationTest, type PositionItem } from '../inference/position-permutation';
-import { rate } from './figures';
+import { pooledRate } from './figures';
 
 const labelOf = (position: number) => `Response ${String.fromCharCode(64 + position)}`;
 
@@ -63,10 +63,18 @@ export class PositionTracker {
         answersShown: k,
         items: group.items.length,
         validVotes: total,
-        positions: group.votes.map((votes, i) => ({
+        positions: group.votes.map((_votes, i) => ({
           position: i + 1,
           label: labelOf(i + 1),
-          votes: rate(votes, total),
+          // An item's voters saw the same shuffle and mostly chose the same position: the share's
+          // interval resamples items, each with all its votes.
+          votes: pooledRate(
+            group.items.map((item) => ({
+              successes: item.votedPositions.filter((p) => p === i + 1).length,
+              trials: item.votedPositions.length,
+            })),
+            { ...options, seed: `${String(options.seed ?? '')}:share:position:${k}:${i + 1}` },
+          ),
           expectedShare: 1 / k,
         })),
         test,

@@ -125,8 +125,29 @@ export class ReportsRepository {
     return byMessage;
   }
 
-  /** Per model: calls, failures, tokens, cost, latency quantiles of successful calls (finished items, every attempt). */
+  /**
+   * Per model: calls, failures, tokens, cost, latency quantiles of successful calls (finished items,
+   * every attempt), and its calls per item in compact form (how many items had so many calls and
+   * failures: a few rows per model whatever the batch's size) for the failed-call share's
+   * item-cluster interval.
+   */
   async modelCalls(batchId: string): Promise<ReportCallAggregate[]> {
+    const perItem: { model: string; calls: number; failed: number; items: number }[] =
+      await this.dataSource.query(
+        `SELECT model, calls, failed, COUNT(*)::int AS items FROM (
+           SELECT c.model, a.batch_index, COUNT(*)::int AS calls, COUNT(*) FILTER (WHERE NOT c.ok)::int AS failed
+           FROM messages a JOIN model_calls c ON c.message_id = a.id
+           WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.status = ANY(conclave_terminal_statuses())
+           GROUP BY c.model, a.batch_index) per_item
+         GROUP BY model, calls, failed ORDER BY model, calls, failed`,
+        [batchId],
+      );
+    const byModel = new Map<string, { calls: number; failed: number; items: number }[]>();
+    for (const r of perItem) {
+      const list = byModel.get(r.model) ?? [];
+      list.push({ calls: r.calls, failed: r.failed, items: r.items });
+      byModel.set(r.model, list);
+    }
     const rows: {
       model: string;
       calls: number;
@@ -158,6 +179,7 @@ export class ReportsRepository {
       okCalls: r.ok_calls,
       latencyP50: num(r.p50),
       latencyP95: num(r.p95),
+      perItem: byModel.get(r.model) ?? [],
     }));
   }
 
