@@ -20,6 +20,10 @@ import { bootstrapStatistics, FleissKappaItems, IntervalAlphaUnits } from '../in
 import { ReferenceTracker, type ReferenceExclusion } from './reference';
 import { itemLink, type ReportItem, type ReportStageRow } from './rows';
 
+/** Why an agreement coefficient with a value has no item-bootstrap interval. */
+const NO_AGREEMENT_INTERVAL =
+  'the item bootstrap gives no interval: every resample gave the same value (or none was defined)';
+
 const SCORE_VALUES = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10'];
 const OVERALL = 'overall';
 const MOST_DISAGREEMENT = 10;
@@ -224,7 +228,7 @@ export class JuryReportBuilder {
           pairableValues: alpha.pairableValues,
           reading: interpretAlpha(alpha.value),
           interval: reportInterval(alphaInterval),
-          note: alpha.reason,
+          note: alpha.reason ?? (alphaInterval === null ? NO_AGREEMENT_INTERVAL : null),
         },
       };
     });
@@ -275,7 +279,7 @@ export class JuryReportBuilder {
         expectedAgreement: fleiss.expectedAgreement,
         reading: interpretKappa(fleiss.value),
         interval: fleiss.value === null ? null : reportInterval(fleissInterval),
-        note: fleiss.reason,
+        note: fleiss.reason ?? (fleissInterval === null ? NO_AGREEMENT_INTERVAL : null),
       },
       mostDisagreement: this.disagreement.result().map((r) => r.item),
       reference: this.reference.result(),
