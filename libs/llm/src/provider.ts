@@ -25,6 +25,12 @@ export interface CompletionRequest {
    * order and add up to the attempt's content; once one was heard the call is not retried.
    */
   onDelta?: (text: string) => void;
+  /**
+   * A graded run's expected answer for the item (issue 37). Never sent to a model: only the
+   * simulated provider reads it, to make a member right as often as its `acc<N>` directive says
+   * (libs/deliberation/src/shared/graded-simulation.ts). Absent: no accuracy simulation.
+   */
+  expected?: string;
 }
 
 export interface TokenUsage {

@@ -102,6 +102,21 @@ export const SIM_DIRECTIVES: readonly SimDirectiveHelp[] = [
     effect: 'A Delphi facilitator classifying the question that way.',
     example: 'sim/chairman:qualitative',
   },
+  {
+    syntax: ':acc<N>',
+    effect:
+      'In a graded run (an item with an expected answer), right N % of the time, drawn per item, SIM_SEED ' +
+      'and name; otherwise a plausible wrong answer (acc0 without the directive). Answers end with a ' +
+      'FINAL ANSWER: line.',
+    example: 'sim/athena:acc70',
+  },
+  {
+    syntax: ':follow / :keep / :random',
+    effect:
+      'In a graded run, a chairman, voter or reviser answering what a strict majority of the answers it is ' +
+      'shown give, else its own (follow, the default); its own (keep); or one of them at random.',
+    example: 'sim/chairman:follow',
+  },
 ];
 
 /** What `@kind` may name: the kinds of prompt the simulator tells apart. */

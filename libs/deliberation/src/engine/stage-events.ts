@@ -20,6 +20,7 @@ export function contextOf(
     conversationId: loaded.conversationId,
     question: loaded.question,
     config: loaded.config,
+    ...(loaded.expected !== undefined ? { expected: loaded.expected } : {}),
     history: loaded.history,
     rows: loaded.rows,
     outcomes: loaded.outcomes,

@@ -601,6 +601,7 @@ export class StageRun {
         messages: call.messages,
         signal: deadline.signal,
         ...(live ? { onDelta: (text: string) => live.onDelta(text) } : {}),
+        ...(this.ctx.expected !== undefined ? { expected: this.ctx.expected } : {}),
         onRetry: (notice) => {
           host.options.logCallError?.({
             stage,

@@ -88,6 +88,8 @@ export interface DeliberationContext<Config> {
   conversationId: string;
   question: string;
   config: Config;
+  /** A graded item's expected answer (LoadedDeliberation.expected); absent when it has none. */
+  expected?: string;
   history: HistoryTurn[];
   rows: StageRow[];
   /** Every stored model outcome of earlier stages (and of this one, on a retry), by stage. */
@@ -195,6 +197,12 @@ export interface LoadedDeliberation extends MessageState {
   stageOpenedAt?: Date | null;
   question: string;
   config: unknown;
+  /**
+   * A graded item's expected answer (issue 37), handed to every model call as
+   * `CompletionRequest.expected` for the simulated provider; absent when the item has none. No
+   * store fills it yet: the graded request's storage sets it.
+   */
+  expected?: string;
   history: HistoryTurn[];
   rows: StageRow[];
   outcomes: Record<string, CallOutcome[]>;

@@ -6,6 +6,17 @@ import {
   type SimulationContext,
 } from '@conclave/llm';
 import { readFences, withoutFences } from './fence';
+import {
+  accuracyOf,
+  answerToward,
+  behaviourOf,
+  finalAnswerOf,
+  ownAnswer,
+  pickRandom,
+  sameAnswer,
+  withFinalAnswer,
+  type SimulatedItem,
+} from './graded-simulation';
 
 const ANGLES = [
   'Start from first principles',
@@ -71,11 +82,57 @@ export const titleResponder: SimulatedResponder = {
   },
 };
 
+/**
+ * The graded item a call belongs to (issue 37): its expected answer (absent: not a graded run,
+ * null here) and its question, the prompt's QUESTION block or, for a panelist's own answer, the
+ * prompt itself.
+ */
+export function gradedItem(ctx: SimulationContext): SimulatedItem | null {
+  if (ctx.expected === undefined) return null;
+  const question = readFences(ctx.prompt).blocks.find((b) => b.kind === 'QUESTION')?.text ?? ctx.prompt;
+  return { seed: ctx.seed, persona: ctx.persona, question: question.trim(), expected: ctx.expected };
+}
+
+/**
+ * What a chairman, voter or reviser answers in a graded run, given the answers it is shown
+ * (null: unreadable) and its own: as its `follow` / `keep` / `random` flag says (`follow` when
+ * none does; graded-simulation.ts).
+ */
+export function gradedChoice(
+  ctx: SimulationContext,
+  item: SimulatedItem,
+  shown: readonly (string | null)[],
+  own: string = ownAnswer(item, accuracyOf(ctx.flags)),
+  fallback: 'follow' | 'keep' = 'follow',
+): string {
+  return answerToward(behaviourOf(ctx.flags) ?? fallback, shown, own, pickRandom(item, shown));
+}
+
+/** A panelist's own answer; in a graded run it ends with a `FINAL ANSWER:` line (acc<N>). */
 export const answerResponder: SimulatedResponder = {
   kind: 'answer',
   matches: () => true,
-  respond: (ctx) => simulatedAnswer(ctx, ctx.prompt),
+  respond: (ctx) => {
+    const text = simulatedAnswer(ctx, ctx.prompt);
+    const item = gradedItem(ctx);
+    return item ? withFinalAnswer(text, ownAnswer(item, accuracyOf(ctx.flags))) : text;
+  },
 };
+
+/**
+ * In a graded run, the label a voter (or a tiebreaking chairman) names: a response whose final
+ * answer is the one it chooses (gradedChoice); undefined when no shown response gives that answer.
+ */
+export function gradedVote(
+  ctx: SimulationContext,
+  responses: readonly { label: string; text: string }[],
+): string | undefined {
+  const item = gradedItem(ctx);
+  if (!item) return undefined;
+  const answers = responses.map((r) => finalAnswerOf(r.text));
+  const chosen = gradedChoice(ctx, item, answers);
+  return responses.find((_, i) => sameAnswer(answers[i], chosen))?.label;
+}
 
 /** The responses a prompt shows under `--- Response X ---` headers, read from their fences. */
 export function labeledBlocks(prompt: string): { label: string; text: string }[] {
@@ -88,7 +145,9 @@ export function labeledBlocks(prompt: string): { label: string; text: string }[]
 /**
  * A voter. It favours the response the whole panel rates best, with personal noise. Flags:
  * `voteA`…`voteF` vote for that label, `self` for its own response, `novote` names no
- * response, `badlabel` votes for a label that does not exist.
+ * response, `badlabel` votes for a label that does not exist. In a graded run without those, it
+ * votes for a response giving the answer `follow` / `keep` / `random` chooses (gradedVote), and as
+ * before when none gives it.
  */
 export const simulatedVoter = (marker: string): SimulatedResponder => ({
   kind: 'vote',
@@ -99,6 +158,7 @@ export const simulatedVoter = (marker: string): SimulatedResponder => ({
     const responses = labeledBlocks(ctx.prompt);
     const fixed = /^vote([A-F])$/.exec(ctx.flags.find((f) => /^vote[A-F]$/.test(f)) ?? '')?.[1];
     let choice = fixed ? `Response ${fixed}` : undefined;
+    if (!choice && !ctx.flags.includes('self')) choice = gradedVote(ctx, responses);
     if (!choice && ctx.flags.includes('self')) {
       const question = readFences(ctx.prompt).blocks.find((b) => b.kind === 'QUESTION')?.text ?? '';
       const own = simulatedAnswer(

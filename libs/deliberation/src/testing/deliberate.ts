@@ -17,18 +17,23 @@ export const TEST_DEFAULTS: ModeDefaults = {
 
 /**
  * Runs one deliberation of `mode` to its end in memory (simulated models, no delay): its first
- * stage, then each stage the runner enqueues, in turn. `writes` holds every stage write.
+ * stage, then each stage the runner enqueues, in turn. `writes` holds every stage write. With
+ * `expected`, a graded item: every model call is told the expected answer (issue 37).
  */
 export async function deliberateInMemory(
   registry: ModeRegistry,
   mode: ModeName,
-  request: { question: string; modeConfig?: Record<string, unknown> },
+  request: { question: string; modeConfig?: Record<string, unknown>; expected?: string },
 ) {
   const definition = registry(mode);
   if (!definition) throw new Error(`${mode} is not registered`);
   const resolved = definition.resolveConfig(request, TEST_DEFAULTS);
   if (!resolved.ok) throw new Error(JSON.stringify(resolved.fields));
-  const store = new MemoryStore(request.question, resolved.config, { mode, stage: definition.firstStage });
+  const store = new MemoryStore(request.question, resolved.config, {
+    mode,
+    stage: definition.firstStage,
+    ...(request.expected !== undefined ? { expected: request.expected } : {}),
+  });
   const writes: StageWrite[] = [];
   const write = store.writeStage.bind(store);
   store.writeStage = async (messageId, stageWrite) => {

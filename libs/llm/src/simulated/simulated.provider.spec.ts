@@ -40,6 +40,22 @@ describe('SimulatedProvider', () => {
     expect(a1).toMatchObject({ simulated: true, servedModel: 'sim/a', usage: { costUsd: 0 } });
   });
 
+  it("hands a graded call's expected answer to its responder, and nothing when the call has none", async () => {
+    const graded: SimulatedResponder = {
+      kind: 'answer',
+      matches: () => true,
+      respond: (ctx) => (ctx.expected === undefined ? 'no expected answer' : `expected ${ctx.expected}`),
+    };
+    const sim = new SimulatedProvider({ responders: [], fallback: graded, latencyMs: 0, seed: 's' });
+    const call = { model: 'sim/a:acc70', messages: [{ role: 'user' as const, content: 'q' }] };
+    expect((await sim.complete({ ...call, signal: AbortSignal.timeout(2000), expected: '42' })).content).toBe(
+      'expected 42',
+    );
+    expect((await sim.complete({ ...call, signal: AbortSignal.timeout(2000) })).content).toBe(
+      'no expected answer',
+    );
+  });
+
   it('fails, malforms or hangs on request, optionally only for one prompt kind', async () => {
     await expect(ask('sim/a:fail')).rejects.toMatchObject({ kind: 'http', retryable: false });
     expect((await ask('sim/a:fail@rank')).content).toContain('sim/a:fail@rank says');

@@ -18,6 +18,8 @@ export interface SimulationContext {
   prompt: string;
   random: () => number;
   seed: string;
+  /** The item's expected answer in a graded run (CompletionRequest.expected); absent otherwise. */
+  expected?: string;
 }
 
 /** Knows one prompt format (a mode's ranking prompt, the title prompt, ...) and answers in it. */
@@ -186,6 +188,7 @@ export class SimulatedProvider implements ModelProvider {
             prompt,
             random: seededRandom(callHash),
             seed: this.options.seed,
+            ...(request.expected !== undefined ? { expected: request.expected } : {}),
           });
     if (streamed) await this.stream(content, latencyMs, request);
     const promptTokens = Math.ceil(request.messages.reduce((n, m) => n + m.content.length, 0) / 4);

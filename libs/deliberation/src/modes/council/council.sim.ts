@@ -1,6 +1,7 @@
 import type { SimulatedResponder } from '@conclave/llm';
 import { readFences } from '../../shared/fence';
-import { labeledBlocks, simulatedQuality } from '../../shared/simulation';
+import { finalAnswerOf, withFinalAnswer } from '../../shared/graded-simulation';
+import { gradedChoice, gradedItem, labeledBlocks, simulatedQuality } from '../../shared/simulation';
 import { RANKING_PROMPT_MARKER, SYNTHESIS_PROMPT_MARKER } from './council.prompts';
 
 /**
@@ -34,6 +35,11 @@ export const councilRankingResponder: SimulatedResponder = {
   },
 };
 
+/**
+ * The chairman. In a graded run its synthesis ends with the answer it chooses among the members'
+ * final answers: `follow` (the default) the strict majority's, else its own (acc<N>, wrong
+ * without one); `keep` its own; `random` one of theirs.
+ */
 export const councilSynthesisResponder: SimulatedResponder = {
   kind: 'synthesis',
   matches: (prompt) => prompt.includes(SYNTHESIS_PROMPT_MARKER),
@@ -48,7 +54,15 @@ export const councilSynthesisResponder: SimulatedResponder = {
       b.kind === 'RESPONSE' ? [/^--- ([^\s]+\/[^\s]+) ---$/.exec(b.header)?.[1] ?? '?'] : [],
     );
     const evaluators = blocks.filter((b) => b.kind === 'EVALUATION').length;
-    return [
+    const item = gradedItem(ctx);
+    const chosen = item
+      ? gradedChoice(
+          ctx,
+          item,
+          blocks.flatMap((b) => (b.kind === 'RESPONSE' ? [finalAnswerOf(b.text)] : [])),
+        )
+      : null;
+    const synthesis = [
       `[simulated synthesis by ${ctx.model}]`,
       `On "${question}", the council (${models.join(', ')}) agrees on the essentials and differs on emphasis.`,
       '',
@@ -59,6 +73,7 @@ export const councilSynthesisResponder: SimulatedResponder = {
       '',
       'Where the answers disagreed, the better-ranked ones gave the clearer reasoning; this synthesis follows them.',
     ].join('\n');
+    return chosen === null ? synthesis : withFinalAnswer(synthesis, chosen);
   },
 };
 
