@@ -85,3 +85,24 @@ export {
   type RaterLeniency,
 } from './leniency';
 export * from './reports';
+export { csvCell, CsvSyntaxError, neutraliseCell, parseCsv, writeCsv, type CsvRecord } from './datasets/csv';
+export {
+  datasetFormatOf,
+  describeProblem,
+  isNumericAnswer,
+  parseDataset,
+  questionWithChoices,
+  type DatasetFormat,
+  type DatasetItem,
+  type DatasetProblem,
+  type GraderHint,
+  type ParseDatasetOptions,
+  type ParsedDataset,
+} from './datasets/dataset';
+export {
+  EXAMPLE_DATASET_SEED,
+  EXAMPLE_DATASET_SIZE,
+  exampleDataset,
+  exampleDatasetFiles,
+  type ExampleItem,
+} from './datasets/example-dataset';

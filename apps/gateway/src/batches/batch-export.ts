@@ -1,4 +1,5 @@
 import type { BatchResultLine, ModeName } from '@conclave/contracts';
+import { neutraliseCell } from '@conclave/analysis';
 import { modeDefinition } from '@conclave/deliberation';
 import { stringify } from 'csv-stringify/sync';
 
@@ -42,16 +43,10 @@ export function itemTexts(
 }
 
 /**
- * A cell a spreadsheet would read as a formula (OWASP, "CSV Injection"): one that starts with
- * `=`, `+`, `-`, `@`, a tab or a carriage return, also after leading white space (some
- * spreadsheets trim it on import) and in the full-width forms some locales accept.
+ * The one CSV-injection rule (a formula-like cell gets a leading `'`) lives with the CSV reader and
+ * writer in @conclave/analysis (datasets/csv.ts), which the example dataset's CSV also uses.
  */
-const FORMULA_START = /^(?:[\t\r]|\s*[=+\-@\uFF1D\uFF0B\uFF0D\uFF20])/;
-
-/** Text a spreadsheet shows as text: a formula-like cell gets a leading `'` (and is quoted). */
-export function neutraliseCell(value: string): string {
-  return FORMULA_START.test(value) ? `'${value}` : value;
-}
+export { neutraliseCell };
 
 /** Delphi's numeric final value: a number column in all but name, written as the number. */
 function numericAnswer(line: BatchResultLine): number | null {
