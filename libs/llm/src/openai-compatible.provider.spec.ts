@@ -99,6 +99,19 @@ describe('OpenAiCompatibleProvider against a local chat-completions server', () 
     });
   });
 
+  it("never sends a graded call's expected answer to the model (only the simulator reads it)", async () => {
+    server.setScript({ byModel: { 'graded-model': { kind: 'success', content: 'ok' } } });
+    await provider().complete({ ...request('graded-model'), expected: '42' });
+    const [sent] = server.requests.filter((r) => r.model === 'graded-model');
+    expect(JSON.stringify(sent.body)).not.toContain('42');
+    expect(Object.keys(sent.body as object).sort()).toEqual([
+      'messages',
+      'model',
+      'stream',
+      'stream_options',
+    ]);
+  });
+
   it('reports a null cost when the provider sends none, and null usage when absent', async () => {
     server.setScript({
       byModel: {
