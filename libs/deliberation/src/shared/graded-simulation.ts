@@ -81,7 +81,7 @@ const DISTRACTORS = [
  * A plausible wrong answer, different for each member as far as the answer's kind allows: a
  * number near the expected one (1 to 40 units of its last decimal away, the same sign when it is
  * not negative), another choice letter (among those the question lists, else A–D), or a
- * distractor phrase. Two members' wrong numbers coincide on about one item in 80; letters often
+ * distractor phrase. Two members' wrong numbers coincide on one item in 80 (in 40 below 40); letters often
  * do, as they would in a real panel with four options.
  */
 export function wrongAnswer(item: SimulatedItem): string {
