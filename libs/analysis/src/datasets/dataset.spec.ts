@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import {
   datasetFormatOf,
   describeProblem,
@@ -172,5 +173,33 @@ describe('formats and numbers', () => {
     for (const t of ['1,25', '3 apples', '0x10', '=2+3', 'NaN', 'Infinity', '', '1.', '1,2345']) {
       expect(isNumericAnswer(t)).toBe(false);
     }
+  });
+});
+
+describe('hostile input', () => {
+  it('never throws: any text gives items or problems, each problem naming a line', () => {
+    const lineish = fc.array(
+      fc.oneof(
+        fc.string(),
+        fc.constantFrom('"', '""', ',', '\r\n', '\n', '\r', '{', '}', '\uFEFF', 'question,answer'),
+      ),
+      { maxLength: 30 },
+    );
+    fc.assert(
+      fc.property(lineish, fc.constantFrom<'csv' | 'jsonl'>('csv', 'jsonl'), (parts, format) => {
+        const parsed = parseDataset(parts.join(''), { format });
+        if (!parsed.ok) {
+          expect(parsed.problems.length).toBeGreaterThan(0);
+          for (const problem of parsed.problems) expect(problem.line).toBeGreaterThanOrEqual(1);
+        } else {
+          for (const item of parsed.items) expect(item.question.trim()).not.toBe('');
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a header alone has no items', () => {
+    expect(problems(parseDataset('question,answer\r\n'))).toEqual(['line 1: the file has no items']);
   });
 });
