@@ -61,4 +61,25 @@ describe('a graded run in memory', () => {
     if (majority !== null) expect(revised).toEqual([majority, majority, majority]);
     else expect(revised).toEqual(initial);
   });
+
+  it('a vote of following voters elects an answer of their majority, whenever they have one', async () => {
+    let majorities = 0;
+    for (let i = 0; i < 8; i++) {
+      const { store } = await deliberateInMemory(modeDefinition, 'vote', {
+        question: `What is ${i} plus 19?`,
+        modeConfig: { models: ['sim/a:acc70:follow', 'sim/b:acc70:follow', 'sim/c:acc70:follow'] },
+        expected: String(i + 19),
+      });
+      expect(store.state.status).toBe('complete');
+      const answers = store.rows
+        .filter((r) => r.stageType === 'initial_answer')
+        .map((r) => finalAnswerOf(r.content));
+      const winner = store.rows.find((r) => r.stageType === 'vote_winner');
+      const majority = majorityAnswer(answers);
+      if (majority === null) continue;
+      majorities += 1;
+      expect(finalAnswerOf(winner?.content ?? '')).toBe(majority);
+    }
+    expect(majorities).toBeGreaterThan(0);
+  });
 });
