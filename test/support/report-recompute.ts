@@ -97,6 +97,23 @@ function distributionOf(actual: ReportDistribution, values: readonly string[]): 
   };
 }
 
+const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Leaderboard neighbours: whether each entry's interval overlaps the next one's (null for the last
+ * entry or a missing interval), computed on the recomputed intervals in the recomputed order.
+ */
+function withOverlaps<T extends object>(
+  entries: T[],
+  interval: (entry: T) => { lower: number; upper: number } | null,
+): (T & { overlapsNext: boolean | null })[] {
+  return entries.map((entry, i) => {
+    const a = interval(entry);
+    const b = i + 1 < entries.length ? interval(entries[i + 1]) : null;
+    return { ...entry, overlapsNext: a && b ? a.lower <= b.upper && b.lower <= a.upper : null };
+  });
+}
+
 const seeded = (options: BootstrapOptions, suffix: string): BootstrapOptions => ({
   ...options,
   seed: `${String(options.seed)}${suffix}`,
@@ -202,32 +219,38 @@ export function commonFigures(report: BatchReport, view: ExportView): Expected {
         p95: percentileCont(latencies, 0.95),
       },
     },
-    models: report.models.map((m) => {
-      if (!models.has(m.model)) throw new Error(`model ${m.model} is not in the export`);
-      const mine = calls.filter((c) => c.model === m.model);
-      const ok = mine.filter((c) => c.ok).map((c) => c.latencyMs as number);
-      // Failed calls clustered by item (every attempt's calls of one item together), the clusters
-      // in the order the report groups them: by calls, then failures.
-      const perItem = [...groupBy(mine, (c) => c.index).values()]
-        .map((own): ClusterCount => ({ successes: own.filter((c) => !c.ok).length, trials: own.length }))
-        .sort((a, b) => a.trials - b.trials || a.successes - b.successes);
-      const parseClusters = [
-        ...groupBy(
-          parses.filter((p) => parseModel(p) === m.model),
-          (p) => p.messageId,
-        ).values(),
-      ].map((own) => ({ successes: own.filter((p) => p.parsed === false).length, trials: own.length }));
-      return {
-        model: m.model,
-        calls: mine.length,
-        failedCalls: pooledRate(perItem, seeded(options, `:failed-calls:${m.model}`)),
-        parseFailures: pooledRate(parseClusters, seeded(options, `:parse-failures:${m.model}`)),
-        promptTokens: sum(mine.map((c) => c.promptTokens ?? 0)),
-        completionTokens: sum(mine.map((c) => c.completionTokens ?? 0)),
-        costUsd: sum(mine.map((c) => c.costUsd ?? 0)),
-        latencyMs: { n: ok.length, p50: percentileCont(ok, 0.5), p95: percentileCont(ok, 0.95) },
-      };
-    }),
+    // In the recomputed order (cost, then name); a model the report lists and the export has not fails by name.
+    models: [...models]
+      .map((model) => ({
+        model,
+        cost: sum(calls.filter((c) => c.model === model).map((c) => c.costUsd ?? 0)),
+      }))
+      .sort((a, b) => b.cost - a.cost || byName(a.model, b.model))
+      .map((m) => {
+        const mine = calls.filter((c) => c.model === m.model);
+        const ok = mine.filter((c) => c.ok).map((c) => c.latencyMs as number);
+        // Failed calls clustered by item (every attempt's calls of one item together), the clusters
+        // in the order the report groups them: by calls, then failures.
+        const perItem = [...groupBy(mine, (c) => c.index).values()]
+          .map((own): ClusterCount => ({ successes: own.filter((c) => !c.ok).length, trials: own.length }))
+          .sort((a, b) => a.trials - b.trials || a.successes - b.successes);
+        const parseClusters = [
+          ...groupBy(
+            parses.filter((p) => parseModel(p) === m.model),
+            (p) => p.messageId,
+          ).values(),
+        ].map((own) => ({ successes: own.filter((p) => p.parsed === false).length, trials: own.length }));
+        return {
+          model: m.model,
+          calls: mine.length,
+          failedCalls: pooledRate(perItem, seeded(options, `:failed-calls:${m.model}`)),
+          parseFailures: pooledRate(parseClusters, seeded(options, `:parse-failures:${m.model}`)),
+          promptTokens: sum(mine.map((c) => c.promptTokens ?? 0)),
+          completionTokens: sum(mine.map((c) => c.completionTokens ?? 0)),
+          costUsd: sum(mine.map((c) => c.costUsd ?? 0)),
+          latencyMs: { n: ok.length, p50: percentileCont(ok, 0.5), p95: percentileCont(ok, 0.95) },
+        };
+      }),
     failures: {
       failedItems: rate(failed.length, items.filter((i) => TERMINAL.includes(i.status)).length),
       cancelledItems: status.get('cancelled') ?? 0,
@@ -447,24 +470,34 @@ export function councilFigures(report: BatchReport, view: ExportView): Expected 
       }),
       seeded(options, ':share:unparsed-rankings'),
     ),
-    models: section.models.map((model) => {
-      const s = perModel.get(model.model)!;
-      const differences = s.self.map((v, i) => v - s.others[i]);
-      return {
-        itemsRanked: s.averageRanks.length,
-        ballots: s.ballots,
-        averageRank: bootstrapFigure(bootstrapMean(s.averageRanks, options)),
-        firstPlaceShare: bootstrapFigure(bootstrapMean(s.firstPlace, options)),
-        bordaPoints: s.bordaPoints,
-        bordaPointsPerItem: bootstrapFigure(bootstrapMean(s.borda, options)),
-        selfPreference: {
-          n: differences.length,
-          meanSelfRank: mean(s.self),
-          meanOthersRank: mean(s.others),
-          difference: bootstrapFigure(bootstrapMean(differences, options)),
-        },
-      };
-    }),
+    // In the recomputed order (average rank, then name), with the neighbours' overlaps.
+    models: withOverlaps(
+      [...perModel.keys()]
+        .map((model) => {
+          const s = perModel.get(model)!;
+          const differences = s.self.map((v, i) => v - s.others[i]);
+          return {
+            model,
+            itemsRanked: s.averageRanks.length,
+            ballots: s.ballots,
+            averageRank: bootstrapFigure(bootstrapMean(s.averageRanks, options)),
+            firstPlaceShare: bootstrapFigure(bootstrapMean(s.firstPlace, options)),
+            bordaPoints: s.bordaPoints,
+            bordaPointsPerItem: bootstrapFigure(bootstrapMean(s.borda, options)),
+            selfPreference: {
+              n: differences.length,
+              meanSelfRank: mean(s.self),
+              meanOthersRank: mean(s.others),
+              difference: bootstrapFigure(bootstrapMean(differences, options)),
+            },
+          };
+        })
+        .sort(
+          (a, b) =>
+            (a.averageRank.value ?? Infinity) - (b.averageRank.value ?? Infinity) || byName(a.model, b.model),
+        ),
+      (m) => m.averageRank.interval,
+    ),
     chairman: {
       itemsReached: chair.length,
       failures: rate(chair.filter((c) => !c.ok).length, chair.length),
@@ -555,17 +588,24 @@ export function contestFigures(report: BatchReport, view: ExportView, mode: 'vot
   const expected: Expected = {
     items: byItem.size,
     invalidVotes: pooledRate(invalid, seeded(options, ':share:invalid')),
-    models: section.models.map((m) => {
-      const t = tally.get(m.model)!;
-      return {
-        contests: t.contests,
-        wins: t.wins,
-        winRate: rate(t.wins, t.contests),
-        tiedFirst: t.tiedFirst,
-        winsByTiebreak: t.byTiebreak,
-        voteShare: clusteredRate(t.clusters, seeded(options, `:share:${m.model}`)),
-      };
-    }),
+    // In the recomputed order (win rate, then name): a report listing them otherwise fails by name.
+    models: withOverlaps(
+      [...tally.keys()]
+        .map((model) => {
+          const t = tally.get(model)!;
+          return {
+            model,
+            contests: t.contests,
+            wins: t.wins,
+            winRate: rate(t.wins, t.contests),
+            tiedFirst: t.tiedFirst,
+            winsByTiebreak: t.byTiebreak,
+            voteShare: clusteredRate(t.clusters, seeded(options, `:share:${model}`)),
+          };
+        })
+        .sort((a, b) => (b.winRate.value ?? -1) - (a.winRate.value ?? -1) || byName(a.model, b.model)),
+      (m) => m.winRate.interval,
+    ),
     ties: {
       tied: rate(tied, decided),
       brokenBy: section.ties.brokenBy.map((c) => ({
@@ -631,8 +671,9 @@ export function contestFigures(report: BatchReport, view: ExportView, mode: 'vot
     );
     const decisionOf = (v: string | null) =>
       v === 'REVISE' || v === 'STAND' || v === 'MERGE' ? v.toLowerCase() : 'unparsed';
-    expected.revisions = debate.revisions.map((m) => {
-      const own = revisions.get(m.model) ?? [];
+    expected.revisions = [...revisions.keys()].sort(byName).map((model) => {
+      const m = { model };
+      const own = revisions.get(model) ?? [];
       const perItem = [...groupBy(own, (x) => x.messageId).values()];
       const share = (decision: string) =>
         pooledRate(
@@ -643,6 +684,7 @@ export function contestFigures(report: BatchReport, view: ExportView, mode: 'vot
           seeded(options, `:share:${decision}:${m.model}`),
         );
       return {
+        model,
         revisions: own.length,
         revise: share('revise'),
         stand: share('stand'),
@@ -823,26 +865,39 @@ export function juryFigures(report: BatchReport, view: ExportView): Expected {
         },
       };
     }),
-    jurors: jury.jurors.map((juror) => {
-      const j = jurors.get(juror.juror)!;
-      const own = overallRaters?.raters.find((r) => r.rater === juror.juror);
-      return {
-        items: own?.items ?? 0,
-        leniency: standardErrorFigure(own?.leniency ?? null, own?.standardError ?? null, own?.items ?? 0),
-        dimensions: juror.dimensions.map((d) => {
-          const r = byDimension.get(d.dimension)!.raters.find((x) => x.rater === juror.juror)!;
-          return {
-            leniency: standardErrorFigure(r.leniency, r.standardError, r.items),
-            raterMean: r.raterMean,
-            panelMean: r.panelMean,
-          };
-        }),
-        verdicts: distributionOf(juror.verdicts, j.verdicts),
-        parseFailures: rate(j.unparsed, j.n),
-        scoresUnread: rate(j.scoresUnread, j.n),
-        verdictUnread: rate(j.verdictUnread, j.n),
-      };
-    }),
+    // In the recomputed order (leniency, most lenient first, then name).
+    jurors: [...jurors.keys()]
+      .sort((a, b) => {
+        const of = (name: string) =>
+          overallRaters?.raters.find((r) => r.rater === name)?.leniency ?? -Infinity;
+        return of(b) - of(a) || byName(a, b);
+      })
+      .map((name) => {
+        const juror = jury.jurors.find((x) => x.juror === name) ?? {
+          juror: name,
+          dimensions: [],
+          verdicts: jury.jurorVerdicts,
+        };
+        const j = jurors.get(name)!;
+        const own = overallRaters?.raters.find((r) => r.rater === name);
+        return {
+          juror: name,
+          items: own?.items ?? 0,
+          leniency: standardErrorFigure(own?.leniency ?? null, own?.standardError ?? null, own?.items ?? 0),
+          dimensions: juror.dimensions.map((d) => {
+            const r = byDimension.get(d.dimension)!.raters.find((x) => x.rater === juror.juror)!;
+            return {
+              leniency: standardErrorFigure(r.leniency, r.standardError, r.items),
+              raterMean: r.raterMean,
+              panelMean: r.panelMean,
+            };
+          }),
+          verdicts: distributionOf(juror.verdicts, j.verdicts),
+          parseFailures: rate(j.unparsed, j.n),
+          scoresUnread: rate(j.scoresUnread, j.n),
+          verdictUnread: rate(j.verdictUnread, j.n),
+        };
+      }),
     fleissKappa: {
       value: fleissResult.value,
       n: fleissResult.ratedItems,
