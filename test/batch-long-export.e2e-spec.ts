@@ -2,6 +2,16 @@ import type { LongRow } from '@conclave/analysis';
 import type { BatchAccepted, BatchReport, BatchView, ReportRate } from '@conclave/contracts';
 import { parse } from 'csv-parse/sync';
 import { TestStack } from './support/harness';
+import {
+  commonFigures,
+  compareFigures,
+  contestFigures,
+  councilFigures,
+  delphiFigures,
+  juryFigures,
+  viewOf,
+  type ExportView,
+} from './support/report-recompute';
 import { sleep } from './support/wait';
 
 /**
@@ -11,6 +21,8 @@ import { sleep } from './support/wait';
  */
 
 const TERMINAL = ['complete', 'failed', 'cancelled'];
+/** The vote batch's references: the first 14 items carry one, mostly the model that wins. */
+const voteReference = (i: number) => (i >= 14 ? null : i % 3 === 0 ? 'sim/b:voteB' : 'sim/a:voteA');
 const CONTENT = (i: number) =>
   `Candidate answer ${i}: water boils at ${95 + i} degrees Celsius at sea level.`;
 
@@ -223,6 +235,7 @@ describe('long-format export: every figure of the report recomputed from it', ()
   const batches: Record<string, string> = {};
 
   beforeAll(async () => {
+    const range = (n: number) => Array.from({ length: n }, (_, i) => i);
     const [council, vote, debate, jury, delphi] = await Promise.all([
       submit({
         name: 'council',
@@ -231,29 +244,42 @@ describe('long-format export: every figure of the report recomputed from it', ()
           councilModels: ['sim/athena', 'sim/hermes', 'sim/apollo'],
           chairmanModel: 'sim/chair',
         },
-        items: [
-          { question: 'Is tea better than coffee?', key: 'c0', reference: 'sim/athena' },
-          { question: 'Should cities ban cars?', key: 'c1', reference: 'sim/hermes' },
-          { question: 'Is it late?', key: 'c2' },
-          { question: 'Will it rain?', key: 'c3', chairmanModel: 'sim/broken:fail@synthesis' },
-        ],
+        items: range(12).map((i) => ({
+          question: `Council question ${i}: is tea better than coffee?`,
+          key: `c${i}`,
+          ...(i === 2 ? {} : { reference: i % 2 ? 'sim/hermes' : 'sim/athena' }),
+          ...(i === 3 ? { chairmanModel: 'sim/broken:fail@synthesis' } : {}),
+        })),
       }),
+      // Two groups of items by answers shown (3 and 4), ten each: two position tests, Holm-adjusted.
       submit({
         name: 'vote',
         defaults: {
           mode: 'vote',
           modeConfig: { models: ['sim/a:voteA', 'sim/b:voteB', 'sim/c:novote'], chairmanModel: 'sim/chair' },
         },
-        items: [0, 1, 2, 3, 4, 5].map((i) => ({
+        items: range(20).map((i) => ({
           question: `Which is best, option ${i}?`,
           key: `v${i}`,
-          ...(i < 4 ? { reference: 'sim/a:voteA' } : {}),
+          ...(i < 14 ? { reference: voteReference(i) } : {}),
+          ...(i >= 10
+            ? {
+                modeConfig: {
+                  models: ['sim/a:voteA', 'sim/b:voteB', 'sim/c:novote', 'sim/d'],
+                  chairmanModel: 'sim/chair',
+                },
+              }
+            : {}),
         })),
       }),
       submit({
         name: 'debate',
         defaults: { mode: 'debate', modeConfig: { models: ['sim/a:revise', 'sim/b:stand', 'sim/c:merge'] } },
-        items: [0, 1, 2, 3].map((i) => ({ question: `Debate ${i}`, key: `d${i}`, reference: 'sim/b:stand' })),
+        items: range(12).map((i) => ({
+          question: `Debate ${i}`,
+          key: `d${i}`,
+          reference: i % 3 === 0 ? 'sim/a:revise' : 'sim/b:stand',
+        })),
       }),
       submit({
         name: 'jury',
@@ -264,11 +290,26 @@ describe('long-format export: every figure of the report recomputed from it', ()
             foremanModel: 'sim/foreman',
           },
         },
-        items: [0, 1, 2, 3, 4].map((i) => ({
+        // The last three items have a juror whose verdict cannot be read (its scores can); items 5
+        // and 6 a panel that approves.
+        items: range(12).map((i) => ({
           question: `Question ${i}`,
           key: `j${i}`,
-          reference: i < 3 ? 'REVISE' : 'APPROVE',
-          modeConfig: { content: CONTENT(i) },
+          reference: i < 7 ? 'REVISE' : i < 11 ? 'approve' : 'REJECT',
+          modeConfig: {
+            content: CONTENT(i),
+            ...(i >= 9
+              ? {
+                  jurorModels: ['sim/kind:good', 'sim/j2:fair', 'sim/j4:noverdict'],
+                  foremanModel: 'sim/foreman',
+                }
+              : i === 5 || i === 6
+                ? {
+                    jurorModels: ['sim/kind:good', 'sim/j2:good', 'sim/j3:good'],
+                    foremanModel: 'sim/foreman',
+                  }
+                : {}),
+          },
         })),
       }),
       submit({
@@ -281,10 +322,20 @@ describe('long-format export: every figure of the report recomputed from it', ()
             questionType: 'numeric',
           },
         },
+        // Numeric questions with a numeric reference (a number or text that is one) or none, and
+        // three qualitative ones with an expected answer (Cohen's κ).
         items: [
-          { question: 'How many widgets?', key: 'p0', reference: 100 },
-          { question: 'How many gadgets?', key: 'p1', reference: '120' },
-          { question: 'How many bridges cross the Seine in Paris?', key: 'p2' },
+          ...range(12).map((i) => ({
+            question: `How many widgets of kind ${i}?`,
+            key: `p${i}`,
+            ...(i < 9 ? { reference: i % 3 === 0 ? String(90 + 5 * i) : 100 + i } : {}),
+          })),
+          ...range(3).map((i) => ({
+            question: `Should team ${i} adopt a monorepo or polyrepo strategy?`,
+            key: `q${i}`,
+            reference: i === 2 ? 'Polyrepo' : 'Monorepo',
+            modeConfig: { questionType: 'qualitative', options: ['Monorepo', 'Polyrepo'] },
+          })),
         ],
       }),
     ]);
@@ -300,7 +351,7 @@ describe('long-format export: every figure of the report recomputed from it', ()
     const rows = await exported(batches.vote);
     for (const r of rows) {
       expect(r.key).toBe(`v${r.index}`);
-      expect(r.reference).toBe(r.index < 4 ? 'sim/a:voteA' : null);
+      expect(r.reference).toBe(voteReference(r.index));
     }
     const items = await stack.api<string>('GET', `/api/batches/${batches.vote}/results`);
     const lines = items.body
@@ -308,12 +359,12 @@ describe('long-format export: every figure of the report recomputed from it', ()
       .split('\n')
       .map((l) => JSON.parse(l) as { index: number; key: string; reference: string | null });
     expect(lines.map((l) => [l.index, l.key, l.reference])).toEqual(
-      [0, 1, 2, 3, 4, 5].map((i) => [i, `v${i}`, i < 4 ? 'sim/a:voteA' : null]),
+      Array.from({ length: 20 }, (_, i) => [i, `v${i}`, voteReference(i)]),
     );
     const csv = await stack.api<string>('GET', `/api/batches/${batches.vote}/results?format=csv`);
     const sheet = parse(csv.body, { columns: true }) as Record<string, string>[];
     expect(sheet.map((r) => [r.key, r.reference])).toEqual(
-      [0, 1, 2, 3, 4, 5].map((i) => [`v${i}`, i < 4 ? 'sim/a:voteA' : '']),
+      Array.from({ length: 20 }, (_, i) => [`v${i}`, voteReference(i) ?? '']),
     );
   });
 
@@ -328,8 +379,8 @@ describe('long-format export: every figure of the report recomputed from it', ()
     ]);
     const { complete, byItem } = split(rows);
     const council = r.council!;
-    // Not vacuous: a failed item with its error, three complete items ranked by three models.
-    expect(r.items).toMatchObject({ complete: 3, failed: 1 });
+    // Not vacuous: a failed item with its error, eleven complete items ranked by three models.
+    expect(r.items).toMatchObject({ complete: 11, failed: 1 });
     expect(r.failures.groups).toHaveLength(1);
     expect(council.models).toHaveLength(3);
     expect(council.items).toBe(complete.size);
@@ -627,7 +678,7 @@ describe('long-format export: every figure of the report recomputed from it', ()
       for (const [juror, v] of overall) deviations.set(juror, [...(deviations.get(juror) ?? []), v - panel]);
     }
     const assessments = groupBy(verdicts, (x) => x.model!);
-    expect(deviations.size).toBe(3);
+    expect(deviations.size).toBe(6);
     expect(jury.jurors.map((j) => j.juror).sort()).toEqual([...assessments.keys()].sort());
     for (const juror of jury.jurors) {
       const own = deviations.get(juror.juror) ?? [];
@@ -698,6 +749,7 @@ describe('long-format export: every figure of the report recomputed from it', ()
     // Final values: the mode's final value (the mean of the last round's estimates, issue 36) is the
     // value reported and measured against the reference; a round row carries the round's median.
     for (const [messageId, itemRows] of byItem) {
+      if (itemRows.find((x) => x.kind === 'outcome')!.method !== 'numeric') continue;
       const last = itemRows.filter((x) => x.kind === 'round').at(-1)!;
       const finalEstimates = itemRows.filter(
         (x) => x.kind === 'estimate' && x.round === last.round && typeof x.value === 'number',
@@ -739,10 +791,10 @@ describe('long-format export: every figure of the report recomputed from it', ()
     expect(delphi.movement.length).toBeGreaterThan(0);
 
     const withReference = outcomes.filter(
-      (o) => o.reference !== null && Number.isFinite(Number(o.reference)),
+      (o) => o.method === 'numeric' && o.reference !== null && Number.isFinite(Number(o.reference)),
     );
     const all = split(rows).items;
-    const allWithReference = all.filter((o) => o.reference !== null && Number.isFinite(Number(o.reference)));
+    const allWithReference = all.filter((o) => o.reference !== null && String(o.reference).trim() !== '');
     expect(delphi.reference).toMatchObject({
       itemsWithReference: allWithReference.length,
       itemsWithoutReference: all.length - allWithReference.length,
@@ -755,5 +807,82 @@ describe('long-format export: every figure of the report recomputed from it', ()
       mean(withReference.map((o) => (o.value as number) - Number(o.reference))),
     );
     expect(delphi.reference!.numeric!.medianAbsoluteError.n).toBe(errors.length);
+  });
+
+  /**
+   * Every numeric leaf of the JSON report recomputed from the long export alone
+   * (test/support/report-recompute.ts): intervals, p-values and coefficients too, with the library's
+   * estimators on inputs built from the rows. A figure the recomputation does not produce fails.
+   */
+  describe('every number of the JSON report, intervals and p-values included', () => {
+    /** The first interval of a report (depth first). */
+    function findInterval(node: unknown): { lower: number } {
+      const stack = [node];
+      while (stack.length > 0) {
+        const next = stack.shift();
+        if (next === null || typeof next !== 'object') continue;
+        const interval = (next as { interval?: unknown }).interval;
+        if (interval !== null && typeof interval === 'object') return interval as { lower: number };
+        stack.push(...Object.values(next));
+      }
+      throw new Error('the report has no interval');
+    }
+
+    async function recomputed(
+      mode: keyof typeof batches,
+      section: (r: BatchReport, v: ExportView) => object,
+    ) {
+      const [r, rows] = [await report(batches[mode]), await exported(batches[mode])];
+      const view = viewOf(rows, r);
+      const expected = { ...commonFigures(r, view), [mode]: section(r, view) };
+      const { mismatches, missing, covered } = compareFigures(r, expected);
+      expect(mismatches).toEqual([]);
+      expect(missing).toEqual([]);
+      // The comparison can fail: an interval bound off by 1e-6 and a figure nobody recomputes are caught.
+      const tampered = JSON.parse(JSON.stringify(r)) as BatchReport & { extra?: { figure: number } };
+      const withInterval = findInterval(tampered);
+      withInterval.lower += 1e-6;
+      tampered.extra = { figure: 1 };
+      const caught = compareFigures(tampered, expected);
+      expect(caught.mismatches).toHaveLength(1);
+      expect(caught.missing).toEqual(['$.extra.figure = 1']);
+      expect(covered).toBeGreaterThan(100);
+      return r;
+    }
+
+    it('council', async () => {
+      const r = await recomputed('council', councilFigures);
+      // Not vacuous: bootstrap intervals on every model's figures, κ against the reference.
+      for (const m of r.council!.models) expect(m.averageRank.interval).not.toBeNull();
+      expect(r.council!.reference!.cohen!.kappa.n).toBeGreaterThan(0);
+    });
+
+    it('vote: both position tests and their Holm-adjusted p-values', async () => {
+      const r = await recomputed('vote', (report, view) => contestFigures(report, view, 'vote'));
+      const groups = r.vote!.positionBias.groups;
+      expect(groups.map((g) => g.answersShown)).toEqual([3, 4]);
+      for (const g of groups) {
+        expect(g.test.run).toBe(true);
+        if (g.test.run) expect(g.test.holmAdjustedPValue).not.toBeNull();
+      }
+    });
+
+    it('debate', async () => {
+      const r = await recomputed('debate', (report, view) => contestFigures(report, view, 'debate'));
+      expect(r.debate!.positionBias.groups[0].test.run).toBe(true);
+    });
+
+    it('jury', async () => {
+      const r = await recomputed('jury', juryFigures);
+      expect(r.jury!.fleissKappa.value).not.toBeNull();
+      expect(r.jury!.jurors.some((j) => j.verdictUnread.count > 0)).toBe(true);
+    });
+
+    it('Delphi: numeric errors and coverage, κ of the qualitative answers', async () => {
+      const r = await recomputed('delphi', delphiFigures);
+      expect(r.delphi!.qualitativeItems).toBe(3);
+      expect(r.delphi!.reference!.numeric!.meanAbsoluteError.n).toBeGreaterThan(0);
+      expect(r.delphi!.reference!.cohen).not.toBeNull();
+    });
   });
 });

@@ -1,9 +1,17 @@
-import type { BatchEstimate, DeliberationEstimate, EstimateRange } from '@conclave/contracts';
+import type { LongRow } from '@conclave/analysis';
+import type {
+  BatchAccepted,
+  BatchEstimate,
+  BatchView,
+  DeliberationEstimate,
+  EstimateRange,
+} from '@conclave/contracts';
 import {
   startOpenRouterModelsServer,
   type OpenRouterModelsServer,
 } from '../libs/llm/src/testing/openrouter-models-server';
 import { TestStack } from './support/harness';
+import { sleep } from './support/wait';
 
 /**
  * `?dryRun=true` (issue 21, "cost before"): the same validation as a real request, nothing stored
@@ -358,6 +366,113 @@ describe('dry runs against the real deliberations', () => {
     expect(upload.status).toBe(200);
     expect(upload.body).toMatchObject({ total: 2, byMode: { jury: 2 }, titleCalls: false });
     expect(await stored()).toEqual(before);
+  });
+});
+
+/**
+ * Issue 36 item 8, for batches: a batch of each mode (simulated panels, questions and contents of
+ * very different lengths) is dry-run and then run; the tokens its calls used (from the long export)
+ * lie inside the dry run's ranges, every item's inside the per-item range, and the response says
+ * what the batch estimate was measured on.
+ */
+describe('batch dry runs against the real batches', () => {
+  const stack = new TestStack({ WORKER_CONCURRENCY: '16' });
+  beforeAll(() => stack.start(), 60_000);
+  afterAll(() => stack.stop());
+
+  const QUESTIONS = [
+    'Q?',
+    'How many piano tuners work in Chicago?',
+    `${'A much longer question that restates its context at length. '.repeat(6)}What now?`,
+    'Tabs or spaces?',
+  ];
+  const CONTENTS = ['Short.', 'A long review text with many sentences about the topic at hand. '.repeat(15)];
+  const BATCHES: [string, Record<string, unknown>][] = [
+    ['council', { mode: 'council', councilModels: ['sim/a', 'sim/b', 'sim/c'], chairmanModel: 'sim/chair' }],
+    ['vote', { mode: 'vote', modeConfig: { models: ['sim/a:voteA', 'sim/b:voteB', 'sim/c:voteC'] } }],
+    ['debate', { mode: 'debate', modeConfig: { models: ['sim/a', 'sim/b', 'sim/c'] } }],
+    [
+      'jury',
+      { mode: 'jury', modeConfig: { jurorModels: ['sim/j1', 'sim/j2', 'sim/j3'], foremanModel: 'sim/f' } },
+    ],
+    [
+      'delphi',
+      {
+        mode: 'delphi',
+        modeConfig: {
+          panelistModels: ['sim/p1', 'sim/p2:stubborn', 'sim/p3'],
+          facilitatorModel: 'sim/f',
+          maxRounds: 3,
+        },
+      },
+    ],
+  ];
+  const within = (value: number, range: EstimateRange) => value >= range.min && value <= range.max;
+
+  it.each(BATCHES)('%s: the batch’s tokens fall inside the dry run’s ranges', async (mode, defaults) => {
+    const body = {
+      name: `dry ${mode}`,
+      defaults,
+      items: QUESTIONS.map((question, i) => ({
+        question,
+        ...(mode === 'jury' ? { modeConfig: { content: CONTENTS[i % CONTENTS.length] } } : {}),
+      })),
+    };
+    const dry = await stack.api<BatchEstimate>('POST', '/api/batches?dryRun=true', { body });
+    expect(dry.status).toBe(200);
+    expect(dry.body.assumptions.simulated?.measured.batches).toMatchObject({ outsideRange: 0 });
+    expect(dry.body.assumptions.notes.join(' ')).toMatch(/simulated batches of every mode/);
+
+    const accepted = await stack.api<BatchAccepted>('POST', '/api/batches', { body });
+    expect(accepted.status).toBe(202);
+    const batchId = accepted.body.batchId;
+    for (const deadline = Date.now() + 180_000; ;) {
+      const view = (await stack.api<BatchView>('GET', `/api/batches/${batchId}`)).body;
+      if (view.status !== 'queued' && view.status !== 'running') {
+        expect(view.status).toBe('complete');
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`batch ${batchId} not finished`);
+      await sleep(200);
+    }
+    const exported = await stack.api<string>('GET', `/api/batches/${batchId}/results?shape=long`);
+    const calls = exported.body
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as LongRow)
+      .filter((r) => r.kind === 'call');
+    const tokens = (rows: LongRow[]) => ({
+      calls: rows.length,
+      prompt: rows.reduce((s, r) => s + (r.promptTokens ?? 0), 0),
+      completion: rows.reduce((s, r) => s + (r.completionTokens ?? 0), 0),
+    });
+    const total = tokens(calls);
+    expect({
+      ...total,
+      calls: within(total.calls, dry.body.calls),
+      prompt: within(total.prompt, dry.body.promptTokens),
+      completion: within(total.completion, dry.body.completionTokens),
+    }).toEqual({ ...total, calls: true, prompt: true, completion: true });
+    for (const index of QUESTIONS.keys()) {
+      const own = tokens(calls.filter((c) => c.index === index));
+      expect({
+        index,
+        ...own,
+        calls: within(own.calls, dry.body.perItem.calls),
+        prompt: within(own.prompt, dry.body.perItem.promptTokens),
+        completion: within(own.completion, dry.body.perItem.completionTokens),
+      }).toEqual({ index, ...own, calls: true, prompt: true, completion: true });
+    }
+    // Per model too.
+    for (const model of new Set(calls.map((c) => c.model!))) {
+      const estimate = dry.body.models.find((m) => m.model === model)!;
+      const t = tokens(calls.filter((c) => c.model === model));
+      expect({
+        model,
+        prompt: within(t.prompt, estimate.promptTokens),
+        completion: within(t.completion, estimate.completionTokens),
+      }).toEqual({ model, prompt: true, completion: true });
+    }
   });
 });
 

@@ -106,3 +106,16 @@ export {
   exampleDatasetFiles,
   type ExampleItem,
 } from './datasets/example-dataset';
+export {
+  clusteredProportion,
+  type ClusterCount,
+  type ClusteredProportion,
+} from './inference/cluster-proportion';
+export { exactMcNemar, holmAdjust } from './inference/exact';
+export {
+  positionPermutationTest,
+  type PositionItem,
+  type PositionTestResult,
+} from './inference/position-permutation';
+export { tInterval, twoSidedT } from './inference/student-t';
+export { bootstrapStatistics, FleissKappaItems, IntervalAlphaUnits } from './inference/agreement-bootstrap';

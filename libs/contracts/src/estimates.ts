@@ -62,6 +62,11 @@ export interface EstimateAssumptions {
       completionTokensError: number;
       /** How many of them fell outside the widened ranges. */
       outsideRange: number;
+      /**
+       * Batch dry runs (items planned by shape, with stand-in texts): simulated batches of every
+       * mode and their items, each run, and how many items or totals fell outside their ranges.
+       */
+      batches?: { batches: number; items: number; outsideRange: number };
     };
   };
   notes: string[];

@@ -2,16 +2,19 @@ export * from './rows';
 export {
   bootstrapFigure,
   chiSquareUpperTail,
+  clusteredRate,
   distribution,
   plainFigure,
+  pooledRate,
   quantiles,
   rate,
   reportInterval,
   standardErrorFigure,
 } from './figures';
 export * from './extract';
-export { ReferenceTracker, NumericReferenceTracker } from './reference';
-export { PositionTracker, notComputablePositionBias } from './position';
+export { bootstrapMeans } from './bootstrap-columns';
+export { ReferenceTracker, NumericReferenceTracker, predictionInterval } from './reference';
+export { PositionTracker, notComputablePositionBias, REPORT_POSITION_RESAMPLES } from './position';
 export { CouncilReportBuilder, COUNCIL_POSITION_EXPLANATION } from './council';
 export { ContestReportBuilder, DEBATE_POSITION_EXPLANATION, VOTE_POSITION_EXPLANATION } from './contest';
 export { JuryReportBuilder, normaliseVerdict } from './jury';

@@ -58,6 +58,12 @@ export const SIMULATED_MEASURED_ERROR = {
   completionTokens: 0.05,
   /** How many of them fell outside the unwidened ranges (widened: none, per model too). */
   outsideUnwidened: 208,
+  /**
+   * Batches planned by shape (ShapePlanner) as the batch dry run plans them, every item run
+   * (batch-estimate.spec.ts, "the ranges hold for simulated batches"): every item, every batch
+   * total and every model's total inside its range.
+   */
+  batches: { batches: 7, items: 42 },
 } as const;
 /** A model the simulated provider answers (whatever provider is configured). */
 export const isSimulated = (model: string): boolean => model.startsWith('sim/');
@@ -139,6 +145,13 @@ export function panelFlags(panel: PanelKind, i: number): string[] {
   // Far-apart fixed numbers (a CV above any threshold), distinct options, distinct votes.
   const divided = [`value${10 ** (2 * Math.min(i, 9))}`, `option${i + 1}`, `vote${label(i)}`];
   return panel === 'divided' ? ['numeric', ...divided] : divided;
+}
+
+/** The text with every quoted answer cut out. */
+function withoutQuoted(text: string, quoted: readonly string[]): string {
+  let rest = text;
+  for (const answer of quoted) rest = rest.split(answer).join('');
+  return rest;
 }
 
 function occurrences(
@@ -250,7 +263,11 @@ export function walkPlan(definition: AnyModeDefinition, input: PlanInput, panel:
         promptChars: call.messages.reduce((sum, m) => sum + m.content.length, 0),
         quotedAnswers: quoted.length,
         quotedChars: quoted.reduce((sum, a) => sum + a.length, 0),
-        ...(input.countTexts ? { textOccurrences: occurrences(text, input.countTexts) } : {}),
+        // Only the prompt's own text: an earlier answer it quotes is counted as an answer (the
+        // item's real answers restate its question at most in part, never the stand-in whole).
+        ...(input.countTexts
+          ? { textOccurrences: occurrences(withoutQuoted(text, quoted), input.countTexts) }
+          : {}),
         ...(isSimulated(call.model) ? { answerChars: simulatedAnswerChars(call, panelFlags(panel, i)) } : {}),
       });
     }
@@ -657,13 +674,14 @@ export const ESTIMATE_ASSUMPTIONS: EstimateAssumptions = {
       promptTokensError: SIMULATED_MEASURED_ERROR.promptTokens,
       completionTokensError: SIMULATED_MEASURED_ERROR.completionTokens,
       outsideRange: 0,
+      batches: { ...SIMULATED_MEASURED_ERROR.batches, outsideRange: 0 },
     },
   },
   notes: [
     `Prompt tokens: the characters of each planned prompt ÷ ${CHARS_PER_TOKEN}; an earlier answer a later prompt quotes counts as ${COMPLETION_TOKENS_PER_CALL.min}–${COMPLETION_TOKENS_PER_CALL.max} tokens (a simulated model's: its simulated length, see below).`,
     `Completion tokens of a model that is not simulated: ${COMPLETION_TOKENS_PER_CALL.min}–${COMPLETION_TOKENS_PER_CALL.max} per call (${TITLE_COMPLETION_TOKENS.min}–${TITLE_COMPLETION_TOKENS.max} for the title). The least is a bound; the most is an estimate, not a bound: deliberation calls set no output cap, so a longer answer (and a prompt quoting it) goes above it. Not measured against real providers.`,
     `Simulated models (sim/…): the planner asks the simulated provider's own responders, so prompt and completion tokens come from the answers it writes (over ${SIMULATED_SEEDS.length} seeds, with the walk's directives and the model's own), widened by ${SIMULATED_COMPLETION_MARGIN * 100} % per answer and ${SIMULATED_PROMPT_MARGIN * 100} % per prompt. Measured on ${SIMULATED_MEASURED_ERROR.deliberations} simulated deliberations of every mode (agreeing and divided panels, Delphi of both types run to the last round, vote ties): unwidened, ${SIMULATED_MEASURED_ERROR.outsideUnwidened} fell outside, the largest miss ${Math.round(SIMULATED_MEASURED_ERROR.promptTokens * 1000) / 10} % (prompt tokens) and ${Math.round(SIMULATED_MEASURED_ERROR.completionTokens * 1000) / 10} % (completion tokens); widened, none did, per model too. An estimate with that margin, not a proof: a roster or question unlike these may still fall outside. Calls that fail (fail, timeout directives) are counted as if answered.`,
-    "A batch's items are planned by shape (one walk per mode and options, with stand-in texts): the simulated answers are those written to the stand-ins, so a batch's sim/ token figures are an estimate that an item's own question or content can move by some 10 % (not measured further).",
+    `A batch's items are planned by shape (one walk per mode and options, with stand-in texts, each item's own question and content put in by length): the simulated answers are those written to the stand-ins, inside the margins above. Measured on ${SIMULATED_MEASURED_ERROR.batches.batches} simulated batches of every mode (${SIMULATED_MEASURED_ERROR.batches.items} items, questions of 2 to some 400 characters, jury contents up to 1 000): every item, every batch total and every model's total inside its range. An estimate with that margin, not a proof.`,
     "Calls come from the mode's own plan, assuming every call succeeds; failed calls are not retried by the plan, transient errors retried by the provider are not counted.",
     'Where the count depends on the answers (Delphi rounds, a vote tiebreak) the range runs from a panel that agrees to one that never does.',
     'Fallbacks (chairmanFallbacks, foremanFallbacks, facilitatorFallbacks): the least asks none of them, the most asks every one, as if each model before it failed. A quorum or deadline may cut calls: the figures count them all.',
