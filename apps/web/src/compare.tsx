@@ -20,6 +20,7 @@ import {
   ReportStyles,
   rowOf,
   signed,
+  Table,
   usd,
   UsageFacts,
   useLoad,
@@ -66,6 +67,7 @@ export function CompareView({ comparison }: { comparison: BatchComparison }) {
   const measures = [...new Set(c.differences.map((d) => d.measure))];
   const mdPath = `/api/batches/compare?${new URLSearchParams({ a: c.a.batchId, b: c.b.batchId, format: 'md' }).toString()}`;
   const models = c.models;
+  const holm = flipTests.length > 1;
   return (
     <div className="result report compare" data-a={c.a.batchId} data-b={c.b.batchId}>
       <ReportStyles />
@@ -133,34 +135,26 @@ export function CompareView({ comparison }: { comparison: BatchComparison }) {
           <p className="muted">The first {c.flips.length} are listed; the Markdown has the same list.</p>
         )}
         {flipTests.length > 0 && (
-          <div className="table-scroll">
-            <table aria-label="change per outcome">
-              <caption>
+          <Table
+            label="change per outcome"
+            caption={
+              <>
                 Exact McNemar test per outcome
                 {flipTests.length > 1 ? ', Holm-adjusted over the outcomes listed' : ''}.
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">outcome</th>
-                  <th scope="col">in A only</th>
-                  <th scope="col">in B only</th>
-                  <th scope="col">p</th>
-                  {flipTests.length > 1 && <th scope="col">Holm-adjusted p</th>}
-                </tr>
-              </thead>
-              <tbody>
-                {flipTests.map((t) => (
-                  <tr key={t.outcome}>
-                    <th scope="row">{t.outcome}</th>
-                    <td className="num">{count(t.onlyA)}</td>
-                    <td className="num">{count(t.onlyB)}</td>
-                    <td className="num">{pValue(t.pValue)}</td>
-                    {flipTests.length > 1 && <td className="num">{pValue(t.holmAdjustedPValue)}</td>}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+              </>
+            }
+            head={['outcome', 'in A only', 'in B only', 'p', ...(holm ? ['Holm-adjusted p'] : [])]}
+          >
+            {flipTests.map((t) => (
+              <tr key={t.outcome}>
+                <th scope="row">{t.outcome}</th>
+                <td className="num">{count(t.onlyA)}</td>
+                <td className="num">{count(t.onlyB)}</td>
+                <td className="num">{pValue(t.pValue)}</td>
+                {holm && <td className="num">{pValue(t.holmAdjustedPValue)}</td>}
+              </tr>
+            ))}
+          </Table>
         )}
       </section>
       <section aria-label="differences" className="report-part">
@@ -183,35 +177,22 @@ export function CompareView({ comparison }: { comparison: BatchComparison }) {
           );
         })}
         {c.differences.length > 0 && (
-          <div className="table-scroll">
-            <table aria-label="differences">
-              <thead>
-                <tr>
-                  <th scope="col">measure</th>
-                  <th scope="col">of</th>
-                  <th scope="col">A</th>
-                  <th scope="col">B</th>
-                  <th scope="col">B − A</th>
+          <Table label="differences" head={['measure', 'of', 'A', 'B', 'B − A']}>
+            {c.differences.map((d, i) => {
+              const share = isShare(d);
+              return (
+                <tr key={i}>
+                  <td>{d.measure}</td>
+                  <th scope="row">{d.subject || '—'}</th>
+                  <td className="num">{share ? pct(d.a) : num(d.a)}</td>
+                  <td className="num">{share ? pct(d.b) : num(d.b)}</td>
+                  <td>
+                    <FigureValue figure={d.difference} format={share ? points : signed} />
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {c.differences.map((d, i) => {
-                  const share = isShare(d);
-                  return (
-                    <tr key={i}>
-                      <td>{d.measure}</td>
-                      <th scope="row">{d.subject || '—'}</th>
-                      <td className="num">{share ? pct(d.a) : num(d.a)}</td>
-                      <td className="num">{share ? pct(d.b) : num(d.b)}</td>
-                      <td>
-                        <FigureValue figure={d.difference} format={share ? points : signed} />
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
+              );
+            })}
+          </Table>
         )}
       </section>
       <section aria-label="cost and latency" className="report-part">
@@ -227,42 +208,31 @@ export function CompareView({ comparison }: { comparison: BatchComparison }) {
           </div>
         </div>
         {models.length > 0 && (
-          <div className="table-scroll">
-            <table aria-label="models in A and B">
-              <thead>
-                <tr>
-                  <th scope="col">model</th>
-                  <th scope="col">calls A / B</th>
-                  <th scope="col">failed A / B</th>
-                  <th scope="col">cost A / B</th>
-                  <th scope="col">latency p50 A / B</th>
-                  <th scope="col">p95 A / B</th>
-                </tr>
-              </thead>
-              <tbody>
-                {models.map((m) => (
-                  <tr key={m.model}>
-                    <th scope="row">{m.model}</th>
-                    <td className="num">
-                      {m.a ? count(m.a.calls) : '—'} / {m.b ? count(m.b.calls) : '—'}
-                    </td>
-                    <td className="num">
-                      {pct(m.a?.failedCalls.value)} / {pct(m.b?.failedCalls.value)}
-                    </td>
-                    <td className="num">
-                      {usd(m.a?.costUsd)} / {usd(m.b?.costUsd)}
-                    </td>
-                    <td className="num">
-                      {ms(m.a?.latencyMs.p50)} / {ms(m.b?.latencyMs.p50)}
-                    </td>
-                    <td className="num">
-                      {ms(m.a?.latencyMs.p95)} / {ms(m.b?.latencyMs.p95)}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            label="models in A and B"
+            head={['model', 'calls A / B', 'failed A / B', 'cost A / B', 'latency p50 A / B', 'p95 A / B']}
+          >
+            {models.map((m) => (
+              <tr key={m.model}>
+                <th scope="row">{m.model}</th>
+                <td className="num">
+                  {m.a ? count(m.a.calls) : '—'} / {m.b ? count(m.b.calls) : '—'}
+                </td>
+                <td className="num">
+                  {pct(m.a?.failedCalls.value)} / {pct(m.b?.failedCalls.value)}
+                </td>
+                <td className="num">
+                  {usd(m.a?.costUsd)} / {usd(m.b?.costUsd)}
+                </td>
+                <td className="num">
+                  {ms(m.a?.latencyMs.p50)} / {ms(m.b?.latencyMs.p50)}
+                </td>
+                <td className="num">
+                  {ms(m.a?.latencyMs.p95)} / {ms(m.b?.latencyMs.p95)}
+                </td>
+              </tr>
+            ))}
+          </Table>
         )}
       </section>
       <MethodsSection methods={c.method.methods} />

@@ -344,10 +344,22 @@ export function MethodsSection({ methods }: { methods: readonly ReportMethod[] }
   );
 }
 
-function Table({ label, head, children }: { label: string; head: ReactNode[]; children: ReactNode }) {
+/** A table of the report (and of the comparison) that scrolls sideways on a narrow screen. */
+export function Table({
+  label,
+  head,
+  caption,
+  children,
+}: {
+  label: string;
+  head: ReactNode[];
+  caption?: ReactNode;
+  children: ReactNode;
+}) {
   return (
     <div className="table-scroll">
       <table aria-label={label}>
+        {caption !== undefined && <caption>{caption}</caption>}
         <thead>
           <tr>
             {head.map((h, i) => (

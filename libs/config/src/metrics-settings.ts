@@ -1,4 +1,4 @@
-import type { ModeDefaults, ProviderLimits } from '@conclave/contracts';
+import { modelsInDefaults, type ModeDefaults, type ProviderLimits } from '@conclave/contracts';
 import { ConfigError } from './errors';
 
 /** Characters of an RFC 6750 bearer token (token68). */
@@ -31,18 +31,5 @@ export function modelsNamedInConfig(config: {
   defaults: ModeDefaults;
   providerLimits: ProviderLimits;
 }): string[] {
-  const { council, jury, debate, delphi, vote } = config.defaults;
-  return [
-    ...new Set([
-      ...council.councilModels,
-      council.chairmanModel,
-      ...jury.jurorModels,
-      jury.foremanModel,
-      ...debate.models,
-      ...delphi.panelistModels,
-      delphi.facilitatorModel,
-      ...vote.models,
-      ...Object.keys(config.providerLimits.models),
-    ]),
-  ];
+  return [...new Set([...modelsInDefaults(config.defaults), ...Object.keys(config.providerLimits.models)])];
 }

@@ -90,3 +90,18 @@ export interface ModeDefaults {
   delphi: { panelistModels: string[]; facilitatorModel: string };
   vote: { models: string[] };
 }
+
+/** Every model the default rosters name, mode by mode (council, jury, debate, Delphi, vote), repeats kept. */
+export function modelsInDefaults(defaults: ModeDefaults): string[] {
+  const { council, jury, debate, delphi, vote } = defaults;
+  return [
+    ...council.councilModels,
+    council.chairmanModel,
+    ...jury.jurorModels,
+    jury.foremanModel,
+    ...debate.models,
+    ...delphi.panelistModels,
+    delphi.facilitatorModel,
+    ...vote.models,
+  ];
+}

@@ -3,6 +3,7 @@ export * from './stage-queue';
 export * from './event-publisher';
 export * from './fleet-limiter';
 export * from './live-channel';
+export * from './json';
 export * from './lua';
 export * from './queue-watch';
 export * from './batch-queue';

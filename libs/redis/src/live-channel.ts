@@ -15,6 +15,7 @@ import {
   type RedisClient,
   type RedisTarget,
 } from './connection';
+import { readJson } from './json';
 
 /**
  * Publishes on a deliberation's live channel; answers how many subscribers heard it. On one Redis
@@ -111,12 +112,7 @@ export async function publishControl(
 
 /** Reads a control message; null for anything else (the channel is only ours, but be strict). */
 export function parseControl(raw: string): ControlMessage | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    return null;
-  }
+  const value = readJson(raw);
   if (typeof value !== 'object' || value === null) return null;
   const { type, messageId, replyTo } = value as Record<string, unknown>;
   if (typeof messageId !== 'string') return null;

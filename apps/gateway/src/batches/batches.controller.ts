@@ -1,18 +1,5 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  Headers,
-  HttpCode,
-  Param,
-  Post,
-  Query,
-  Req,
-  Res,
-  UseGuards,
-} from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Body, Delete, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiOperation, ApiQuery } from '@nestjs/swagger';
 import type {
   BatchAccepted,
   BatchComparison,
@@ -22,8 +9,9 @@ import type {
   BatchView,
 } from '@conclave/contracts';
 import type { Request, Response } from 'express';
+import { ApiKeyController } from '../auth/api-key-controller';
 import { ApiError } from '../common/api-error';
-import { apiKeyIdOf, ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
+import { apiKeyIdOf, CurrentUser } from '../auth/auth.guard';
 import { CSV_HEADER_LINE, csvRecords } from './batch-export';
 import { LONG_CSV_HEADER_LINE, longCsvRecords, longJsonl } from './batch-long-export';
 import { itemsFromCsv, itemsFromJsonl } from './batch-input';
@@ -104,10 +92,7 @@ function reportFormat(format: unknown): boolean {
   throw ApiError.invalid({ format: 'format must be json or md' });
 }
 
-@ApiTags('batches')
-@ApiBearerAuth()
-@UseGuards(ApiKeyGuard)
-@Controller('batches')
+@ApiKeyController('batches')
 export class BatchesController {
   constructor(
     private readonly batches: BatchesService,

@@ -1,14 +1,12 @@
-import { Body, Controller, Get, Param, Put, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Get, Param, Put } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import type { UserBudgetStatus, UserBudgetView } from '@conclave/contracts';
+import { ApiKeyController } from '../auth/api-key-controller';
 import { ApiAdminUserResponses } from '../auth/admin-routes';
-import { ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
+import { CurrentUser } from '../auth/auth.guard';
 import { BudgetsService } from './budgets.service';
 
-@ApiTags('budgets')
-@ApiBearerAuth()
-@UseGuards(ApiKeyGuard)
-@Controller()
+@ApiKeyController('budgets', '/')
 export class BudgetsController {
   constructor(private readonly budgets: BudgetsService) {}
 

@@ -1,12 +1,10 @@
-import { Controller, Delete, Get, HttpCode, Param, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
+import { Delete, Get, HttpCode, Param } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
+import { ApiKeyController } from '../auth/api-key-controller';
+import { CurrentUser } from '../auth/auth.guard';
 import { DeliberationsService } from '../deliberations/deliberations.service';
 
-@ApiTags('conversations')
-@ApiBearerAuth()
-@UseGuards(ApiKeyGuard)
-@Controller('conversations')
+@ApiKeyController('conversations')
 export class ConversationsController {
   constructor(private readonly deliberations: DeliberationsService) {}
 

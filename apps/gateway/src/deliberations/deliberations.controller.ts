@@ -1,32 +1,18 @@
-import {
-  Body,
-  Controller,
-  Get,
-  Headers,
-  HttpCode,
-  Inject,
-  Param,
-  Post,
-  Query,
-  Req,
-  Res,
-  UseGuards,
-} from '@nestjs/common';
+import { Body, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
-  ApiBearerAuth,
   ApiBody,
   ApiConflictResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiQuery,
-  ApiTags,
 } from '@nestjs/swagger';
 import type { ConclaveConfig } from '@conclave/config';
 import { isTerminalStatus, type DeliberationView } from '@conclave/contracts';
 import type { Request, Response } from 'express';
-import { apiKeyIdOf, ApiKeyGuard, CurrentUser, identityOf } from '../auth/auth.guard';
+import { ApiKeyController } from '../auth/api-key-controller';
+import { apiKeyIdOf, CurrentUser, identityOf } from '../auth/auth.guard';
 import { StreamTickets } from '../auth/stream-tickets';
 import { ApiError } from '../common/api-error';
 import { EventHub } from '../events/event-hub';
@@ -54,10 +40,7 @@ class EventsQuery {
   @IsOptional() @IsString() deltas?: string;
 }
 
-@ApiTags('deliberations')
-@ApiBearerAuth()
-@UseGuards(ApiKeyGuard)
-@Controller('deliberations')
+@ApiKeyController('deliberations')
 export class DeliberationsController {
   constructor(
     private readonly deliberations: DeliberationsService,

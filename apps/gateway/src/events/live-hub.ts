@@ -12,7 +12,7 @@ import {
 } from '@conclave/contracts';
 import { connectionErrorLogger } from '@conclave/observability';
 import { CONFIG, REDIS_PRODUCER } from '@conclave/platform';
-import { LiveSubscriber, publishControl, type RedisClient } from '@conclave/redis';
+import { LiveSubscriber, publishControl, readJson, type RedisClient } from '@conclave/redis';
 import { LiveStitcher } from './live-stitcher';
 
 /** What a watcher needs of its delivery: when its replay is done, and whether it has ended. */
@@ -346,12 +346,7 @@ const isDelta = (value: unknown): value is ModelDeltaPayload & LiveCallId => {
 
 /** Reads what a worker published on a live channel; null for anything else. */
 export function parseLiveMessage(raw: string): LiveChannelMessage | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    return null;
-  }
+  const value = readJson(raw);
   if (typeof value !== 'object' || value === null) return null;
   const { kind, replyTo, partials, deltas } = value as Record<string, unknown>;
   if (kind === 'partials' && typeof replyTo === 'string' && Array.isArray(partials)) {

@@ -1,13 +1,10 @@
-import { Controller, Get, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Get } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import type { ModelsResponse } from '@conclave/contracts';
-import { ApiKeyGuard } from '../auth/auth.guard';
+import { ApiKeyController } from '../auth/api-key-controller';
 import { ModelsService } from './models.service';
 
-@ApiTags('models')
-@ApiBearerAuth()
-@UseGuards(ApiKeyGuard)
-@Controller('models')
+@ApiKeyController('models')
 export class ModelsController {
   constructor(private readonly models: ModelsService) {}
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import type { ModelsResponse } from '@conclave/contracts';
+import { modelsInDefaults, type ModelsResponse } from '@conclave/contracts';
 import { ModelDirectory } from '@conclave/llm';
 import { CONFIG } from '@conclave/platform';
 
@@ -14,19 +14,8 @@ export class ModelsService implements OnModuleDestroy {
   private readonly directory: ModelDirectory;
 
   constructor(@Inject(CONFIG) config: ConclaveConfig) {
-    const { council, jury, debate, delphi, vote } = config.defaults;
-    const named = [
-      ...council.councilModels,
-      council.chairmanModel,
-      ...jury.jurorModels,
-      jury.foremanModel,
-      ...debate.models,
-      ...delphi.panelistModels,
-      delphi.facilitatorModel,
-      ...vote.models,
-    ];
     this.directory = new ModelDirectory(config.modelCatalogue, {
-      simulatedIds: named.filter((id) => id.startsWith('sim/')),
+      simulatedIds: modelsInDefaults(config.defaults).filter((id) => id.startsWith('sim/')),
       // The message names the source and the failure, hosts at most: never a credential.
       onError: (source, error) =>
         this.logger.warn(`could not fetch the ${source} model list: ${error.message}`),

@@ -1,7 +1,8 @@
-import { Body, Controller, Get, Headers, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Get, Headers, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
+import { ApiKeyController } from '../auth/api-key-controller';
+import { CurrentUser } from '../auth/auth.guard';
 import { OpenAiErrorFilter } from './openai-error.filter';
 import { OpenAiService } from './openai.service';
 
@@ -10,11 +11,8 @@ import { OpenAiService } from './openai.service';
  * same API keys, limits and validation as `/api`, errors in OpenAI's shape. README, "Use Conclave
  * from your tools".
  */
-@ApiTags('openai-compatible')
-@ApiBearerAuth()
-@UseGuards(ApiKeyGuard)
+@ApiKeyController('openai-compatible', 'v1')
 @UseFilters(OpenAiErrorFilter)
-@Controller('v1')
 export class OpenAiController {
   constructor(private readonly openai: OpenAiService) {}
 

@@ -1,4 +1,4 @@
-import { luaScript, runLua, type RedisClient } from '@conclave/redis';
+import { luaScript, readJson, runLua, type RedisClient } from '@conclave/redis';
 
 /**
  * Safe retries on /v1 (README, "OpenAI-compatible endpoint"): a chat request sent with an
@@ -42,12 +42,7 @@ export const graceMember = (run: GraceRun): string => JSON.stringify([run.userId
 
 /** The run of a member; null for anything this code did not write. */
 export function parseGraceMember(member: string): GraceRun | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(member);
-  } catch {
-    return null;
-  }
+  const value = readJson(member);
   if (!Array.isArray(value) || value.length !== 2) return null;
   const [userId, messageId] = value as unknown[];
   if (typeof userId !== 'string' || typeof messageId !== 'string' || !userId || !messageId) return null;

@@ -1,5 +1,5 @@
-import { Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { HttpCode, Param, Post } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import {
   ADMIN_CANCEL_REASON,
   ApiKeysRepository,
@@ -7,8 +7,9 @@ import {
   WorkStops,
   type CancelledWork,
 } from '@conclave/persistence';
+import { ApiKeyController } from '../auth/api-key-controller';
 import { ApiAdminUserResponses } from '../auth/admin-routes';
-import { ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
+import { CurrentUser } from '../auth/auth.guard';
 import { ApiError } from '../common/api-error';
 import { USER_NAME } from '../common/user-name';
 
@@ -18,10 +19,7 @@ export interface UserWorkCancelled extends CancelledWork {
 }
 
 /** Admin routes over a user's work (admin keys only; others get 403). */
-@ApiTags('admin')
-@ApiBearerAuth()
-@UseGuards(ApiKeyGuard)
-@Controller('admin/users')
+@ApiKeyController('admin', 'admin/users')
 export class AdminWorkController {
   constructor(
     private readonly apiKeys: ApiKeysRepository,

@@ -1,7 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
+import { Body, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
-  ApiBearerAuth,
   ApiBody,
   ApiConflictResponse,
   ApiCreatedResponse,
@@ -9,18 +8,15 @@ import {
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiTags,
 } from '@nestjs/swagger';
 import { PRESETS_PER_USER, type Preset } from '@conclave/contracts';
 import type { Response } from 'express';
-import { ApiKeyGuard, CurrentUser } from '../auth/auth.guard';
+import { ApiKeyController } from '../auth/api-key-controller';
+import { CurrentUser } from '../auth/auth.guard';
 import { PresetDto, SavePresetDto } from './preset.dto';
 import { PresetsService } from './presets.service';
 
-@ApiTags('presets')
-@ApiBearerAuth()
-@UseGuards(ApiKeyGuard)
-@Controller('presets')
+@ApiKeyController('presets')
 export class PresetsController {
   constructor(private readonly presets: PresetsService) {}
 

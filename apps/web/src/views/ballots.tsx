@@ -1,6 +1,7 @@
-import type { VoteResponse, VoteTallyResult } from '@conclave/contracts';
+import type { VoteResponse, VoteTallyResult, VoteWinnerResult } from '@conclave/contracts';
 import { useState, type ReactNode } from 'react';
 import { BarChart } from '../charts';
+import { MainAnswer, Section } from './section';
 import { ballotReason, NameChip, NamedMarkdown, type Labels } from './names';
 
 /** A label as a name chip once the map has it, as itself until then. */
@@ -109,6 +110,44 @@ export function TieNote({
 }
 
 /**
+ * A vote's winner (vote's answer, debate's revised answer): its name, `badge` (debate's decision),
+ * its votes, the tie it won by breaking, and its text (`labels` and `scope` name the labels it cites).
+ */
+export function WinnerAnswer({
+  winner,
+  badge,
+  labels,
+  scope,
+}: {
+  winner: VoteWinnerResult;
+  badge?: ReactNode;
+  labels: Labels;
+  scope?: string;
+}) {
+  return (
+    <MainAnswer
+      label="winner"
+      heading={
+        <>
+          Winner: <NameChip label={winner.winnerLabel} model={winner.winnerModel} /> {badge && <>{badge} </>}
+          <span className="badge">
+            {winner.voteCount}/{winner.totalVotes} votes
+          </span>
+          {winner.tiebroken && (
+            <>
+              {' '}
+              <span className="badge">tie broken: {winner.tiebreakerMethod}</span>
+            </>
+          )}
+        </>
+      }
+    >
+      <NamedMarkdown text={winner.winnerResponse} labels={labels} scope={scope} />
+    </MainAnswer>
+  );
+}
+
+/**
  * A vote's section (vote's answers, debate's revised answers): the tally as bars, how many votes
  * counted, the tie (with `tiebreak`, what the mode says of breaking it) and the ballots.
  */
@@ -129,8 +168,7 @@ export function VotesSection({
 }) {
   const tallies = votes.tallies ?? {};
   return (
-    <section aria-label="votes">
-      <h3>{heading}</h3>
+    <Section label="votes" heading={heading}>
       <VoteTally title={title} labels={labels} tallies={tallies} winnerLabel={winnerLabel} />
       <p className="muted">
         {votes.validVoteCount} valid vote{votes.validVoteCount === 1 ? '' : 's'}
@@ -146,7 +184,7 @@ export function VotesSection({
       )}
       <h4>Ballots</h4>
       <Ballots votes={votes.votes} labels={labels} />
-    </section>
+    </Section>
   );
 }
 

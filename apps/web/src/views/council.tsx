@@ -2,6 +2,7 @@ import type { CouncilResult } from '@conclave/contracts';
 import { useId, useState } from 'react';
 import { RankChart } from '../charts';
 import { LabelName } from './ballots';
+import { MainAnswer, Section } from './section';
 import { labelsFor, NameChip, NamedMarkdown, type Labels } from './names';
 import { ViewStyles } from './style';
 import { TabList } from './tabs';
@@ -37,14 +38,12 @@ export function CouncilView({ result }: { result: Partial<CouncilResult> }) {
     <div className="result council">
       <ViewStyles />
       {result.stage3 && (
-        <section className="main-answer" aria-label="synthesis">
-          <h3>Synthesis by {result.stage3.model}</h3>
+        <MainAnswer label="synthesis" heading={`Synthesis by ${result.stage3.model}`}>
           <NamedMarkdown text={result.stage3.response} labels={labels} />
-        </section>
+        </MainAnswer>
       )}
       {answers.length > 0 && (
-        <section aria-label="answers">
-          <h3>Answers</h3>
+        <Section label="answers" heading="Answers">
           <TabList
             label="answers"
             panelId={panel}
@@ -70,11 +69,10 @@ export function CouncilView({ result }: { result: Partial<CouncilResult> }) {
               <NamedMarkdown text={shown.response} labels={labels} />
             </div>
           )}
-        </section>
+        </Section>
       )}
       {result.stage2Metadata && (
-        <section aria-label="ranking">
-          <h3>Aggregate ranking</h3>
+        <Section label="ranking" heading="Aggregate ranking">
           {aggregate.length === 0 ? (
             <p className="muted">No evaluator's ranking could be read, so there is no aggregate ranking.</p>
           ) : (
@@ -120,11 +118,10 @@ export function CouncilView({ result }: { result: Partial<CouncilResult> }) {
               />
             </div>
           )}
-        </section>
+        </Section>
       )}
       {(result.stage2 ?? []).length > 0 && (
-        <section aria-label="evaluations">
-          <h3>Evaluations</h3>
+        <Section label="evaluations" heading="Evaluations">
           <div className="cards">
             {(result.stage2 ?? []).map((r, i) => (
               <article key={`${r.model}-${i}`} className="card evaluation" data-evaluator={r.model}>
@@ -149,7 +146,7 @@ export function CouncilView({ result }: { result: Partial<CouncilResult> }) {
               </article>
             ))}
           </div>
-        </section>
+        </Section>
       )}
     </div>
   );

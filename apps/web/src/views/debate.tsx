@@ -1,7 +1,8 @@
 import type { DebateResult } from '@conclave/contracts';
 import { lineDiff } from '../charts';
-import { AnswerCard, LabelName, VotesSection } from './ballots';
+import { AnswerCard, LabelName, VotesSection, WinnerAnswer } from './ballots';
 import { labelsFor, NameChip, NamedMarkdown, NamedText, type Labels } from './names';
+import { Section } from './section';
 import { ViewStyles } from './style';
 
 /**
@@ -29,24 +30,17 @@ export function DebateView({ result }: { result: Partial<DebateResult> }) {
     <div className="result debate">
       <ViewStyles />
       {winner && (
-        <section className="main-answer" aria-label="winner">
-          <h3>
-            Winner: <NameChip label={winner.winnerLabel} model={winner.winnerModel} />{' '}
+        <WinnerAnswer
+          // Debate breaks every tie alphabetically.
+          winner={{ ...winner, tiebreakerMethod: winner.tiebreakerMethod ?? 'alphabetical' }}
+          badge={
             <span className={`badge decision-${winner.winnerDecision ?? 'none'}`}>
               {winner.winnerDecision ?? 'no decision'}
-            </span>{' '}
-            <span className="badge">
-              {winner.voteCount}/{winner.totalVotes} votes
             </span>
-            {winner.tiebroken && (
-              <>
-                {' '}
-                <span className="badge">tie broken: {winner.tiebreakerMethod ?? 'alphabetical'}</span>
-              </>
-            )}
-          </h3>
-          <NamedMarkdown text={winner.winnerResponse} labels={round1} scope={ROUND1} />
-        </section>
+          }
+          labels={round1}
+          scope={ROUND1}
+        />
       )}
       {result.revisionSummary && (
         <p className="summary-bar">
@@ -56,8 +50,7 @@ export function DebateView({ result }: { result: Partial<DebateResult> }) {
         </p>
       )}
       {revisions.length > 0 && (
-        <section aria-label="revisions">
-          <h3>Revisions</h3>
+        <Section label="revisions" heading="Revisions">
           {revisions.map((r, i) => {
             const change = r.revisedWordCount - r.originalWordCount;
             const label = revisionLabels[i];
@@ -103,7 +96,7 @@ export function DebateView({ result }: { result: Partial<DebateResult> }) {
               </article>
             );
           })}
-        </section>
+        </Section>
       )}
       {result.votes && (
         <VotesSection
@@ -123,8 +116,7 @@ export function DebateView({ result }: { result: Partial<DebateResult> }) {
         />
       )}
       {round1Answers.length > 0 && (
-        <section aria-label="round 1 answers">
-          <h3>Round 1 answers</h3>
+        <Section label="round 1 answers" heading="Round 1 answers">
           {round1Answers.map((a, i) => (
             <AnswerCard
               key={`${a.model}-${i}`}
@@ -143,7 +135,7 @@ export function DebateView({ result }: { result: Partial<DebateResult> }) {
               }
             />
           ))}
-        </section>
+        </Section>
       )}
     </div>
   );

@@ -8,7 +8,7 @@ import type {
   QualitativeStats,
 } from '@conclave/contracts';
 import { ConvergenceChart, formatNumber, formatStat, Legend, StackedBars } from '../charts';
-import { Markdown } from '../markdown';
+import { MainAnswer, ModelReport, Section } from './section';
 import { ViewStyles } from './style';
 
 /** The mode's defaults (libs/deliberation delphi.config.ts), used when the run's own are not given. */
@@ -190,13 +190,17 @@ export function DelphiView({
         </p>
       )}
       {result.report && (
-        <section className="main-answer" aria-label="report">
-          <h3>
-            {result.finalValue === undefined ? '' : shown(result.finalValue)}{' '}
-            <span className={`badge ${result.converged ? 'badge-ok' : 'badge-warn'}`}>
-              {result.converged ? `Converged in round ${result.convergenceRound}` : 'Max rounds reached'}
-            </span>
-          </h3>
+        <MainAnswer
+          label="report"
+          heading={
+            <>
+              {result.finalValue === undefined ? '' : shown(result.finalValue)}{' '}
+              <span className={`badge ${result.converged ? 'badge-ok' : 'badge-warn'}`}>
+                {result.converged ? `Converged in round ${result.convergenceRound}` : 'Max rounds reached'}
+              </span>
+            </>
+          }
+        >
           {result.report.median !== undefined && (
             <p className="stat-line">
               <span>median {formatStat(result.report.median)}</span>
@@ -208,13 +212,11 @@ export function DelphiView({
               )}
             </p>
           )}
-          <p className="muted">Report by {result.report.facilitatorModel}</p>
-          <Markdown text={result.report.report} />
-        </section>
+          <ModelReport model={result.report.facilitatorModel} text={result.report.report} />
+        </MainAnswer>
       )}
       {rounds.length > 0 && (
-        <section aria-label="rounds">
-          <h3>Rounds</h3>
+        <Section label="rounds" heading="Rounds">
           {numeric ? (
             <div className="figure">
               <ConvergenceChart
@@ -303,7 +305,7 @@ export function DelphiView({
               </div>
             </details>
           ))}
-        </section>
+        </Section>
       )}
     </div>
   );

@@ -2,6 +2,7 @@ import { DIMENSIONS, type DimensionScores, type JurorAssessment, type JuryResult
 import { useState } from 'react';
 import { BarChart, formatNumber, Radar, RangeChart } from '../charts';
 import { Markdown } from '../markdown';
+import { MainAnswer, ModelReport, Section } from './section';
 import { ViewStyles } from './style';
 import { TabList } from './tabs';
 
@@ -46,26 +47,28 @@ export function JuryView({ result }: { result: Partial<JuryResult> }) {
         </section>
       )}
       {result.foreman && (
-        <section className="main-answer" aria-label="foreman report">
-          <h3>
-            Verdict{' '}
-            <span className={`badge verdict-${result.foreman.finalVerdict}`}>
-              {result.foreman.finalVerdict}
-            </span>
-            {overall !== null && (
-              <>
-                {' '}
-                <span className="badge">overall {formatNumber(overall)}/10</span>
-              </>
-            )}
-          </h3>
-          <p className="muted">Report by {result.foreman.model}</p>
-          <Markdown text={result.foreman.reportText} />
-        </section>
+        <MainAnswer
+          label="foreman report"
+          heading={
+            <>
+              Verdict{' '}
+              <span className={`badge verdict-${result.foreman.finalVerdict}`}>
+                {result.foreman.finalVerdict}
+              </span>
+              {overall !== null && (
+                <>
+                  {' '}
+                  <span className="badge">overall {formatNumber(overall)}/10</span>
+                </>
+              )}
+            </>
+          }
+        >
+          <ModelReport model={result.foreman.model} text={result.foreman.reportText} />
+        </MainAnswer>
       )}
       {jurors.length > 0 && (
-        <section aria-label="jurors">
-          <h3>Jurors</h3>
+        <Section label="jurors" heading="Jurors">
           <TabList
             label="jurors"
             className="tabs juror-tabs"
@@ -107,11 +110,10 @@ export function JuryView({ result }: { result: Partial<JuryResult> }) {
               </article>
             ))}
           </div>
-        </section>
+        </Section>
       )}
       {summary && (
-        <section aria-label="summary">
-          <h3>Dimensions</h3>
+        <Section label="summary" heading="Dimensions">
           {overall !== null && (
             <p>
               Overall average <span className="overall">{formatNumber(overall)}</span>
@@ -202,7 +204,7 @@ export function JuryView({ result }: { result: Partial<JuryResult> }) {
               {w}
             </p>
           ))}
-        </section>
+        </Section>
       )}
     </div>
   );

@@ -1,6 +1,7 @@
 import type { VoteResult } from '@conclave/contracts';
-import { AnswerCard, byVotes, LabelName, VotesSection } from './ballots';
+import { AnswerCard, byVotes, LabelName, VotesSection, WinnerAnswer } from './ballots';
 import { ballotReason, labelsFor, NameChip, NamedMarkdown, type Labels } from './names';
+import { Section } from './section';
 import { ViewStyles } from './style';
 
 export function VoteView({ result }: { result: Partial<VoteResult> }) {
@@ -20,23 +21,7 @@ export function VoteView({ result }: { result: Partial<VoteResult> }) {
   return (
     <div className="result vote">
       <ViewStyles />
-      {winner && (
-        <section className="main-answer" aria-label="winner">
-          <h3>
-            Winner: <NameChip label={winner.winnerLabel} model={winner.winnerModel} />{' '}
-            <span className="badge">
-              {winner.voteCount}/{winner.totalVotes} votes
-            </span>
-            {winner.tiebroken && (
-              <>
-                {' '}
-                <span className="badge">tie broken: {winner.tiebreakerMethod}</span>
-              </>
-            )}
-          </h3>
-          <NamedMarkdown text={winner.winnerResponse} labels={labels} />
-        </section>
-      )}
+      {winner && <WinnerAnswer winner={winner} labels={labels} />}
       {result.votes && (
         <VotesSection
           heading="Votes"
@@ -47,8 +32,7 @@ export function VoteView({ result }: { result: Partial<VoteResult> }) {
         />
       )}
       {result.tiebreak && (
-        <section aria-label="tiebreak">
-          <h3>Tiebreak</h3>
+        <Section label="tiebreak" heading="Tiebreak">
           {result.tiebreak.method === 'chairman' ? (
             <p>
               The chairman <strong>{result.tiebreak.model}</strong> chose{' '}
@@ -65,11 +49,10 @@ export function VoteView({ result }: { result: Partial<VoteResult> }) {
               <NamedMarkdown text={ballotReason(result.tiebreak.voteText)} labels={labels} />
             </div>
           )}
-        </section>
+        </Section>
       )}
       {ranked.length > 0 && (
-        <section aria-label="answers">
-          <h3>Answers</h3>
+        <Section label="answers" heading="Answers">
           <div className="answers">
             {ranked.map(({ answer, label }, i) => {
               const won = label !== undefined && label === winner?.winnerLabel;
@@ -96,7 +79,7 @@ export function VoteView({ result }: { result: Partial<VoteResult> }) {
               );
             })}
           </div>
-        </section>
+        </Section>
       )}
     </div>
   );
