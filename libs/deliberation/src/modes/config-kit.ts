@@ -19,7 +19,7 @@ import {
   resolveGateOptions,
 } from '../shared/resilience';
 import { IsModelId } from '../shared/validation';
-import type { OptionRule, Range } from './mode-config';
+import type { OptionRule, Range, RosterRule } from './mode-config';
 
 /**
  * What every mode's *.config.ts writes the same way: its panel and timeout fields, and the
@@ -31,7 +31,8 @@ import type { OptionRule, Range } from './mode-config';
 export type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../engine/types';
 export type { ModeConfigDefinition, Range } from './mode-config';
 export { IsModelId } from '../shared/validation';
-export { fallbackOptionRule, gateOptionRules } from '../shared/resilience';
+import { fallbackOptionRule, gateOptionRules } from '../shared/resilience';
+export { fallbackOptionRule, gateOptionRules };
 
 /** Applies decorators in the order given: the first is checked first (the type check). */
 const checkedInOrder =
@@ -141,4 +142,76 @@ export function resolveResilience<Option extends string = never>(
     seat.excluded,
   );
   return { ...gate, ...(fallbacks ? { [seat.option]: fallbacks } : {}) } as Resolved;
+}
+
+/**
+ * What a mode's *.config.ts says once of its panel, its single seat (a chairman, a foreman, a
+ * facilitator: where it has one) and its timeout, and what is made of it: the DTO's base class
+ * (ModeOptionsDto), the roster and the common options GET /api/modes shows, the panel field's
+ * decorator, and the resolution of the common options.
+ */
+export function modeOptions<Seat extends string = never>(rule: {
+  panel: RosterRule;
+  seat?: RosterRule;
+  /** What the gate options call the panel's members, and the fewest answers a stage goes on with. */
+  gate: { members: string; minimum: number };
+  /**
+   * The seat's fallbacks option, what its description calls the seat, and why a panel model may
+   * not stand in for it (where it may not).
+   */
+  fallbacks?: { option: Seat; seat: string; notFromPanel?: string };
+  timeout: Range;
+  /** How the DTO checks `timeoutMs`. */
+  timeoutType: 'integer' | 'number';
+  /** What GET /api/modes says of `timeoutMs`, where it differs (a number the mode rounds to ms). */
+  shownTimeout?: { type?: 'integer' | 'number'; description?: string };
+}) {
+  const { panel, seat, gate, fallbacks } = rule;
+  const roster: RosterRule[] = [panel, ...(seat ? [seat] : [])];
+  const rules: OptionRule[] = [
+    timeoutOptionRule(
+      rule.timeout,
+      rule.shownTimeout?.type ?? rule.timeoutType,
+      rule.shownTimeout?.description,
+    ),
+    ...gateOptionRules(gate.members, gate.minimum),
+    ...(fallbacks ? [fallbackOptionRule(fallbacks.option, fallbacks.seat)] : []),
+  ];
+  /** The seat's request field (`modeConfig.` is not repeated: its fallbacks are there too). */
+  const seatField = seat?.field.replace(/^modeConfig\./, '') ?? '';
+  return {
+    Dto: ModeOptionsDto<Seat>({
+      timeout: rule.timeout,
+      timeoutType: rule.timeoutType,
+      maxMembers: panel.max,
+      fallbacks: fallbacks?.option,
+    }),
+    roster,
+    rules,
+    /** The panel's field: PanelOption with the panel's size (and the mode's messages). */
+    Panel: (messages: { tooFew?: string; tooMany?: string; unique?: string } = {}): PropertyDecorator =>
+      PanelOption({ min: panel.min, max: panel.max, ...messages }),
+    /** The common options given, resolved against the panel's models and the seat's model. */
+    resolve: (
+      given: NoInfer<StageGateOptions & { [K in Seat]?: string[] }>,
+      panelModels: readonly string[],
+      seatModel: string | null,
+      problems: FieldErrors,
+    ) =>
+      resolveResilience<Seat>(
+        given,
+        { size: panelModels.length, ...gate },
+        fallbacks && seatModel !== null
+          ? {
+              option: fallbacks.option,
+              model: seatModel,
+              field: seatField,
+              ...(fallbacks.notFromPanel
+                ? { excluded: { models: panelModels, why: fallbacks.notFromPanel } }
+                : {}),
+            }
+          : null,
+        problems,
+      ),
+  };
 }

@@ -1,36 +1,29 @@
 import type { CouncilConfig } from '@conclave/contracts';
 import {
-  ModeOptionsDto,
-  PanelOption,
   SeatOption,
-  fallbackOptionRule,
-  gateOptionRules,
-  resolveResilience,
-  timeoutOptionRule,
+  modeOptions,
   type FieldErrors,
   type ModeConfigDefinition,
   type ModeDefaults,
-  type Range,
   type RequestEnvelope,
   type ResolvedConfig,
 } from '../config-kit';
 
 export const COUNCIL_MIN_MODELS = 2;
 export const COUNCIL_MAX_MODELS = 6;
-const TIMEOUT_MS: Range = { min: 1000, max: 600_000, unit: 'ms' };
+
+const COMMON = modeOptions({
+  panel: { role: 'council', field: 'councilModels', min: COUNCIL_MIN_MODELS, max: COUNCIL_MAX_MODELS },
+  seat: { role: 'chairman', field: 'chairmanModel', min: 1, max: 1 },
+  gate: { members: 'council models', minimum: COUNCIL_MIN_MODELS },
+  fallbacks: { option: 'chairmanFallbacks', seat: 'chairman' },
+  timeout: { min: 1000, max: 600_000, unit: 'ms' },
+  timeoutType: 'integer',
+});
 
 /** `modeConfig` of a council request (and the top-level `councilModels` / `chairmanModel`). */
-export class CouncilConfigDto extends ModeOptionsDto({
-  timeout: TIMEOUT_MS,
-  timeoutType: 'integer',
-  maxMembers: COUNCIL_MAX_MODELS,
-  fallbacks: 'chairmanFallbacks',
-}) {
-  @PanelOption({
-    min: COUNCIL_MIN_MODELS,
-    max: COUNCIL_MAX_MODELS,
-    unique: 'councilModels must not name the same model twice',
-  })
+export class CouncilConfigDto extends COMMON.Dto {
+  @COMMON.Panel({ unique: 'councilModels must not name the same model twice' })
   councilModels?: string[];
 
   @SeatOption()
@@ -69,12 +62,7 @@ export function resolveCouncilConfig(
   const fallback = councilDefaults(defaults);
   const councilModels = request.councilModels ?? inConfig.councilModels ?? fallback.councilModels;
   const chairmanModel = request.chairmanModel ?? inConfig.chairmanModel ?? fallback.chairmanModel;
-  const resilience = resolveResilience(
-    inConfig,
-    { size: councilModels.length, members: 'council models', minimum: COUNCIL_MIN_MODELS },
-    { option: 'chairmanFallbacks', model: chairmanModel, field: 'chairmanModel' },
-    fields,
-  );
+  const resilience = COMMON.resolve(inConfig, councilModels, chairmanModel, fields);
   if (Object.keys(fields).length > 0) return { ok: false, fields };
   return {
     ok: true,
@@ -89,15 +77,8 @@ export function resolveCouncilConfig(
 
 export const councilConfig: ModeConfigDefinition<CouncilConfig> = {
   schema: CouncilConfigDto,
-  roster: [
-    { role: 'council', field: 'councilModels', min: COUNCIL_MIN_MODELS, max: COUNCIL_MAX_MODELS },
-    { role: 'chairman', field: 'chairmanModel', min: 1, max: 1 },
-  ],
-  options: [
-    timeoutOptionRule(TIMEOUT_MS, 'integer'),
-    ...gateOptionRules('council models', COUNCIL_MIN_MODELS),
-    fallbackOptionRule('chairmanFallbacks', 'chairman'),
-  ],
+  roster: COMMON.roster,
+  options: COMMON.rules,
   defaults: councilDefaults,
   resolve: resolveCouncilConfig,
 };

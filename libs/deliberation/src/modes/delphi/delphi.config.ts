@@ -14,13 +14,8 @@ import {
   MinLength,
 } from 'class-validator';
 import {
-  ModeOptionsDto,
-  PanelOption,
   SeatOption,
-  fallbackOptionRule,
-  gateOptionRules,
-  resolveResilience,
-  timeoutOptionRule,
+  modeOptions,
   type FieldErrors,
   type ModeConfigDefinition,
   type ModeDefaults,
@@ -42,18 +37,32 @@ const MAX_ROUNDS: Range = { min: 2, max: 5 };
 const NUMERIC_THRESHOLD: Range = { min: 0.01, max: 1.0, fractional: true };
 const QUALITATIVE_THRESHOLD: Range = { min: 50, max: 100 };
 const OPTION_COUNT: Range = { min: 2, max: 10 };
-const TIMEOUT_MS: Range = { min: 30_000, max: 180_000, unit: 'ms' };
+/** 05-delphi.md §F: a round needs at least 3 valid estimates. */
+export const DELPHI_MIN_VALID = 3;
 
-/** `modeConfig` of a Delphi request (05-delphi.md §D). */
-export class DelphiConfigDto extends ModeOptionsDto({
-  timeout: TIMEOUT_MS,
-  timeoutType: 'number',
-  maxMembers: DELPHI_MAX_PANELISTS,
-  fallbacks: 'facilitatorFallbacks',
-}) {
-  @PanelOption({
+/** The timeout is a round's, rounded to whole ms, hence shown as an integer. */
+const COMMON = modeOptions({
+  panel: {
+    role: 'panelist',
+    field: 'modeConfig.panelistModels',
     min: DELPHI_MIN_PANELISTS,
     max: DELPHI_MAX_PANELISTS,
+  },
+  seat: { role: 'facilitator', field: 'modeConfig.facilitatorModel', min: 1, max: 1 },
+  gate: { members: 'panelist models', minimum: DELPHI_MIN_VALID },
+  fallbacks: {
+    option: 'facilitatorFallbacks',
+    seat: 'facilitator (its report)',
+    notFromPanel: 'it is a panelist model, and the facilitator does not participate as a panelist',
+  },
+  timeout: { min: 30_000, max: 180_000, unit: 'ms' },
+  timeoutType: 'number',
+  shownTimeout: { type: 'integer', description: 'per-round timeout' },
+});
+
+/** `modeConfig` of a Delphi request (05-delphi.md §D). */
+export class DelphiConfigDto extends COMMON.Dto {
+  @COMMON.Panel({
     tooFew: `Delphi mode requires at least ${DELPHI_MIN_PANELISTS} panelist models`,
     tooMany: `Maximum ${DELPHI_MAX_PANELISTS} panelist models allowed`,
   })
@@ -96,9 +105,6 @@ export class DelphiConfigDto extends ModeOptionsDto({
   options?: string[];
 }
 
-/** 05-delphi.md §F: a round needs at least 3 valid estimates. */
-export const DELPHI_MIN_VALID = 3;
-
 /** What a Delphi request that names none of these gets; its per-round timeout is its own. */
 export const delphiDefaults = (defaults: ModeDefaults): Omit<DelphiConfig, 'questionType' | 'options'> => ({
   panelistModels: defaults.delphi.panelistModels,
@@ -124,20 +130,7 @@ export function resolveDelphiConfig(
     };
   }
   const fields: FieldErrors = {};
-  const resilience = resolveResilience(
-    given,
-    { size: panelistModels.length, members: 'panelist models', minimum: DELPHI_MIN_VALID },
-    {
-      option: 'facilitatorFallbacks',
-      model: facilitatorModel,
-      field: 'facilitatorModel',
-      excluded: {
-        models: panelistModels,
-        why: 'it is a panelist model, and the facilitator does not participate as a panelist',
-      },
-    },
-    fields,
-  );
+  const resilience = COMMON.resolve(given, panelistModels, facilitatorModel, fields);
   if (Object.keys(fields).length > 0) return { ok: false, fields };
   const questionType = given.questionType ?? null;
   return {
@@ -160,15 +153,7 @@ export function resolveDelphiConfig(
 
 export const delphiConfig: ModeConfigDefinition<DelphiConfig> = {
   schema: DelphiConfigDto,
-  roster: [
-    {
-      role: 'panelist',
-      field: 'modeConfig.panelistModels',
-      min: DELPHI_MIN_PANELISTS,
-      max: DELPHI_MAX_PANELISTS,
-    },
-    { role: 'facilitator', field: 'modeConfig.facilitatorModel', min: 1, max: 1 },
-  ],
+  roster: COMMON.roster,
   options: [
     { field: 'maxRounds', type: 'integer', description: 'estimation rounds at most', range: MAX_ROUNDS },
     {
@@ -194,9 +179,7 @@ export const delphiConfig: ModeConfigDefinition<DelphiConfig> = {
       description: 'the answers a qualitative question offers',
       range: OPTION_COUNT,
     },
-    timeoutOptionRule(TIMEOUT_MS, 'integer', 'per-round timeout'),
-    ...gateOptionRules('panelist models', DELPHI_MIN_VALID),
-    fallbackOptionRule('facilitatorFallbacks', 'facilitator (its report)'),
+    ...COMMON.rules,
   ],
   defaults: delphiDefaults,
   resolve: resolveDelphiConfig,
