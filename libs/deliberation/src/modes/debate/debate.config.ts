@@ -1,12 +1,5 @@
 import type { DebateConfig } from '@conclave/contracts';
-import {
-  modeOptions,
-  type FieldErrors,
-  type ModeConfigDefinition,
-  type ModeDefaults,
-  type RequestEnvelope,
-  type ResolvedConfig,
-} from '../config-kit';
+import { modeOptions, type ModeConfigDefinition } from '../config-kit';
 
 export const DEBATE_MIN_MODELS = 3;
 export const DEBATE_MAX_MODELS = 6;
@@ -31,36 +24,12 @@ export class DebateConfigDto extends COMMON.Dto {
   models?: string[];
 }
 
-/** What a debate request that names none of these gets. */
-export const debateDefaults = (defaults: ModeDefaults): DebateConfig => ({
-  models: defaults.debate.models,
-  timeoutMs: defaults.timeoutMs,
-});
-
-export function resolveDebateConfig(
-  request: RequestEnvelope,
-  defaults: ModeDefaults,
-): ResolvedConfig<DebateConfig> {
-  const given = (request.modeConfig ?? {}) as DebateConfigDto;
-  const fallback = debateDefaults(defaults);
-  const models = given.models ?? fallback.models;
-  const fields: FieldErrors = {};
-  const resilience = COMMON.resolve(given, models, null, fields);
-  if (Object.keys(fields).length > 0) return { ok: false, fields };
-  return {
-    ok: true,
-    config: {
-      models,
-      timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
-      ...resilience,
-    },
-  };
-}
-
-export const debateConfig: ModeConfigDefinition<DebateConfig> = {
+export const debateConfig: ModeConfigDefinition<DebateConfig> = COMMON.define({
   schema: DebateConfigDto,
-  roster: COMMON.roster,
-  options: COMMON.rules,
-  defaults: debateDefaults,
-  resolve: resolveDebateConfig,
-};
+  /** What a debate request that names none of these gets. */
+  defaults: (defaults) => ({ models: defaults.debate.models, timeoutMs: defaults.timeoutMs }),
+  resolve: (given, fallback) => {
+    const models = given.models ?? fallback.models;
+    return { config: { models }, panel: models, seat: null };
+  },
+});

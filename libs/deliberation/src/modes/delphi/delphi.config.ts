@@ -13,16 +13,7 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
-import {
-  SeatOption,
-  modeOptions,
-  type FieldErrors,
-  type ModeConfigDefinition,
-  type ModeDefaults,
-  type Range,
-  type RequestEnvelope,
-  type ResolvedConfig,
-} from '../config-kit';
+import { SeatOption, modeOptions, type ModeConfigDefinition, type Range } from '../config-kit';
 
 export const DELPHI_MIN_PANELISTS = 3;
 export const DELPHI_MAX_PANELISTS = 7;
@@ -105,55 +96,8 @@ export class DelphiConfigDto extends COMMON.Dto {
   options?: string[];
 }
 
-/** What a Delphi request that names none of these gets; its per-round timeout is its own. */
-export const delphiDefaults = (defaults: ModeDefaults): Omit<DelphiConfig, 'questionType' | 'options'> => ({
-  panelistModels: defaults.delphi.panelistModels,
-  facilitatorModel: defaults.delphi.facilitatorModel,
-  ...DELPHI_DEFAULTS,
-});
-
-export function resolveDelphiConfig(
-  request: RequestEnvelope,
-  defaults: ModeDefaults,
-): ResolvedConfig<DelphiConfig> {
-  const given = (request.modeConfig ?? {}) as DelphiConfigDto;
-  const fallback = delphiDefaults(defaults);
-  const panelistModels = given.panelistModels ?? fallback.panelistModels;
-  const facilitatorModel = given.facilitatorModel ?? fallback.facilitatorModel;
-  if (panelistModels.includes(facilitatorModel)) {
-    return {
-      ok: false,
-      fields: {
-        'modeConfig.facilitatorModel':
-          'The facilitator does NOT participate as a panelist: choose a model that is not one of the panelist models',
-      },
-    };
-  }
-  const fields: FieldErrors = {};
-  const resilience = COMMON.resolve(given, panelistModels, facilitatorModel, fields);
-  if (Object.keys(fields).length > 0) return { ok: false, fields };
-  const questionType = given.questionType ?? null;
-  return {
-    ok: true,
-    config: {
-      panelistModels,
-      facilitatorModel,
-      maxRounds: given.maxRounds ?? fallback.maxRounds,
-      numericConvergenceThreshold: given.numericConvergenceThreshold ?? fallback.numericConvergenceThreshold,
-      qualitativeConvergenceThreshold:
-        given.qualitativeConvergenceThreshold ?? fallback.qualitativeConvergenceThreshold,
-      questionType,
-      // 05-delphi.md §F: a numeric override ignores options.
-      options: questionType === 'numeric' ? null : (given.options ?? null),
-      timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
-      ...resilience,
-    },
-  };
-}
-
-export const delphiConfig: ModeConfigDefinition<DelphiConfig> = {
+export const delphiConfig: ModeConfigDefinition<DelphiConfig> = COMMON.define({
   schema: DelphiConfigDto,
-  roster: COMMON.roster,
   options: [
     { field: 'maxRounds', type: 'integer', description: 'estimation rounds at most', range: MAX_ROUNDS },
     {
@@ -179,8 +123,37 @@ export const delphiConfig: ModeConfigDefinition<DelphiConfig> = {
       description: 'the answers a qualitative question offers',
       range: OPTION_COUNT,
     },
-    ...COMMON.rules,
   ],
-  defaults: delphiDefaults,
-  resolve: resolveDelphiConfig,
-};
+  /** What a Delphi request that names none of these gets; its per-round timeout is its own. */
+  defaults: (defaults) => ({
+    panelistModels: defaults.delphi.panelistModels,
+    facilitatorModel: defaults.delphi.facilitatorModel,
+    ...DELPHI_DEFAULTS,
+  }),
+  resolve: (given, fallback, problems) => {
+    const panelistModels = given.panelistModels ?? fallback.panelistModels;
+    const facilitatorModel = given.facilitatorModel ?? fallback.facilitatorModel;
+    if (panelistModels.includes(facilitatorModel)) {
+      problems['modeConfig.facilitatorModel'] =
+        'The facilitator does NOT participate as a panelist: choose a model that is not one of the panelist models';
+      return null;
+    }
+    const questionType = given.questionType ?? null;
+    return {
+      config: {
+        panelistModels,
+        facilitatorModel,
+        maxRounds: given.maxRounds ?? fallback.maxRounds,
+        numericConvergenceThreshold:
+          given.numericConvergenceThreshold ?? fallback.numericConvergenceThreshold,
+        qualitativeConvergenceThreshold:
+          given.qualitativeConvergenceThreshold ?? fallback.qualitativeConvergenceThreshold,
+        questionType,
+        // 05-delphi.md §F: a numeric override ignores options.
+        options: questionType === 'numeric' ? null : (given.options ?? null),
+      },
+      panel: panelistModels,
+      seat: facilitatorModel,
+    };
+  },
+});

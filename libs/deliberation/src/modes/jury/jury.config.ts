@@ -1,14 +1,6 @@
 import type { JuryConfig } from '@conclave/contracts';
 import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
-import {
-  IsModelId,
-  modeOptions,
-  type FieldErrors,
-  type ModeConfigDefinition,
-  type ModeDefaults,
-  type RequestEnvelope,
-  type ResolvedConfig,
-} from '../config-kit';
+import { IsModelId, modeOptions, type ModeConfigDefinition } from '../config-kit';
 
 export const JURY_MIN_JURORS = 3;
 export const JURY_MAX_JURORS = 6;
@@ -60,53 +52,37 @@ export class JuryConfigDto extends COMMON.Dto {
   foremanModel?: string;
 }
 
-/** What a jury request that names none of these gets (the content it must name). */
-export const juryDefaults = (
-  defaults: ModeDefaults,
-): Pick<JuryConfig, 'jurorModels' | 'foremanModel' | 'timeoutMs'> => ({
-  jurorModels: defaults.jury.jurorModels,
-  foremanModel: defaults.jury.foremanModel,
-  timeoutMs: defaults.timeoutMs,
-});
-
-export function resolveJuryConfig(
-  request: RequestEnvelope,
-  defaults: ModeDefaults,
-): ResolvedConfig<JuryConfig> {
-  const given = (request.modeConfig ?? {}) as Partial<JuryConfigDto>;
-  const fields: FieldErrors = {};
-  if (typeof given.content !== 'string' || given.content.trim().length === 0) {
-    fields['modeConfig.content'] = 'Content to evaluate is required';
-  }
-  const fallback = juryDefaults(defaults);
-  const jurorModels = given.jurorModels ?? fallback.jurorModels;
-  const foremanModel = given.foremanModel ?? fallback.foremanModel;
-  if (jurorModels.includes(foremanModel)) {
-    fields['modeConfig.foremanModel'] = 'Foreman model must not be one of the juror models';
-  }
-  const resilience = COMMON.resolve(given, jurorModels, foremanModel, fields);
-  if (Object.keys(fields).length > 0 || typeof given.content !== 'string') return { ok: false, fields };
-  return {
-    ok: true,
-    config: {
-      content: given.content,
-      ...(given.originalQuestion ? { originalQuestion: given.originalQuestion } : {}),
-      jurorModels,
-      foremanModel,
-      timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
-      ...resilience,
-    },
-  };
-}
-
-export const juryConfig: ModeConfigDefinition<JuryConfig> = {
+export const juryConfig: ModeConfigDefinition<JuryConfig> = COMMON.define({
   schema: JuryConfigDto,
-  roster: COMMON.roster,
   options: [
     { field: 'content', type: 'string', description: 'the content under evaluation (required)' },
     { field: 'originalQuestion', type: 'string', description: 'the question the content was answering' },
-    ...COMMON.rules,
   ],
-  defaults: juryDefaults,
-  resolve: resolveJuryConfig,
-};
+  /** What a jury request that names none of these gets (the content it must name). */
+  defaults: (defaults) => ({
+    jurorModels: defaults.jury.jurorModels,
+    foremanModel: defaults.jury.foremanModel,
+    timeoutMs: defaults.timeoutMs,
+  }),
+  resolve: (given, fallback, problems) => {
+    if (typeof given.content !== 'string' || given.content.trim().length === 0) {
+      problems['modeConfig.content'] = 'Content to evaluate is required';
+    }
+    const jurorModels = given.jurorModels ?? fallback.jurorModels;
+    const foremanModel = given.foremanModel ?? fallback.foremanModel;
+    if (jurorModels.includes(foremanModel)) {
+      problems['modeConfig.foremanModel'] = 'Foreman model must not be one of the juror models';
+    }
+    return {
+      config: {
+        // Without content the request is refused (above): this value is never used.
+        content: given.content ?? '',
+        ...(given.originalQuestion ? { originalQuestion: given.originalQuestion } : {}),
+        jurorModels,
+        foremanModel,
+      },
+      panel: jurorModels,
+      seat: foremanModel,
+    };
+  },
+});

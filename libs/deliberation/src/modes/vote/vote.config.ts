@@ -1,13 +1,5 @@
 import type { VoteConfig } from '@conclave/contracts';
-import {
-  SeatOption,
-  modeOptions,
-  type FieldErrors,
-  type ModeConfigDefinition,
-  type ModeDefaults,
-  type RequestEnvelope,
-  type ResolvedConfig,
-} from '../config-kit';
+import { SeatOption, modeOptions, type ModeConfigDefinition } from '../config-kit';
 
 export const VOTE_MIN_MODELS = 3;
 export const VOTE_MAX_MODELS = 6;
@@ -39,39 +31,17 @@ export class VoteConfigDto extends COMMON.Dto {
 /** The chairman may be a voter; without one named, the first model breaks ties. */
 const chairmanOf = (models: readonly string[]): string => models[0];
 
-/** What a vote request that names none of these gets. */
-export const voteDefaults = (defaults: ModeDefaults): VoteConfig => ({
-  models: defaults.vote.models,
-  chairmanModel: chairmanOf(defaults.vote.models),
-  timeoutMs: defaults.timeoutMs,
-});
-
-export function resolveVoteConfig(
-  request: RequestEnvelope,
-  defaults: ModeDefaults,
-): ResolvedConfig<VoteConfig> {
-  const given = (request.modeConfig ?? {}) as VoteConfigDto;
-  const fallback = voteDefaults(defaults);
-  const models = given.models ?? fallback.models;
-  const chairmanModel = given.chairmanModel ?? chairmanOf(models);
-  const fields: FieldErrors = {};
-  const resilience = COMMON.resolve(given, models, chairmanModel, fields);
-  if (Object.keys(fields).length > 0) return { ok: false, fields };
-  return {
-    ok: true,
-    config: {
-      models,
-      chairmanModel,
-      timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
-      ...resilience,
-    },
-  };
-}
-
-export const voteConfig: ModeConfigDefinition<VoteConfig> = {
+export const voteConfig: ModeConfigDefinition<VoteConfig> = COMMON.define({
   schema: VoteConfigDto,
-  roster: COMMON.roster,
-  options: COMMON.rules,
-  defaults: voteDefaults,
-  resolve: resolveVoteConfig,
-};
+  /** What a vote request that names none of these gets. */
+  defaults: (defaults) => ({
+    models: defaults.vote.models,
+    chairmanModel: chairmanOf(defaults.vote.models),
+    timeoutMs: defaults.timeoutMs,
+  }),
+  resolve: (given, fallback) => {
+    const models = given.models ?? fallback.models;
+    const chairmanModel = given.chairmanModel ?? chairmanOf(models);
+    return { config: { models, chairmanModel }, panel: models, seat: chairmanModel };
+  },
+});
