@@ -26,7 +26,7 @@ import {
 import { openingEvent, promptCall, recordRow, usageOfOutcome } from '../../shared/calls';
 import { labelMapOf, responseLabel, shuffleWithSeed } from '../../shared/labels';
 import { buildTitlePrompt } from '../../shared/title';
-import { ballotRow, castBallots, parseVote, votesFromRows } from '../../shared/voting';
+import { ballotRow, castBallots, parseVote, tallyCounts, votesFromRows } from '../../shared/voting';
 import { hasAnswer, memberGate, type CountsAsAnswered } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
 import { debateConfig } from './debate.config';
@@ -212,10 +212,7 @@ function reduceVote(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
     votes: ballots.map((b) => b.vote),
     tallies: tally.tallies,
     revisedLabelToModel,
-    validVoteCount: tally.validVoteCount,
-    invalidVoteCount: tally.invalidVoteCount,
-    isTie: tally.isTie,
-    tiedLabels: tally.tiedLabels,
+    ...tallyCounts(tally),
   };
   const rows: StageRow[] = [
     ...voteRows,
@@ -350,10 +347,7 @@ export const debateMode = defineMode<DebateConfig, Partial<DebateResult>, Debate
         votes: votesFromRows(rows, 'debate_vote'),
         tallies: tally.tallies,
         revisedLabelToModel: result.revisedLabelMap,
-        validVoteCount: tally.validVoteCount,
-        invalidVoteCount: tally.invalidVoteCount,
-        isTie: tally.isTie,
-        tiedLabels: tally.tiedLabels,
+        ...tallyCounts(tally),
       };
     }
     const winnerRow = rows.find((r) => r.stageType === 'debate_winner');

@@ -24,7 +24,7 @@ import {
 import { openingEvent, promptCall, recordRow, usageOfOutcome } from '../../shared/calls';
 import { labelMapOf, responseLabel, shuffleWithSeed } from '../../shared/labels';
 import { buildTitlePrompt } from '../../shared/title';
-import { ballotRow, castBallots, parseVote, votesFromRows } from '../../shared/voting';
+import { ballotRow, castBallots, parseVote, tallyCounts, votesFromRows } from '../../shared/voting';
 import { hasAnswer, memberGate, withFallbacks, type CountsAsAnswered } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
 import { voteConfig } from './vote.config';
@@ -121,10 +121,7 @@ function reduceVotes(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const result: VoteTallyResult = {
     votes: ballots.map((b) => b.vote),
     tallies: tally.tallies,
-    validVoteCount: tally.validVoteCount,
-    invalidVoteCount: tally.invalidVoteCount,
-    isTie: tally.isTie,
-    tiedLabels: tally.tiedLabels,
+    ...tallyCounts(tally),
   };
   rows.push(
     recordRow(
@@ -133,10 +130,7 @@ function reduceVotes(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
       JSON.stringify({ tallies: tally.tallies, isTie: tally.isTie, tiedLabels: tally.tiedLabels }),
       {
         tallies: tally.tallies,
-        validVoteCount: tally.validVoteCount,
-        invalidVoteCount: tally.invalidVoteCount,
-        isTie: tally.isTie,
-        tiedLabels: tally.tiedLabels,
+        ...tallyCounts(tally),
       },
     ),
   );
@@ -257,10 +251,7 @@ export const voteMode = defineMode<VoteConfig, Partial<VoteResult>, VoteStage>({
       result.votes = {
         votes: votesFromRows(rows, 'vote'),
         tallies: tally.tallies,
-        validVoteCount: tally.validVoteCount,
-        invalidVoteCount: tally.invalidVoteCount,
-        isTie: tally.isTie,
-        tiedLabels: tally.tiedLabels,
+        ...tallyCounts(tally),
       };
     }
     const tiebreak = rows.find((r) => r.stageType === 'tiebreak');
