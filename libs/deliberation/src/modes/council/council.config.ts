@@ -3,11 +3,13 @@ import { SeatOption, modeOptions, type ModeConfigDefinition } from '../config-ki
 
 export const COUNCIL_MIN_MODELS = 2;
 export const COUNCIL_MAX_MODELS = 6;
+/** The fewest first answers a council goes on to rank; fewer end it. */
+export const COUNCIL_MIN_RESPONSES = 2;
 
 const COMMON = modeOptions({
   panel: { role: 'council', field: 'councilModels', min: COUNCIL_MIN_MODELS, max: COUNCIL_MAX_MODELS },
   seat: { role: 'chairman', field: 'chairmanModel', min: 1, max: 1 },
-  gate: { members: 'council models', minimum: COUNCIL_MIN_MODELS },
+  gate: { members: 'council models', minimum: COUNCIL_MIN_RESPONSES },
   fallbacks: { option: 'chairmanFallbacks', seat: 'chairman' },
   timeout: { min: 1000, max: 600_000, unit: 'ms' },
   timeoutType: 'integer',

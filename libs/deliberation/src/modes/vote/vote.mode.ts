@@ -27,7 +27,7 @@ import { buildTitlePrompt } from '../../shared/title';
 import { ballotRow, castBallots, parseVote, tallyCounts, votesFromRows } from '../../shared/voting';
 import { hasAnswer, memberGate, withFallbacks, type CountsAsAnswered } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
-import { voteConfig } from './vote.config';
+import { VOTE_MIN_ANSWERS, voteConfig } from './vote.config';
 import { voteFacts } from './vote.facts';
 import { buildTiebreakPrompt, buildVoteModePrompt } from './vote.prompts';
 
@@ -42,7 +42,6 @@ const ORDER = {
   tiebreak: 5,
   vote_winner: 6,
 } as const;
-const MIN_ANSWERS = 2;
 const responseIndex = (label: string) => label.charCodeAt(label.length - 1) - 65;
 const CHAIRMAN_KEY = 'chairman';
 
@@ -59,9 +58,9 @@ const ANSWERS: AnswersRound = {
   seated: true,
   event: 'stage1_complete',
   next: 'vote',
-  minAnswers: MIN_ANSWERS,
+  minAnswers: VOTE_MIN_ANSWERS,
   panel: 'models',
-  need: `a vote needs at least ${MIN_ANSWERS} answers`,
+  need: `a vote needs at least ${VOTE_MIN_ANSWERS} answers`,
 };
 
 type StoredTally = Omit<VoteTallyResult, 'votes'> & { winners?: string[] };
@@ -209,7 +208,7 @@ const stages: StageTable<VoteStage, VoteConfig> = {
   answer: {
     start: (ctx) => [openingEvent('vote_session_start', ctx, { mode: 'vote' }), modeEvent('stage1_start')],
     calls: (ctx) => answersRoundCalls(ANSWERS, ctx.config.models, ctx.question),
-    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_ANSWERS, hasAnswer),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, VOTE_MIN_ANSWERS, hasAnswer),
     reduce: (_ctx, outcomes) => reduceAnswersRound(ANSWERS, outcomes),
   },
   vote: {
