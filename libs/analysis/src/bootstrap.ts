@@ -156,7 +156,7 @@ export function allEqual(values: ArrayLike<number>): boolean {
 }
 
 /** Copies the present (finite) values into a compact array; missing items are dropped. */
-function presentValues(values: ArrayLike<number | null | undefined>): Float64Array {
+export function presentValues(values: ArrayLike<number | null | undefined>): Float64Array {
   let count = 0;
   for (let i = 0; i < values.length; i++) if (isPresent(values[i])) count++;
   const out = new Float64Array(count);

@@ -85,6 +85,31 @@ export interface DelphiReport {
   confidenceInterval?: { low: number; high: number; level: 0.95 };
 }
 
+/** Student's t quantiles for 95 % by degrees of freedom (a larger panel falls back to 1.96). */
+const T_95: Record<number, number> = {
+  1: 12.706,
+  2: 4.303,
+  3: 3.182,
+  4: 2.776,
+  5: 2.571,
+  6: 2.447,
+  7: 2.365,
+  8: 2.306,
+};
+
+/**
+ * The report's `confidenceInterval`: a 95% confidence interval of the mean, Student's t with the
+ * sample standard deviation, which is what a panel of a handful of estimates calls for. Defined with
+ * the report so that the mode states it and libs/analysis recomputes it from the same code.
+ */
+export function confidenceInterval95(values: readonly number[]): { low: number; high: number; level: 0.95 } {
+  const m = values.reduce((a, b) => a + b, 0) / values.length;
+  if (values.length < 2) return { low: m, high: m, level: 0.95 };
+  const sampleSd = Math.sqrt(values.reduce((s, v) => s + (v - m) ** 2, 0) / (values.length - 1));
+  const half = (T_95[values.length - 1] ?? 1.96) * (sampleSd / Math.sqrt(values.length));
+  return { low: m - half, high: m + half, level: 0.95 };
+}
+
 /** Partial while running: stages not reached yet are absent. */
 export interface DelphiResult {
   classification: DelphiClassification;

@@ -81,7 +81,8 @@ export interface UserBudgetStatus {
   overBudget: boolean;
 }
 
-interface CallTotals {
+/** What a plan adds up to, per stage and per model, as ranges over its walks. */
+export interface EstimateFigures {
   /** Every model call, the title call included when `titleCall.counted`. */
   calls: EstimateRange;
   stages: Record<string, EstimateRange>;
@@ -92,6 +93,9 @@ interface CallTotals {
   costUsd: EstimateRange | null;
   knownCostUsd: EstimateRange;
   unpricedModels: string[];
+}
+
+interface CallTotals extends EstimateFigures {
   assumptions: EstimateAssumptions;
   budget: UserBudgetStatus | null;
 }

@@ -37,6 +37,9 @@ export const STAGE_LABELS: readonly string[] = [
   'tiebreak',
 ];
 
+/** The gauges read on each scrape (Metrics.onScrape). */
+type ScrapedGauge = 'conclave_queue_jobs' | 'conclave_active_deliberations' | 'conclave_connected_sockets';
+
 export interface MetricsOptions {
   /**
    * Model ids that get a `model` label of their own: the ones the operator's configuration names
@@ -59,100 +62,82 @@ export class Metrics {
   private readonly stages: ReadonlySet<string> = new Set(STAGE_LABELS);
   private readonly scrapeHooks = new Map<string, () => Promise<void>>();
 
-  readonly queueJobs = new Gauge({
-    name: 'conclave_queue_jobs',
-    collect: () => this.scrapeHooks.get('conclave_queue_jobs')?.(),
-    help: 'Stage-queue jobs by state (every gateway reports the same queue: aggregate with max)',
-    labelNames: ['queue', 'state'] as const,
-    registers: [this.registry],
-  });
-  readonly stageDuration = new Histogram({
-    name: 'conclave_stage_duration_seconds',
-    help: 'Time one stage job took, by mode, stage and outcome',
-    labelNames: ['mode', 'stage', 'outcome'] as const,
-    buckets: STAGE_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly modelCallDuration = new Histogram({
-    name: 'conclave_model_call_duration_seconds',
-    help: 'Latency of one model call including its retries, by provider, model and outcome',
-    labelNames: ['provider', 'model', 'outcome'] as const,
-    buckets: CALL_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly modelCallErrors = new Counter({
-    name: 'conclave_model_call_errors_total',
-    help: 'Model calls that failed after their retries, by provider, model and error kind',
-    labelNames: ['provider', 'model', 'kind'] as const,
-    registers: [this.registry],
-  });
-  readonly modelCallRetries = new Counter({
-    name: 'conclave_model_call_retries_total',
-    help: 'Retried model-call attempts (429, 5xx, network), by provider and model',
-    labelNames: ['provider', 'model'] as const,
-    registers: [this.registry],
-  });
-  readonly tokens = new Counter({
-    name: 'conclave_tokens_total',
-    help: 'Tokens used, by provider, model and direction (prompt or completion)',
-    labelNames: ['provider', 'model', 'direction'] as const,
-    registers: [this.registry],
-  });
-  readonly cost = new Counter({
-    name: 'conclave_cost_usd_total',
-    help: 'Cost reported by providers, in US dollars',
-    labelNames: ['provider', 'model'] as const,
-    registers: [this.registry],
-  });
-  readonly activeDeliberations = new Gauge({
-    name: 'conclave_active_deliberations',
-    collect: () => this.scrapeHooks.get('conclave_active_deliberations')?.(),
-    help: 'Deliberations queued or running, from PostgreSQL',
-    labelNames: ['status'] as const,
-    registers: [this.registry],
-  });
-  readonly connectedSockets = new Gauge({
-    name: 'conclave_connected_sockets',
-    collect: () => this.scrapeHooks.get('conclave_connected_sockets')?.(),
-    help: 'Socket.IO clients connected to this gateway',
-    registers: [this.registry],
-  });
+  readonly queueJobs = this.scrapedGauge(
+    'conclave_queue_jobs',
+    'Stage-queue jobs by state (every gateway reports the same queue: aggregate with max)',
+    ['queue', 'state'],
+  );
+  readonly stageDuration = this.histogram(
+    'conclave_stage_duration_seconds',
+    'Time one stage job took, by mode, stage and outcome',
+    ['mode', 'stage', 'outcome'],
+    STAGE_BUCKETS,
+  );
+  readonly modelCallDuration = this.histogram(
+    'conclave_model_call_duration_seconds',
+    'Latency of one model call including its retries, by provider, model and outcome',
+    ['provider', 'model', 'outcome'],
+    CALL_BUCKETS,
+  );
+  readonly modelCallErrors = this.counter(
+    'conclave_model_call_errors_total',
+    'Model calls that failed after their retries, by provider, model and error kind',
+    ['provider', 'model', 'kind'],
+  );
+  readonly modelCallRetries = this.counter(
+    'conclave_model_call_retries_total',
+    'Retried model-call attempts (429, 5xx, network), by provider and model',
+    ['provider', 'model'],
+  );
+  readonly tokens = this.counter(
+    'conclave_tokens_total',
+    'Tokens used, by provider, model and direction (prompt or completion)',
+    ['provider', 'model', 'direction'],
+  );
+  readonly cost = this.counter('conclave_cost_usd_total', 'Cost reported by providers, in US dollars', [
+    'provider',
+    'model',
+  ]);
+  readonly activeDeliberations = this.scrapedGauge(
+    'conclave_active_deliberations',
+    'Deliberations queued or running, from PostgreSQL',
+    ['status'],
+  );
+  readonly connectedSockets = this.scrapedGauge(
+    'conclave_connected_sockets',
+    'Socket.IO clients connected to this gateway',
+  );
   /** Data lifecycle (workers): the fleet-wide `data-lifecycle` job, run by one worker at a time. */
-  readonly retentionDeleted = new Counter({
-    name: 'conclave_retention_deleted_total',
-    help: 'Rows the data-lifecycle job deleted past RETENTION_DAYS, by kind (conversations, messages, stage_rows, model_calls, events, batches, event_partitions)',
-    labelNames: ['kind'] as const,
-    registers: [this.registry],
-  });
-  readonly lifecycleRuns = new Counter({
-    name: 'conclave_lifecycle_runs_total',
-    help: 'Runs of the data-lifecycle job in this worker, by outcome (ok, incomplete, error)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly lifecycleRunDuration = new Histogram({
-    name: 'conclave_lifecycle_run_duration_seconds',
-    help: 'Time one run of the data-lifecycle job took in this worker',
-    buckets: [0.01, 0.1, 1, 10, 60, 300, 900, 3600],
-    registers: [this.registry],
-  });
-  readonly lifecycleLastSuccess = new Gauge({
-    name: 'conclave_lifecycle_last_success_timestamp_seconds',
-    help: 'When this worker last finished a run of the data-lifecycle job (Unix time); alert on max() over workers',
-    registers: [this.registry],
-  });
-  readonly eventPartitionsCreated = new Counter({
-    name: 'conclave_event_partitions_created_total',
-    help: 'Weekly partitions of deliberation_events the data-lifecycle job created ahead of time',
-    registers: [this.registry],
-  });
+  readonly retentionDeleted = this.counter(
+    'conclave_retention_deleted_total',
+    'Rows the data-lifecycle job deleted past RETENTION_DAYS, by kind (conversations, messages, stage_rows, model_calls, events, batches, event_partitions)',
+    ['kind'],
+  );
+  readonly lifecycleRuns = this.counter(
+    'conclave_lifecycle_runs_total',
+    'Runs of the data-lifecycle job in this worker, by outcome (ok, incomplete, error)',
+    ['outcome'],
+  );
+  readonly lifecycleRunDuration = this.histogram(
+    'conclave_lifecycle_run_duration_seconds',
+    'Time one run of the data-lifecycle job took in this worker',
+    [],
+    [0.01, 0.1, 1, 10, 60, 300, 900, 3600],
+  );
+  readonly lifecycleLastSuccess = this.gauge(
+    'conclave_lifecycle_last_success_timestamp_seconds',
+    'When this worker last finished a run of the data-lifecycle job (Unix time); alert on max() over workers',
+  );
+  readonly eventPartitionsCreated = this.counter(
+    'conclave_event_partitions_created_total',
+    'Weekly partitions of deliberation_events the data-lifecycle job created ahead of time',
+  );
 
-  readonly batchReports = new Counter({
-    name: 'conclave_batch_reports_total',
-    help: "Batch reports and comparisons asked of this gateway, by kind and how each was answered (computed, cached: a finished batch's stored answer, refused: a full queue)",
-    labelNames: ['kind', 'outcome'] as const,
-    registers: [this.registry],
-  });
+  readonly batchReports = this.counter(
+    'conclave_batch_reports_total',
+    "Batch reports and comparisons asked of this gateway, by kind and how each was answered (computed, cached: a finished batch's stored answer, refused: a full queue)",
+    ['kind', 'outcome'],
+  );
 
   constructor(process: 'gateway' | 'worker', options: MetricsOptions = {}) {
     const models = new Set<string>();
@@ -186,16 +171,54 @@ export class Metrics {
   }
 
   /** Reads a gauge's value on each scrape, so figures from PostgreSQL or Redis cost nothing between scrapes. */
-  onScrape(
-    metric: 'conclave_queue_jobs' | 'conclave_active_deliberations' | 'conclave_connected_sockets',
-    collect: () => Promise<void>,
-  ): void {
+  onScrape(metric: ScrapedGauge, collect: () => Promise<void>): void {
     this.scrapeHooks.set(metric, async () => {
       try {
         await collect();
       } catch {
         // A backing service being down shows in /health/ready; the scrape still answers.
       }
+    });
+  }
+
+  /** A counter in this registry (`labelNames`: its labels, if any). */
+  private counter<Label extends string = string>(
+    name: string,
+    help: string,
+    labelNames: readonly Label[] = [],
+  ) {
+    return new Counter<Label>({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private histogram<Label extends string = string>(
+    name: string,
+    help: string,
+    labelNames: readonly Label[],
+    buckets: number[],
+  ) {
+    return new Histogram<Label>({ name, help, labelNames, buckets, registers: [this.registry] });
+  }
+
+  private gauge<Label extends string = string>(
+    name: string,
+    help: string,
+    labelNames: readonly Label[] = [],
+  ) {
+    return new Gauge<Label>({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** A gauge read on each scrape, by the hook `onScrape` sets for its name. */
+  private scrapedGauge<Label extends string = string>(
+    name: ScrapedGauge,
+    help: string,
+    labelNames: readonly Label[] = [],
+  ) {
+    return new Gauge<Label>({
+      name,
+      help,
+      labelNames,
+      collect: () => this.scrapeHooks.get(name)?.(),
+      registers: [this.registry],
     });
   }
 

@@ -3,6 +3,7 @@ import {
   DEFAULT_CONFIDENCE,
   DEFAULT_SEED,
   percentileInterval,
+  presentValues,
   SINGLE_ITEM_NO_INTERVAL,
   NO_SPREAD_NO_INTERVAL,
   allEqual,
@@ -10,7 +11,6 @@ import {
   type BootstrapOptions,
 } from '../bootstrap';
 import { SeededRandom } from '../random';
-import { isPresent } from '../result';
 
 /**
  * `bootstrapMean` of several columns at once, with the same result for each column as
@@ -26,17 +26,7 @@ export function bootstrapMeans(
   const resamples = options.resamples ?? DEFAULT_BOOTSTRAP_RESAMPLES;
   const confidence = options.confidence ?? DEFAULT_CONFIDENCE;
   const seed = options.seed ?? DEFAULT_SEED;
-  const present = columns.map((column) => {
-    let count = 0;
-    for (let i = 0; i < column.length; i++) if (isPresent(column[i])) count++;
-    const values = new Float64Array(count);
-    let j = 0;
-    for (let i = 0; i < column.length; i++) {
-      const v = column[i];
-      if (isPresent(v)) values[j++] = v;
-    }
-    return values;
-  });
+  const present = columns.map((column) => presentValues(column));
   const results = new Array<BootstrapEstimate>(columns.length);
   const byLength = new Map<number, number[]>();
   present.forEach((values, c) => {

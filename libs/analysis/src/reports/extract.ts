@@ -1,3 +1,4 @@
+import { confidenceInterval95 } from '@conclave/contracts';
 import type { RankingBallot } from '../ranking';
 import { asNumber, asObject, asString, asStrings, type ReportStageRow } from './rows';
 
@@ -250,26 +251,11 @@ export interface DelphiFacts {
   finalAnswer: string | null;
 }
 
-/** Student's t quantiles for 95 % by degrees of freedom, as libs/deliberation's delphi.stats uses. */
-const T_95: Record<number, number> = {
-  1: 12.706,
-  2: 4.303,
-  3: 3.182,
-  4: 2.776,
-  5: 2.571,
-  6: 2.447,
-  7: 2.365,
-  8: 2.306,
-};
-
-/** The interval the Delphi report states (delphi.stats.ts `confidenceInterval95`), recomputed. */
+/** The interval the Delphi report states (contracts' `confidenceInterval95`), recomputed. */
 export function delphiInterval(values: readonly number[]): { low: number; high: number } | null {
   if (values.length === 0) return null;
-  const mean = values.reduce((a, b) => a + b, 0) / values.length;
-  if (values.length < 2) return { low: mean, high: mean };
-  const sd = Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (values.length - 1));
-  const half = (T_95[values.length - 1] ?? 1.96) * (sd / Math.sqrt(values.length));
-  return { low: mean - half, high: mean + half };
+  const { low, high } = confidenceInterval95(values);
+  return { low, high };
 }
 
 const ROUND = /^round_(\d+)$/;

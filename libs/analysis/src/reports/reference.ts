@@ -60,6 +60,28 @@ export class ReferenceCounts {
     this.exclude(item, reason);
   }
 
+  /**
+   * A complete item, counted: compared (its reference as the section reads it, and its outcome)
+   * when it has both, else null with the reason (no readable reference, or no outcome).
+   */
+  admit<Reference, Outcome>(
+    item: ReportItem,
+    reference: Reference | null,
+    outcome: Outcome | null,
+  ): { reference: Reference; outcome: Outcome } | null {
+    if (reference === null) {
+      if (hasReference(item.reference)) this.addExcluded(item, 'unusableReference');
+      else this.without++;
+      return null;
+    }
+    this.withReference++;
+    if (outcome === null) {
+      this.exclude(item, 'noOutcome');
+      return null;
+    }
+    return { reference, outcome };
+  }
+
   /** An item already counted as carrying a reference that cannot be compared. */
   exclude(item: ReportItem, reason: ReferenceExclusion): void {
     this.excluded[reason]++;
@@ -114,20 +136,13 @@ export class ReferenceTracker {
   }
 
   /**
-   * A complete item; `reference` is its reference as the section reads it, null when it carries
+   * A complete item; `given` is its reference as the section reads it, null when it carries
    * none or one the section cannot read (then counted as not compared, with the reason).
    */
-  add(item: ReportItem, reference: string | null, outcome: string | null): void {
-    if (reference === null) {
-      if (hasReference(item.reference)) this.counts.addExcluded(item, 'unusableReference');
-      else this.counts.without++;
-      return;
-    }
-    this.counts.withReference++;
-    if (outcome === null) {
-      this.counts.exclude(item, 'noOutcome');
-      return;
-    }
+  add(item: ReportItem, given: string | null, panelOutcome: string | null): void {
+    const compared = this.counts.admit(item, given, panelOutcome);
+    if (!compared) return;
+    const { reference, outcome } = compared;
     this.compared++;
     this.cohen.add(reference, outcome);
     if (outcome === reference) this.matched++;
@@ -204,23 +219,14 @@ export class NumericReferenceTracker {
   private exact = 0;
   private readonly mismatches: ReportReferenceAgreement['mismatches'] = [];
 
-  /** A complete item; `estimates` are the final round's numeric estimates. */
-  add(
-    item: ReportItem,
-    reference: number | null,
-    finalValue: number | null,
-    estimates: readonly number[],
-  ): void {
-    if (reference === null) {
-      if (hasReference(item.reference)) this.counts.addExcluded(item, 'unusableReference');
-      else this.counts.without++;
-      return;
-    }
-    this.counts.withReference++;
-    if (finalValue === null) {
-      this.counts.exclude(item, 'noOutcome');
-      return;
-    }
+  /**
+   * A complete item; `given` is its reference as read (null when none or unreadable), `estimates`
+   * the final round's numeric estimates.
+   */
+  add(item: ReportItem, given: number | null, panelValue: number | null, estimates: readonly number[]): void {
+    const compared = this.counts.admit(item, given, panelValue);
+    if (!compared) return;
+    const { reference, outcome: finalValue } = compared;
     const error = finalValue - reference;
     this.absolute.add(Math.abs(error));
     this.signed.add(error);

@@ -1,6 +1,7 @@
 import type {
   DurationEstimate,
   EstimateAssumptions,
+  EstimateFigures,
   EstimatePricing,
   EstimateRange,
   ModelCallEstimate,
@@ -472,17 +473,8 @@ function totalsOfWalk(walk: PlanWalk, stageKey: (stage: string) => string): Map<
 const costOf = (pricing: EstimatePricing, prompt: number, completion: number) =>
   (prompt * pricing.promptPerMillionUsd + completion * pricing.completionPerMillionUsd) / 1e6;
 
-/** What one deliberation (or the sum of several) plans, per model, as ranges over its walks. */
-export interface PlanFigures {
-  calls: EstimateRange;
-  stages: Record<string, EstimateRange>;
-  models: ModelCallEstimate[];
-  promptTokens: EstimateRange;
-  completionTokens: EstimateRange;
-  costUsd: EstimateRange | null;
-  knownCostUsd: EstimateRange;
-  unpricedModels: string[];
-}
+/** What one deliberation (or the sum of several) plans: the figures its estimate states. */
+export type PlanFigures = EstimateFigures;
 
 /**
  * The figures of one deliberation: each is the least over its walks (low token and price

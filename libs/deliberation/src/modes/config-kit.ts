@@ -10,28 +10,28 @@ import {
   Max,
   Min,
 } from 'class-validator';
-import type { FieldErrors } from '../engine/types';
+import type { FieldErrors, ModeDefaults, RequestEnvelope } from '../engine/types';
 import {
   FallbacksOption,
   QuorumOption,
   StageDeadlineOption,
+  fallbackOptionRule,
+  gateOptionRules,
   resolveFallbacks,
   resolveGateOptions,
 } from '../shared/resilience';
 import { IsModelId } from '../shared/validation';
-import type { OptionRule, Range } from './mode-config';
+import type { ModeConfigDefinition, OptionRule, Range, RosterRule } from './mode-config';
 
 /**
- * What every mode's *.config.ts writes the same way: its panel and timeout fields, and the
- * resolution of its deadline, quorum and fallback options. Each decorator here applies class-validator's
+ * What every mode's *.config.ts writes the same way: its panel and timeout fields, its roster and
+ * common options, and the resolution of its timeout, deadline, quorum and fallback options. Each decorator here applies class-validator's
  * decorators in the order a mode's DTO listed them (bottom-up: the first given is checked first),
  * so the checks and their messages are the mode's own.
  */
 
-export type { FieldErrors, ModeDefaults, RequestEnvelope, ResolvedConfig } from '../engine/types';
 export type { ModeConfigDefinition, Range } from './mode-config';
 export { IsModelId } from '../shared/validation';
-export { fallbackOptionRule, gateOptionRules } from '../shared/resilience';
 
 /** Applies decorators in the order given: the first is checked first (the type check). */
 const checkedInOrder =
@@ -107,7 +107,7 @@ export interface CommonModeOptions {
 }
 
 /** What GET /api/modes says of `timeoutMs`. */
-export const timeoutOptionRule = (
+const timeoutOptionRule = (
   range: Range,
   type: 'integer' | 'number',
   description = 'per-call timeout',
@@ -119,7 +119,7 @@ export const timeoutOptionRule = (
  * not be: the options given, as the resolved config holds them (gate first, then the fallbacks).
  * Problems are added to `fields`.
  */
-export function resolveResilience<Option extends string = never>(
+function resolveResilience<Option extends string = never>(
   given: NoInfer<StageGateOptions & { [K in Option]?: string[] }>,
   panel: { size: number; members: string; minimum: number },
   seat: {
@@ -141,4 +141,122 @@ export function resolveResilience<Option extends string = never>(
     seat.excluded,
   );
   return { ...gate, ...(fallbacks ? { [seat.option]: fallbacks } : {}) } as Resolved;
+}
+
+/**
+ * What a mode's own resolution of a request gives back: its own config fields, and the models of
+ * its panel and its seat (null: none), against which the common options are resolved.
+ */
+export interface OwnResolution<Own> {
+  config: Own;
+  panel: readonly string[];
+  seat: string | null;
+}
+
+/**
+ * What a mode's *.config.ts says once of its panel, its single seat (a chairman, a foreman, a
+ * facilitator: where it has one) and its timeout, and what is made of it: the DTO's base class
+ * (ModeOptionsDto), the panel field's decorator, and `define`, which makes the mode's config
+ * definition: its roster, its options after the mode's own ones, and the resolution of `timeoutMs`
+ * and the common options after the mode's own fields.
+ */
+export function modeOptions<Seat extends string = never>(rule: {
+  panel: RosterRule;
+  seat?: RosterRule;
+  /** What the gate options call the panel's members, and the fewest answers a stage goes on with. */
+  gate: { members: string; minimum: number };
+  /**
+   * The seat's fallbacks option, what its description calls the seat, and why a panel model may
+   * not stand in for it (where it may not).
+   */
+  fallbacks?: { option: Seat; seat: string; notFromPanel?: string };
+  timeout: Range;
+  /** How the DTO checks `timeoutMs`: a whole number of ms, or any finite number, rounded to ms. */
+  timeoutType: 'integer' | 'number';
+  /** What GET /api/modes says of `timeoutMs`, where it differs (a number the mode rounds to ms). */
+  shownTimeout?: { type?: 'integer' | 'number'; description?: string };
+}) {
+  type Common = CommonModeOptions & { [K in Seat]?: string[] };
+  const { panel, seat, gate, fallbacks } = rule;
+  const roster: RosterRule[] = [panel, ...(seat ? [seat] : [])];
+  const rules: OptionRule[] = [
+    timeoutOptionRule(
+      rule.timeout,
+      rule.shownTimeout?.type ?? rule.timeoutType,
+      rule.shownTimeout?.description,
+    ),
+    ...gateOptionRules(gate.members, gate.minimum),
+    ...(fallbacks ? [fallbackOptionRule(fallbacks.option, fallbacks.seat)] : []),
+  ];
+  /** The seat's request field (`modeConfig.` is not repeated: its fallbacks are there too). */
+  const seatField = seat?.field.replace(/^modeConfig\./, '') ?? '';
+  const timeoutOf = (ms: number) => (rule.timeoutType === 'number' ? Math.round(ms) : ms);
+  const resolveCommon = (
+    given: Common,
+    { panel: models, seat: model }: OwnResolution<unknown>,
+    problems: FieldErrors,
+  ) =>
+    resolveResilience<Seat>(
+      given,
+      { size: models.length, ...gate },
+      fallbacks && model !== null
+        ? {
+            option: fallbacks.option,
+            model,
+            field: seatField,
+            ...(fallbacks.notFromPanel ? { excluded: { models, why: fallbacks.notFromPanel } } : {}),
+          }
+        : null,
+      problems,
+    );
+  return {
+    Dto: ModeOptionsDto<Seat>({
+      timeout: rule.timeout,
+      timeoutType: rule.timeoutType,
+      maxMembers: panel.max,
+      fallbacks: fallbacks?.option,
+    }),
+    /** The panel's field: PanelOption with the panel's size (and the mode's messages). */
+    Panel: (messages: { tooFew?: string; tooMany?: string; unique?: string } = {}): PropertyDecorator =>
+      PanelOption({ min: panel.min, max: panel.max, ...messages }),
+    /**
+     * The mode's config definition. `resolve` reads the mode's own fields of `modeConfig` (with the
+     * request, for top-level fields) and adds its problems; it answers null to stop at them, else
+     * its fields and models. Any problem then refuses the request with all of them.
+     */
+    define<
+      Config extends Common & { timeoutMs: number },
+      Given extends object,
+      Fallback extends Partial<Config> & { timeoutMs: number },
+    >(mode: {
+      schema: new () => Given;
+      /** The mode's own options, shown before the common ones. */
+      options?: readonly OptionRule[];
+      defaults: (defaults: ModeDefaults) => Fallback;
+      resolve: (
+        given: Partial<Given>,
+        fallback: Fallback,
+        problems: FieldErrors,
+        request: RequestEnvelope,
+      ) => OwnResolution<Omit<Config, keyof Common>> | null;
+    }): ModeConfigDefinition<Config> {
+      return {
+        schema: mode.schema,
+        roster,
+        options: [...(mode.options ?? []), ...rules],
+        defaults: mode.defaults,
+        resolve(request, defaults) {
+          const given = (request.modeConfig ?? {}) as Partial<Given> & Common;
+          const fallback = mode.defaults(defaults);
+          const problems: FieldErrors = {};
+          const own = mode.resolve(given, fallback, problems, request);
+          if (own === null) return { ok: false, fields: problems };
+          const common = resolveCommon(given, own, problems);
+          if (Object.keys(problems).length > 0) return { ok: false, fields: problems };
+          const timeoutMs = timeoutOf(given.timeoutMs ?? fallback.timeoutMs);
+          return { ok: true, config: { ...own.config, timeoutMs, ...common } as Config };
+        },
+      };
+    },
+  };
 }

@@ -40,6 +40,19 @@ export function tallyVotes(votedFor: readonly (string | null)[], labels: readonl
   };
 }
 
+/** A tally's counts, as a vote's result and its stored tally state them (after the votes and tallies). */
+export const tallyCounts = (tally: {
+  validVoteCount: number;
+  invalidVoteCount: number;
+  isTie: boolean;
+  tiedLabels: string[];
+}) => ({
+  validVoteCount: tally.validVoteCount,
+  invalidVoteCount: tally.invalidVoteCount,
+  isTie: tally.isTie,
+  tiedLabels: tally.tiedLabels,
+});
+
 /** A vote a panelist cast: its call, and the label it names if that label was shown, else null. */
 export interface Ballot {
   participant: number;

@@ -1,19 +1,14 @@
+import type { StageRow } from '@conclave/deliberation';
 import { EntitySchema } from 'typeorm';
 import { cascadingReference, generatedId } from './columns';
 
-/** A `deliberation_stages` row: one answer, review, vote, ... of a stage. */
-export interface DeliberationStageRecord {
+/**
+ * A `deliberation_stages` row: one answer, review, vote, ... of a stage — the StageRow a mode
+ * produced, with its keys, its time, and `cost_usd` as the numeric column reads back (a string).
+ */
+export interface DeliberationStageRecord extends Omit<StageRow, 'costUsd' | 'participant'> {
   id: string;
   messageId: string;
-  stageType: string;
-  stageOrder: number;
-  model: string | null;
-  role: string | null;
-  content: string;
-  parsedData: Record<string, unknown> | null;
-  responseTimeMs: number | null;
-  promptTokens: number | null;
-  completionTokens: number | null;
   costUsd: string | null;
   createdAt: Date;
   participant: number | null;

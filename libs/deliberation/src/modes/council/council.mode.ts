@@ -28,7 +28,7 @@ import { hasAnswer, memberGate, withFallbacks, type CountsAsAnswered } from '../
 import { buildTitlePrompt } from '../../shared/title';
 import { defineMode, type StageTable } from '../define-mode';
 import { aggregateRankings, createLabelMap, describeAggregate } from './aggregate';
-import { councilConfig } from './council.config';
+import { COUNCIL_MIN_RESPONSES, councilConfig } from './council.config';
 import { councilFacts } from './council.facts';
 import { buildRankingPrompt, buildSynthesisPrompt } from './council.prompts';
 import { parseRanking } from './parse-ranking';
@@ -37,7 +37,6 @@ type Ctx = DeliberationContext<CouncilConfig>;
 type CouncilStage = 'stage1' | 'stage2' | 'stage3';
 
 const STAGE_ORDER = { stage1: 1, stage2_label_map: 2, stage2: 3, stage2_aggregate: 4, stage3: 5 } as const;
-const MIN_RESPONSES = 2;
 
 function byConfigOrder(models: readonly string[]) {
   return (a: { model: string | null }, b: { model: string | null }) =>
@@ -79,9 +78,9 @@ const STAGE1: AnswersRound = {
   seated: false,
   event: 'stage1_complete',
   next: 'stage2',
-  minAnswers: MIN_RESPONSES,
+  minAnswers: COUNCIL_MIN_RESPONSES,
   panel: 'council models',
-  need: `the council needs at least ${MIN_RESPONSES} answers to rank`,
+  need: `the council needs at least ${COUNCIL_MIN_RESPONSES} answers to rank`,
 };
 
 /** A ranking the aggregate can use: parseRanking reads at least one shown label from it. */
@@ -177,7 +176,7 @@ function reduceStage3(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
 const stages: StageTable<CouncilStage, CouncilConfig> = {
   stage1: {
     start: (ctx) => [openingEvent('stage1_start', ctx)],
-    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_RESPONSES, hasAnswer),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, COUNCIL_MIN_RESPONSES, hasAnswer),
     calls: (ctx) =>
       answersRoundCalls(STAGE1, ctx.config.councilModels, ctx.question, historyMessages(ctx.history)),
     reduce: (_ctx, outcomes) => reduceAnswersRound(STAGE1, outcomes),

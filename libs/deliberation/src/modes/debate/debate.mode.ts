@@ -26,10 +26,10 @@ import {
 import { openingEvent, promptCall, recordRow, usageOfOutcome } from '../../shared/calls';
 import { labelMapOf, responseLabel, shuffleWithSeed } from '../../shared/labels';
 import { buildTitlePrompt } from '../../shared/title';
-import { ballotRow, castBallots, parseVote, votesFromRows } from '../../shared/voting';
+import { ballotRow, castBallots, parseVote, tallyCounts, votesFromRows } from '../../shared/voting';
 import { hasAnswer, memberGate, type CountsAsAnswered } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
-import { debateConfig } from './debate.config';
+import { DEBATE_MIN_ANSWERS, debateConfig } from './debate.config';
 import { debateFacts } from './debate.facts';
 import { parseRevision, revisedResponseOf, wordCount } from './debate.parse';
 import { buildRevisionPrompt, buildVoteOnRevisedPrompt } from './debate.prompts';
@@ -47,7 +47,6 @@ const ORDER = {
   debate_vote_tally: 6,
   debate_winner: 7,
 } as const;
-const MIN_ANSWERS = 2;
 
 /** Models may repeat in a debate: debaters are told apart by roster position. */
 type Debater = SeatedAnswer;
@@ -139,9 +138,9 @@ const ROUND1: AnswersRound = {
   },
   event: 'round1_complete',
   next: 'revision',
-  minAnswers: MIN_ANSWERS,
+  minAnswers: DEBATE_MIN_ANSWERS,
   panel: 'debate models',
-  need: `a debate needs at least ${MIN_ANSWERS}`,
+  need: `a debate needs at least ${DEBATE_MIN_ANSWERS}`,
 };
 
 function reduceRevision(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
@@ -212,10 +211,7 @@ function reduceVote(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
     votes: ballots.map((b) => b.vote),
     tallies: tally.tallies,
     revisedLabelToModel,
-    validVoteCount: tally.validVoteCount,
-    invalidVoteCount: tally.invalidVoteCount,
-    isTie: tally.isTie,
-    tiedLabels: tally.tiedLabels,
+    ...tallyCounts(tally),
   };
   const rows: StageRow[] = [
     ...voteRows,
@@ -296,7 +292,7 @@ const stages: StageTable<DebateStage, DebateConfig> = {
   round1: {
     start: (ctx) => [openingEvent('debate_start', ctx, { mode: 'debate' }), modeEvent('round1_start')],
     calls: (ctx) => answersRoundCalls(ROUND1, ctx.config.models, ctx.question),
-    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_ANSWERS, hasAnswer),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, DEBATE_MIN_ANSWERS, hasAnswer),
     reduce: (_ctx, outcomes) => reduceAnswersRound(ROUND1, outcomes),
   },
   revision: {
@@ -350,10 +346,7 @@ export const debateMode = defineMode<DebateConfig, Partial<DebateResult>, Debate
         votes: votesFromRows(rows, 'debate_vote'),
         tallies: tally.tallies,
         revisedLabelToModel: result.revisedLabelMap,
-        validVoteCount: tally.validVoteCount,
-        invalidVoteCount: tally.invalidVoteCount,
-        isTie: tally.isTie,
-        tiedLabels: tally.tiedLabels,
+        ...tallyCounts(tally),
       };
     }
     const winnerRow = rows.find((r) => r.stageType === 'debate_winner');

@@ -13,21 +13,7 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
-import {
-  ModeOptionsDto,
-  PanelOption,
-  SeatOption,
-  fallbackOptionRule,
-  gateOptionRules,
-  resolveResilience,
-  timeoutOptionRule,
-  type FieldErrors,
-  type ModeConfigDefinition,
-  type ModeDefaults,
-  type Range,
-  type RequestEnvelope,
-  type ResolvedConfig,
-} from '../config-kit';
+import { SeatOption, modeOptions, type ModeConfigDefinition, type Range } from '../config-kit';
 
 export const DELPHI_MIN_PANELISTS = 3;
 export const DELPHI_MAX_PANELISTS = 7;
@@ -42,18 +28,32 @@ const MAX_ROUNDS: Range = { min: 2, max: 5 };
 const NUMERIC_THRESHOLD: Range = { min: 0.01, max: 1.0, fractional: true };
 const QUALITATIVE_THRESHOLD: Range = { min: 50, max: 100 };
 const OPTION_COUNT: Range = { min: 2, max: 10 };
-const TIMEOUT_MS: Range = { min: 30_000, max: 180_000, unit: 'ms' };
+/** 05-delphi.md §F: a round needs at least 3 valid estimates. */
+export const DELPHI_MIN_VALID = 3;
 
-/** `modeConfig` of a Delphi request (05-delphi.md §D). */
-export class DelphiConfigDto extends ModeOptionsDto({
-  timeout: TIMEOUT_MS,
-  timeoutType: 'number',
-  maxMembers: DELPHI_MAX_PANELISTS,
-  fallbacks: 'facilitatorFallbacks',
-}) {
-  @PanelOption({
+/** The timeout is a round's, rounded to whole ms, hence shown as an integer. */
+const COMMON = modeOptions({
+  panel: {
+    role: 'panelist',
+    field: 'modeConfig.panelistModels',
     min: DELPHI_MIN_PANELISTS,
     max: DELPHI_MAX_PANELISTS,
+  },
+  seat: { role: 'facilitator', field: 'modeConfig.facilitatorModel', min: 1, max: 1 },
+  gate: { members: 'panelist models', minimum: DELPHI_MIN_VALID },
+  fallbacks: {
+    option: 'facilitatorFallbacks',
+    seat: 'facilitator (its report)',
+    notFromPanel: 'it is a panelist model, and the facilitator does not participate as a panelist',
+  },
+  timeout: { min: 30_000, max: 180_000, unit: 'ms' },
+  timeoutType: 'number',
+  shownTimeout: { type: 'integer', description: 'per-round timeout' },
+});
+
+/** `modeConfig` of a Delphi request (05-delphi.md §D). */
+export class DelphiConfigDto extends COMMON.Dto {
+  @COMMON.Panel({
     tooFew: `Delphi mode requires at least ${DELPHI_MIN_PANELISTS} panelist models`,
     tooMany: `Maximum ${DELPHI_MAX_PANELISTS} panelist models allowed`,
   })
@@ -96,79 +96,8 @@ export class DelphiConfigDto extends ModeOptionsDto({
   options?: string[];
 }
 
-/** 05-delphi.md §F: a round needs at least 3 valid estimates. */
-export const DELPHI_MIN_VALID = 3;
-
-/** What a Delphi request that names none of these gets; its per-round timeout is its own. */
-export const delphiDefaults = (defaults: ModeDefaults): Omit<DelphiConfig, 'questionType' | 'options'> => ({
-  panelistModels: defaults.delphi.panelistModels,
-  facilitatorModel: defaults.delphi.facilitatorModel,
-  ...DELPHI_DEFAULTS,
-});
-
-export function resolveDelphiConfig(
-  request: RequestEnvelope,
-  defaults: ModeDefaults,
-): ResolvedConfig<DelphiConfig> {
-  const given = (request.modeConfig ?? {}) as DelphiConfigDto;
-  const fallback = delphiDefaults(defaults);
-  const panelistModels = given.panelistModels ?? fallback.panelistModels;
-  const facilitatorModel = given.facilitatorModel ?? fallback.facilitatorModel;
-  if (panelistModels.includes(facilitatorModel)) {
-    return {
-      ok: false,
-      fields: {
-        'modeConfig.facilitatorModel':
-          'The facilitator does NOT participate as a panelist: choose a model that is not one of the panelist models',
-      },
-    };
-  }
-  const fields: FieldErrors = {};
-  const resilience = resolveResilience(
-    given,
-    { size: panelistModels.length, members: 'panelist models', minimum: DELPHI_MIN_VALID },
-    {
-      option: 'facilitatorFallbacks',
-      model: facilitatorModel,
-      field: 'facilitatorModel',
-      excluded: {
-        models: panelistModels,
-        why: 'it is a panelist model, and the facilitator does not participate as a panelist',
-      },
-    },
-    fields,
-  );
-  if (Object.keys(fields).length > 0) return { ok: false, fields };
-  const questionType = given.questionType ?? null;
-  return {
-    ok: true,
-    config: {
-      panelistModels,
-      facilitatorModel,
-      maxRounds: given.maxRounds ?? fallback.maxRounds,
-      numericConvergenceThreshold: given.numericConvergenceThreshold ?? fallback.numericConvergenceThreshold,
-      qualitativeConvergenceThreshold:
-        given.qualitativeConvergenceThreshold ?? fallback.qualitativeConvergenceThreshold,
-      questionType,
-      // 05-delphi.md §F: a numeric override ignores options.
-      options: questionType === 'numeric' ? null : (given.options ?? null),
-      timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
-      ...resilience,
-    },
-  };
-}
-
-export const delphiConfig: ModeConfigDefinition<DelphiConfig> = {
+export const delphiConfig: ModeConfigDefinition<DelphiConfig> = COMMON.define({
   schema: DelphiConfigDto,
-  roster: [
-    {
-      role: 'panelist',
-      field: 'modeConfig.panelistModels',
-      min: DELPHI_MIN_PANELISTS,
-      max: DELPHI_MAX_PANELISTS,
-    },
-    { role: 'facilitator', field: 'modeConfig.facilitatorModel', min: 1, max: 1 },
-  ],
   options: [
     { field: 'maxRounds', type: 'integer', description: 'estimation rounds at most', range: MAX_ROUNDS },
     {
@@ -194,10 +123,37 @@ export const delphiConfig: ModeConfigDefinition<DelphiConfig> = {
       description: 'the answers a qualitative question offers',
       range: OPTION_COUNT,
     },
-    timeoutOptionRule(TIMEOUT_MS, 'integer', 'per-round timeout'),
-    ...gateOptionRules('panelist models', DELPHI_MIN_VALID),
-    fallbackOptionRule('facilitatorFallbacks', 'facilitator (its report)'),
   ],
-  defaults: delphiDefaults,
-  resolve: resolveDelphiConfig,
-};
+  /** What a Delphi request that names none of these gets; its per-round timeout is its own. */
+  defaults: (defaults) => ({
+    panelistModels: defaults.delphi.panelistModels,
+    facilitatorModel: defaults.delphi.facilitatorModel,
+    ...DELPHI_DEFAULTS,
+  }),
+  resolve: (given, fallback, problems) => {
+    const panelistModels = given.panelistModels ?? fallback.panelistModels;
+    const facilitatorModel = given.facilitatorModel ?? fallback.facilitatorModel;
+    if (panelistModels.includes(facilitatorModel)) {
+      problems['modeConfig.facilitatorModel'] =
+        'The facilitator does NOT participate as a panelist: choose a model that is not one of the panelist models';
+      return null;
+    }
+    const questionType = given.questionType ?? null;
+    return {
+      config: {
+        panelistModels,
+        facilitatorModel,
+        maxRounds: given.maxRounds ?? fallback.maxRounds,
+        numericConvergenceThreshold:
+          given.numericConvergenceThreshold ?? fallback.numericConvergenceThreshold,
+        qualitativeConvergenceThreshold:
+          given.qualitativeConvergenceThreshold ?? fallback.qualitativeConvergenceThreshold,
+        questionType,
+        // 05-delphi.md §F: a numeric override ignores options.
+        options: questionType === 'numeric' ? null : (given.options ?? null),
+      },
+      panel: panelistModels,
+      seat: facilitatorModel,
+    };
+  },
+});

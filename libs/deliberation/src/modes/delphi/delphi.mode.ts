@@ -23,7 +23,7 @@ import type {
 import { buildTitlePrompt } from '../../shared/title';
 import { memberGate, withFallbacks, type CountsAsAnswered } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
-import { delphiConfig } from './delphi.config';
+import { DELPHI_MIN_VALID, delphiConfig } from './delphi.config';
 import { delphiFacts } from './delphi.facts';
 import {
   parseAnswer,
@@ -54,7 +54,6 @@ type Ctx = DeliberationContext<DelphiConfig>;
 type DelphiStage = 'classify' | 'round' | 'synthesis';
 type Stats = NumericStats | QualitativeStats;
 
-const MIN_VALID = 3;
 const SYNTHESIS_ORDER = 99;
 const FACILITATOR_KEY = 'facilitator';
 
@@ -301,10 +300,10 @@ function reduceRound(round: number, ctx: Ctx, outcomes: CallOutcome[]): StageRed
 
   if (round === 1 && answers.length === 0) return failure('All panelists failed in round 1.');
   const valid = answers.filter((a) => valueOf(a.data) != null);
-  if (valid.length < MIN_VALID) {
+  if (valid.length < DELPHI_MIN_VALID) {
     return failure(
       `Only ${valid.length} valid ${numeric ? 'estimate' : 'answer'}${valid.length === 1 ? '' : 's'} in round ${round}; ` +
-        `a Delphi round needs at least ${MIN_VALID}.`,
+        `a Delphi round needs at least ${DELPHI_MIN_VALID}.`,
     );
   }
   const confidences = valid.map((a) => a.data.confidence);
@@ -537,7 +536,7 @@ const stages: StageTable<DelphiStage, DelphiConfig> = {
     ],
     calls: (ctx, stage) => planRound(roundOf(stage), ctx),
     // A panelist cut in round 1 is excluded; in a later round its previous answer carries (05-delphi.md §F).
-    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_VALID, readsEstimate(ctx)),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, DELPHI_MIN_VALID, readsEstimate(ctx)),
     reduce: (ctx, outcomes, stage) => reduceRound(roundOf(stage), ctx, outcomes),
   },
   synthesis: { start: () => [modeEvent('synthesis_start')], calls: planSynthesis, reduce: reduceSynthesis },

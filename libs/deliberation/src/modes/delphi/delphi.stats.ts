@@ -88,25 +88,5 @@ export function hasConverged(
   return stats.agreementPercentage >= thresholds.qualitative;
 }
 
-const T_95: Record<number, number> = {
-  1: 12.706,
-  2: 4.303,
-  3: 3.182,
-  4: 2.776,
-  5: 2.571,
-  6: 2.447,
-  7: 2.365,
-  8: 2.306,
-};
-
-/**
- * A 95% confidence interval of the mean: Student's t with the sample standard deviation,
- * which is what a panel of a handful of estimates calls for.
- */
-export function confidenceInterval95(values: readonly number[]): { low: number; high: number; level: 0.95 } {
-  const m = mean(values);
-  if (values.length < 2) return { low: m, high: m, level: 0.95 };
-  const sampleSd = Math.sqrt(values.reduce((s, v) => s + (v - m) ** 2, 0) / (values.length - 1));
-  const half = (T_95[values.length - 1] ?? 1.96) * (sampleSd / Math.sqrt(values.length));
-  return { low: m - half, high: m + half, level: 0.95 };
-}
+/** Where the Delphi report's interval is defined: with the report (libs/analysis recomputes it). */
+export { confidenceInterval95 } from '@conclave/contracts';

@@ -25,7 +25,7 @@ import {
 } from '../../shared/calls';
 import { memberGate, withFallbacks } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
-import { juryConfig } from './jury.config';
+import { JURY_MIN_SUCCESSFUL_JURORS, juryConfig } from './jury.config';
 import { juryFacts } from './jury.facts';
 import { parseForemanReport } from './jury.foreman';
 import { parseJurorOutput } from './jury.parse';
@@ -36,7 +36,6 @@ type Ctx = DeliberationContext<JuryConfig>;
 type JuryStage = 'present' | 'deliberation' | 'verdict';
 
 const ORDER = { present: 1, deliberation: 2, juror_summary: 3, verdict: 4 } as const;
-const MIN_SUCCESSFUL_JURORS = 2;
 
 export function assessJuror(call: SuccessfulCall, content: string): JurorAssessment {
   const parsed = parseJurorOutput(call.content, content);
@@ -124,12 +123,12 @@ function reduceDeliberation(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
       ...usageOf(call),
     };
   });
-  if (succeeded.length < MIN_SUCCESSFUL_JURORS) {
+  if (succeeded.length < JURY_MIN_SUCCESSFUL_JURORS) {
     // The lone assessment was already delivered as juror_complete: keep it with the error.
     return {
       ...failure(
         `Only ${succeeded.length} juror evaluation succeeded (${succeeded[0].model}); ` +
-          `at least ${MIN_SUCCESSFUL_JURORS} are needed for a verdict. Failed: ${describeFailures(outcomes)}.`,
+          `at least ${JURY_MIN_SUCCESSFUL_JURORS} are needed for a verdict. Failed: ${describeFailures(outcomes)}.`,
       ),
       rows: jurorRows,
     };
@@ -219,7 +218,7 @@ const stages: StageTable<JuryStage, JuryConfig> = {
       memberGate(
         ctx.config,
         calls.length,
-        MIN_SUCCESSFUL_JURORS,
+        JURY_MIN_SUCCESSFUL_JURORS,
         (outcome) => assessJuror(outcome, ctx.config.content).parseSuccess,
       ),
     settled: (ctx, outcome) =>

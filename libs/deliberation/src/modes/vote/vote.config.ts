@@ -1,34 +1,24 @@
 import type { VoteConfig } from '@conclave/contracts';
-import {
-  ModeOptionsDto,
-  PanelOption,
-  SeatOption,
-  fallbackOptionRule,
-  gateOptionRules,
-  resolveResilience,
-  timeoutOptionRule,
-  type FieldErrors,
-  type ModeConfigDefinition,
-  type ModeDefaults,
-  type Range,
-  type RequestEnvelope,
-  type ResolvedConfig,
-} from '../config-kit';
+import { SeatOption, modeOptions, type ModeConfigDefinition } from '../config-kit';
 
 export const VOTE_MIN_MODELS = 3;
 export const VOTE_MAX_MODELS = 6;
-const TIMEOUT_MS: Range = { min: 10_000, max: 600_000, unit: 'ms' };
+/** 02-vote.md: fewer than 2 answers end the vote. */
+export const VOTE_MIN_ANSWERS = 2;
+
+/** The chairman is optional: it breaks ties, and may be a voter. */
+const COMMON = modeOptions({
+  panel: { role: 'voter', field: 'modeConfig.models', min: VOTE_MIN_MODELS, max: VOTE_MAX_MODELS },
+  seat: { role: 'chairman', field: 'modeConfig.chairmanModel', min: 0, max: 1 },
+  gate: { members: 'voting models', minimum: VOTE_MIN_ANSWERS },
+  fallbacks: { option: 'chairmanFallbacks', seat: 'tiebreaking chairman' },
+  timeout: { min: 10_000, max: 600_000, unit: 'ms' },
+  timeoutType: 'number',
+});
 
 /** `modeConfig` of a vote request (02-vote.md §D). */
-export class VoteConfigDto extends ModeOptionsDto({
-  timeout: TIMEOUT_MS,
-  timeoutType: 'number',
-  maxMembers: VOTE_MAX_MODELS,
-  fallbacks: 'chairmanFallbacks',
-}) {
-  @PanelOption({
-    min: VOTE_MIN_MODELS,
-    max: VOTE_MAX_MODELS,
+export class VoteConfigDto extends COMMON.Dto {
+  @COMMON.Panel({
     tooFew: `Vote mode requires at least ${VOTE_MIN_MODELS} models`,
     tooMany: `Maximum ${VOTE_MAX_MODELS} models allowed`,
   })
@@ -38,57 +28,20 @@ export class VoteConfigDto extends ModeOptionsDto({
   chairmanModel?: string;
 }
 
-/** 02-vote.md: fewer than 2 answers end the vote. */
-export const VOTE_MIN_ANSWERS = 2;
-
 /** The chairman may be a voter; without one named, the first model breaks ties. */
 const chairmanOf = (models: readonly string[]): string => models[0];
 
-/** What a vote request that names none of these gets. */
-export const voteDefaults = (defaults: ModeDefaults): VoteConfig => ({
-  models: defaults.vote.models,
-  chairmanModel: chairmanOf(defaults.vote.models),
-  timeoutMs: defaults.timeoutMs,
-});
-
-export function resolveVoteConfig(
-  request: RequestEnvelope,
-  defaults: ModeDefaults,
-): ResolvedConfig<VoteConfig> {
-  const given = (request.modeConfig ?? {}) as VoteConfigDto;
-  const fallback = voteDefaults(defaults);
-  const models = given.models ?? fallback.models;
-  const chairmanModel = given.chairmanModel ?? chairmanOf(models);
-  const fields: FieldErrors = {};
-  const resilience = resolveResilience(
-    given,
-    { size: models.length, members: 'voting models', minimum: VOTE_MIN_ANSWERS },
-    { option: 'chairmanFallbacks', model: chairmanModel, field: 'chairmanModel' },
-    fields,
-  );
-  if (Object.keys(fields).length > 0) return { ok: false, fields };
-  return {
-    ok: true,
-    config: {
-      models,
-      chairmanModel,
-      timeoutMs: Math.round(given.timeoutMs ?? fallback.timeoutMs),
-      ...resilience,
-    },
-  };
-}
-
-export const voteConfig: ModeConfigDefinition<VoteConfig> = {
+export const voteConfig: ModeConfigDefinition<VoteConfig> = COMMON.define({
   schema: VoteConfigDto,
-  roster: [
-    { role: 'voter', field: 'modeConfig.models', min: VOTE_MIN_MODELS, max: VOTE_MAX_MODELS },
-    { role: 'chairman', field: 'modeConfig.chairmanModel', min: 0, max: 1 },
-  ],
-  options: [
-    timeoutOptionRule(TIMEOUT_MS, 'number'),
-    ...gateOptionRules('voting models', VOTE_MIN_ANSWERS),
-    fallbackOptionRule('chairmanFallbacks', 'tiebreaking chairman'),
-  ],
-  defaults: voteDefaults,
-  resolve: resolveVoteConfig,
-};
+  /** What a vote request that names none of these gets. */
+  defaults: (defaults) => ({
+    models: defaults.vote.models,
+    chairmanModel: chairmanOf(defaults.vote.models),
+    timeoutMs: defaults.timeoutMs,
+  }),
+  resolve: (given, fallback) => {
+    const models = given.models ?? fallback.models;
+    const chairmanModel = given.chairmanModel ?? chairmanOf(models);
+    return { config: { models, chairmanModel }, panel: models, seat: chairmanModel };
+  },
+});

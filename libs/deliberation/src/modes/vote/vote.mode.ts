@@ -24,10 +24,10 @@ import {
 import { openingEvent, promptCall, recordRow, usageOfOutcome } from '../../shared/calls';
 import { labelMapOf, responseLabel, shuffleWithSeed } from '../../shared/labels';
 import { buildTitlePrompt } from '../../shared/title';
-import { ballotRow, castBallots, parseVote, votesFromRows } from '../../shared/voting';
+import { ballotRow, castBallots, parseVote, tallyCounts, votesFromRows } from '../../shared/voting';
 import { hasAnswer, memberGate, withFallbacks, type CountsAsAnswered } from '../../engine/quorum';
 import { defineMode, type StageTable } from '../define-mode';
-import { voteConfig } from './vote.config';
+import { VOTE_MIN_ANSWERS, voteConfig } from './vote.config';
 import { voteFacts } from './vote.facts';
 import { buildTiebreakPrompt, buildVoteModePrompt } from './vote.prompts';
 
@@ -42,7 +42,6 @@ const ORDER = {
   tiebreak: 5,
   vote_winner: 6,
 } as const;
-const MIN_ANSWERS = 2;
 const responseIndex = (label: string) => label.charCodeAt(label.length - 1) - 65;
 const CHAIRMAN_KEY = 'chairman';
 
@@ -59,9 +58,9 @@ const ANSWERS: AnswersRound = {
   seated: true,
   event: 'stage1_complete',
   next: 'vote',
-  minAnswers: MIN_ANSWERS,
+  minAnswers: VOTE_MIN_ANSWERS,
   panel: 'models',
-  need: `a vote needs at least ${MIN_ANSWERS} answers`,
+  need: `a vote needs at least ${VOTE_MIN_ANSWERS} answers`,
 };
 
 type StoredTally = Omit<VoteTallyResult, 'votes'> & { winners?: string[] };
@@ -121,10 +120,7 @@ function reduceVotes(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
   const result: VoteTallyResult = {
     votes: ballots.map((b) => b.vote),
     tallies: tally.tallies,
-    validVoteCount: tally.validVoteCount,
-    invalidVoteCount: tally.invalidVoteCount,
-    isTie: tally.isTie,
-    tiedLabels: tally.tiedLabels,
+    ...tallyCounts(tally),
   };
   rows.push(
     recordRow(
@@ -133,10 +129,7 @@ function reduceVotes(ctx: Ctx, outcomes: CallOutcome[]): StageReduction {
       JSON.stringify({ tallies: tally.tallies, isTie: tally.isTie, tiedLabels: tally.tiedLabels }),
       {
         tallies: tally.tallies,
-        validVoteCount: tally.validVoteCount,
-        invalidVoteCount: tally.invalidVoteCount,
-        isTie: tally.isTie,
-        tiedLabels: tally.tiedLabels,
+        ...tallyCounts(tally),
       },
     ),
   );
@@ -215,7 +208,7 @@ const stages: StageTable<VoteStage, VoteConfig> = {
   answer: {
     start: (ctx) => [openingEvent('vote_session_start', ctx, { mode: 'vote' }), modeEvent('stage1_start')],
     calls: (ctx) => answersRoundCalls(ANSWERS, ctx.config.models, ctx.question),
-    gate: (ctx, calls) => memberGate(ctx.config, calls.length, MIN_ANSWERS, hasAnswer),
+    gate: (ctx, calls) => memberGate(ctx.config, calls.length, VOTE_MIN_ANSWERS, hasAnswer),
     reduce: (_ctx, outcomes) => reduceAnswersRound(ANSWERS, outcomes),
   },
   vote: {
@@ -257,10 +250,7 @@ export const voteMode = defineMode<VoteConfig, Partial<VoteResult>, VoteStage>({
       result.votes = {
         votes: votesFromRows(rows, 'vote'),
         tallies: tally.tallies,
-        validVoteCount: tally.validVoteCount,
-        invalidVoteCount: tally.invalidVoteCount,
-        isTie: tally.isTie,
-        tiedLabels: tally.tiedLabels,
+        ...tallyCounts(tally),
       };
     }
     const tiebreak = rows.find((r) => r.stageType === 'tiebreak');
