@@ -58,7 +58,10 @@ describe('final answer extraction', () => {
   it('auto falls back to the whole reply, final-answer does not, whole ignores the line', () => {
     expect(extractAnswerText('just Paris', 'auto')).toEqual({ text: 'just Paris', from: 'whole' });
     expect(extractAnswerText('just Paris', 'final-answer').text).toBeNull();
-    expect(extractAnswerText('x\nFINAL ANSWER: y', 'whole')).toEqual({ text: 'x\nFINAL ANSWER: y', from: 'whole' });
+    expect(extractAnswerText('x\nFINAL ANSWER: y', 'whole')).toEqual({
+      text: 'x\nFINAL ANSWER: y',
+      from: 'whole',
+    });
     expect(extractAnswerText('   \n\t', 'auto').text).toBeNull();
   });
 
@@ -167,9 +170,9 @@ describe('gradeAnswer', () => {
     expect(verdictOf('  Paris  ', g)).toBe('correct');
     expect(verdictOf('FINAL ANSWER: paris', g)).toBe('incorrect');
     expect(verdictOf('', g)).toBe('unreadable');
-    expect(verdictOf('Paris', { expected: 'Paris', grader: { type: 'exact', extract: 'final-answer' } })).toBe(
-      'unreadable',
-    );
+    expect(
+      verdictOf('Paris', { expected: 'Paris', grader: { type: 'exact', extract: 'final-answer' } }),
+    ).toBe('unreadable');
   });
 
   it('normalized: case, punctuation, whitespace and NFKC do not count', () => {
@@ -233,7 +236,10 @@ describe('gradeAnswer', () => {
   });
 
   it('regex without a group matches; with a group extracts and compares normalized', () => {
-    const match: Grading = { expected: null, grader: { type: 'regex', pattern: '^(?:NYC|New York)$', flags: 'i' } };
+    const match: Grading = {
+      expected: null,
+      grader: { type: 'regex', pattern: '^(?:NYC|New York)$', flags: 'i' },
+    };
     expect(verdictOf('FINAL ANSWER: nyc', match)).toBe('correct');
     expect(verdictOf('FINAL ANSWER: Boston', match)).toBe('incorrect');
     expect(verdictOf('', match)).toBe('unreadable');
@@ -241,7 +247,10 @@ describe('gradeAnswer', () => {
       expected: 'Paris',
       grader: { type: 'regex', pattern: 'capital is ([A-Za-z]+)', group: 1 },
     };
-    expect(gradeAnswer('The capital is paris.', local(group))).toMatchObject({ verdict: 'correct', extracted: 'paris' });
+    expect(gradeAnswer('The capital is paris.', local(group))).toMatchObject({
+      verdict: 'correct',
+      extracted: 'paris',
+    });
     expect(verdictOf('The capital is Rome', group)).toBe('incorrect');
     expect(verdictOf('I do not know', group)).toBe('unreadable');
     const named: Grading = {

@@ -72,7 +72,8 @@ export function parseModelVerdict(reply: string): ParsedJudgement {
     }
     if (reason === null) {
       const value = afterLabel(lines[i], ['reason']);
-      if (value !== null && value.trim() !== '') reason = value.trim().slice(0, REASON_MAX);
+      const text = value === null ? '' : unwrapAnswer(value);
+      if (text !== '') reason = text.slice(0, REASON_MAX);
     }
   }
   return { verdict: verdict ?? 'unreadable', reason };
