@@ -143,6 +143,8 @@ export function parseBatch(body: unknown, uploaded?: Record<string, unknown>[]):
     for (const own of ITEM_ONLY_FIELDS) {
       if (own in defaults) fields[`defaults.${own}`] = `each item has its own ${own}`;
     }
+    // Issue 37: one grader may serve every item (defaults.grader), but each has its own answer.
+    if ('expected' in defaults) fields['defaults.expected'] = 'each item has its own expected answer';
   }
   const items = uploaded ?? input.items;
   if (!Array.isArray(items) || items.length === 0) fields.items = 'items must be a non-empty array';
