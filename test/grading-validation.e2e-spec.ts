@@ -223,4 +223,33 @@ describe('graded items: expected answers and graders, validated and stored', () 
       null,
     ]);
   });
+
+  it('reads an expected column from a CSV upload, graded by the defaults grader, and names a bad row', async () => {
+    const upload = (csv: string) =>
+      fetch(
+        `${stack.baseUrl}/api/batches?defaults=${encodeURIComponent(
+          JSON.stringify({ ...COUNCIL, grader: { type: 'numeric' } }),
+        )}`,
+        { method: 'POST', headers: { 'content-type': 'text/csv' }, body: csv },
+      );
+    const bad = await upload('question,expected\nq0,42\nq1,lots\n');
+    expect(bad.status).toBe(400);
+    const refused = (await bad.json()) as ErrorBody;
+    expect(refused.message).toBe('1 of 2 items are invalid: items 1');
+    expect(Object.keys(refused.fields ?? {})).toEqual(['items[1].expected']);
+
+    const good = await upload('question,expected,key\nq0,"1,234.5",a\nq1,-3,b\n');
+    expect(good.status).toBe(202);
+    const { batchId } = (await good.json()) as BatchAccepted;
+    const rows: { config: unknown }[] = await stack.db.query(
+      `SELECT u.config FROM messages a JOIN messages u
+         ON u.conversation_id = a.conversation_id AND u.role = 'user'
+       WHERE a.batch_id = $1 ORDER BY a.batch_index`,
+      [batchId],
+    );
+    expect(rows.map((r) => r.config)).toEqual([
+      { key: 'a', expected: 1234.5, grader: { type: 'numeric' } },
+      { key: 'b', expected: -3, grader: { type: 'numeric' } },
+    ]);
+  });
 });
