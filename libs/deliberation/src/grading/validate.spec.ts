@@ -88,6 +88,9 @@ describe('checkGrading', () => {
     expect(gradingOf({ expected: '(C)', grader })?.expected).toBe('C');
     expect(gradingOf({ expected: 'rome', grader })?.expected).toBe('C');
     expect(gradingOf({ expected: 'A dog', grader })?.expected).toBe('D');
+    // A letter is a letter even where an option's text is one (as the dataset reader reads it).
+    expect(gradingOf({ expected: 'a', grader: { type: 'choice', options: ['b', 'a'] } })?.expected).toBe('A');
+    expect(gradingOf({ expected: 'c', grader: { type: 'choice', options: ['b', 'c'] } })?.expected).toBe('B');
     expect(fieldsOf({ expected: 'E', grader }).expected).toBe(
       `for a choice grader, expected must be one of the options' letters (A–D) or one option's text, got "E"`,
     );

@@ -174,13 +174,14 @@ export function checkGrading(raw: { expected?: unknown; grader?: unknown }): Gra
       grader = { type: 'choice', options: texts };
       if (text !== null) {
         const last = choiceLetter(texts.length - 1);
-        // An option's own text first (an option may read "A dog"), then a letter alone: B, b, (B), B.
-        const byText = texts.flatMap((o, i) => (normalizeText(o) === normalizeText(text) ? [i] : []));
+        // A letter first (`b`, `(B)`, `B.`: read as B even when an option's text is "b", as the
+        // dataset reader of issue 37 item 6 reads it), then the text of exactly one option.
         const letter = /^[([]?([A-Za-z])[)\]]?[.:]?$/.exec(text)?.[1]?.toUpperCase();
-        if (byText.length === 1) answer = choiceLetter(byText[0]);
+        const byText = texts.flatMap((o, i) => (normalizeText(o) === normalizeText(text) ? [i] : []));
+        if (letter !== undefined && letter.charCodeAt(0) - 65 < texts.length) answer = letter;
+        else if (byText.length === 1) answer = choiceLetter(byText[0]);
         else if (byText.length > 1)
           fields.expected = `expected ${show(text)} is the text of several options: give its letter (A–${last})`;
-        else if (letter !== undefined && letter.charCodeAt(0) - 65 < texts.length) answer = letter;
         else
           fields.expected = `for a choice grader, expected must be one of the options' letters (A–${last}) or one option's text, got ${show(text)}`;
       }
