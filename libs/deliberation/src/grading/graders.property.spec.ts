@@ -14,7 +14,7 @@ import { readChoice } from './choice';
 import { gradeAnswer, type LocalGrading } from './graders';
 import { parseModelVerdict } from './model-grader';
 import { readNumbers } from './numbers';
-import { regexSafetyProblem } from './regex-guard';
+import { lastMatchBounded, regexSafetyProblem } from './regex-guard';
 import { finalAnswerLine, normalizeText } from './text';
 import { checkGrading } from './validate';
 
@@ -183,6 +183,28 @@ describe('graders on hostile and malformed text (property)', () => {
         },
       ),
       { numRuns: Math.min(RUNS, 150) },
+    );
+  });
+
+  it('an accepted pattern finds its last match in short text of any kind, flags u or none, without running out of time', () => {
+    const patterns = fc
+      .array(fc.constantFrom('a', 'x*', '\\s', '.', '?', '[a-z]', '\\d+', '|', '(?:b)', '^', '$'), {
+        minLength: 1,
+        maxLength: 6,
+      })
+      .map((p) => p.join(''));
+    fc.assert(
+      fc.property(
+        patterns,
+        fc.constantFrom('', 'u', 'i', 'imsu'),
+        fc.oneof(unicodeText, utf16Text, asciiText),
+        (pattern, flags, text) => {
+          if (regexSafetyProblem(pattern, flags) !== null) return;
+          const run = lastMatchBounded(pattern, flags, text);
+          expect(run.ok).toBe(true);
+        },
+      ),
+      { numRuns: RUNS },
     );
   });
 

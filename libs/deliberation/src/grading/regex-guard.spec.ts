@@ -57,6 +57,11 @@ describe('lastMatchBounded', () => {
     expect(run.ok && run.match?.[1]).toBe('333');
     const empty = lastMatchBounded('x*', '', 'abc');
     expect(empty.ok && empty.match?.[0]).toBe('');
+    // Under the u flag an empty match moves on a whole surrogate pair (it once looped until the limit).
+    const astral = lastMatchBounded('x*', 'u', '😀😀a😀');
+    expect(astral.ok && astral.match?.index).toBe(7);
+    const lone = lastMatchBounded('x*', '', '😀a');
+    expect(lone.ok && lone.match?.index).toBe(3);
     const none = lastMatchBounded('z', '', 'abc');
     expect(none).toEqual({ ok: true, match: null });
   });

@@ -136,8 +136,17 @@ export function regexSafetyProblem(pattern: string, flags = ''): string | null {
 }
 
 const sandbox = createContext({});
+// After an empty match the search moves on one character: under the `u` flag a whole surrogate
+// pair (the engine steps back into a pair it is put in the middle of, which would loop forever).
 const LAST_MATCH = new Script(
-  'last = null; re.lastIndex = 0; while ((m = re.exec(s)) !== null) { last = m; if (m[0] === "") re.lastIndex++; }',
+  'last = null; re.lastIndex = 0;' +
+    'while ((m = re.exec(s)) !== null) {' +
+    ' last = m;' +
+    ' if (m[0] === "") {' +
+    '  var i = re.lastIndex, c = s.charCodeAt(i), d = s.charCodeAt(i + 1);' +
+    '  re.lastIndex = i + (re.unicode && c >= 0xd800 && c <= 0xdbff && d >= 0xdc00 && d <= 0xdfff ? 2 : 1);' +
+    ' }' +
+    '}',
 );
 
 export type BoundedMatch = { ok: true; match: RegExpExecArray | null } | { ok: false; reason: string };
