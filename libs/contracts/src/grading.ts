@@ -46,11 +46,11 @@ export interface NormalizedGraderSpec {
   extract?: TextExtraction;
 }
 
-/** The expected text appears in the extracted text as whole words, both normalized (or only trimmed, `caseSensitive`). */
+/** The expected text appears in the extracted text as whole words, both normalized (letter case kept with `caseSensitive`). */
 export interface ContainsGraderSpec {
   type: 'contains';
   extract?: TextExtraction;
-  /** Compare without normalizing (exact characters, still whole words). Default false. */
+  /** Normalize without lower-casing: letter case counts. Default false. */
   caseSensitive?: boolean;
 }
 

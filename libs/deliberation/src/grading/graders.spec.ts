@@ -30,6 +30,10 @@ describe('normalizeText', () => {
   ])('%j → %j', (input, expected) => {
     expect(normalizeText(input)).toBe(expected);
   });
+
+  it('keeps letter case when asked', () => {
+    expect(normalizeText(' Ｐａｒｉｓ,  France! ', true)).toBe('Paris France');
+  });
 });
 
 describe('final answer extraction', () => {
@@ -194,6 +198,8 @@ describe('gradeAnswer', () => {
     const sensitive: Grading = { expected: 'Paris', grader: { type: 'contains', caseSensitive: true } };
     expect(verdictOf('paris', sensitive)).toBe('incorrect');
     expect(verdictOf('in Paris today', sensitive)).toBe('correct');
+    expect(verdictOf('It is Paris.', sensitive)).toBe('correct'); // punctuation still goes
+    expect(verdictOf('It is PARIS.', sensitive)).toBe('incorrect');
   });
 
   it('choice: the letter against the expected letter, unreadable when none', () => {

@@ -63,9 +63,9 @@ export function gradeAnswer(reply: string, { expected, grader }: LocalGrading): 
       const read = extractAnswerText(reply, grader.extract ?? 'auto');
       if (read.text === null) return unreadable(read.reason);
       const sensitive = grader.caseSensitive === true;
-      const answer = sensitive ? read.text.trim() : normalizeText(read.text);
+      const answer = normalizeText(read.text, sensitive);
       if (answer === '') return unreadable('the answer is only punctuation or whitespace');
-      const needle = sensitive ? expectedText.trim() : normalizeText(expectedText);
+      const needle = normalizeText(expectedText, sensitive);
       const ok = containsWords(answer, needle);
       return verdict(
         ok,

@@ -17,9 +17,11 @@ const DIGIT = /[0-9]/;
  *    3.5, never 35);
  * 3. whitespace runs (including Unicode spaces) become one space, trimmed at both ends.
  * Accents are kept (é is not e), and so are symbols (`$`, `%`, `+`); articles are not removed.
+ * `keepCase` skips the lower-casing (the `contains` grader's `caseSensitive`).
  */
-export function normalizeText(text: string): string {
-  const chars = Array.from(text.normalize('NFKC').toLowerCase().normalize('NFKC'));
+export function normalizeText(text: string, keepCase = false): string {
+  const folded = text.normalize('NFKC');
+  const chars = Array.from(keepCase ? folded : folded.toLowerCase().normalize('NFKC'));
   let out = '';
   let space = false;
   for (let i = 0; i < chars.length; i++) {
