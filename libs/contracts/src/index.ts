@@ -20,3 +20,4 @@ export * from './presets';
 export * from './shortfall';
 export * from './socket';
 export * from './mode-facts';
+export * from './grading';

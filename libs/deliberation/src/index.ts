@@ -36,3 +36,4 @@ export * from './shared/json-schema';
 export * from './modes/vote/vote.config';
 export * from './modes/debate/debate.config';
 export * from './modes/delphi/delphi.config';
+export * from './grading';

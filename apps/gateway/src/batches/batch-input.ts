@@ -8,7 +8,14 @@ import {
 import { parse } from 'csv-parse/sync';
 import { modeFacts, type FieldErrors } from '@conclave/deliberation';
 
-export const CSV_COLUMNS = ['question', 'content', 'originalQuestion', 'reference', 'key'] as const;
+export const CSV_COLUMNS = [
+  'question',
+  'content',
+  'originalQuestion',
+  'reference',
+  'key',
+  'expected',
+] as const;
 
 export interface ParsedBatch {
   name: string | null;
@@ -30,7 +37,8 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 
 /**
  * A CSV row becomes a request: `question`, and `content` / `originalQuestion` into `modeConfig`;
- * `reference` and `key` (for reports, issue 21) stay beside it when the cell is not empty.
+ * `reference` and `key` (for reports, issue 21) and `expected` (issue 37: graded by the batch's
+ * `defaults.grader`, else as text) stay beside it when the cell is not empty.
  */
 function rowToItem(row: Record<string, string>): Record<string, unknown> {
   const modeConfig: Record<string, string> = {};
@@ -41,6 +49,7 @@ function rowToItem(row: Record<string, string>): Record<string, unknown> {
     ...(Object.keys(modeConfig).length ? { modeConfig } : {}),
     ...(row.reference ? { reference: row.reference } : {}),
     ...(row.key ? { key: row.key } : {}),
+    ...(row.expected ? { expected: row.expected } : {}),
   };
 }
 
@@ -143,6 +152,8 @@ export function parseBatch(body: unknown, uploaded?: Record<string, unknown>[]):
     for (const own of ITEM_ONLY_FIELDS) {
       if (own in defaults) fields[`defaults.${own}`] = `each item has its own ${own}`;
     }
+    // Issue 37: one grader may serve every item (defaults.grader), but each has its own answer.
+    if ('expected' in defaults) fields['defaults.expected'] = 'each item has its own expected answer';
   }
   const items = uploaded ?? input.items;
   if (!Array.isArray(items) || items.length === 0) fields.items = 'items must be a non-empty array';

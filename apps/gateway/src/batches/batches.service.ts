@@ -164,6 +164,7 @@ export class BatchesService {
           apiKeyId,
           items: requests.map((r, i) => ({
             ...annotations[i],
+            ...(r.grading ? { grading: r.grading } : {}),
             mode: r.mode,
             userContent: r.definition.userContent?.(r.question, r.config) ?? r.question,
             ...(r.definition.userContent ? { question: r.question } : {}),

@@ -1,4 +1,4 @@
-import { MODE_NAMES, QUESTION_MAX_LENGTH, type ModeName } from '@conclave/contracts';
+import { GRADER_TYPES, MODE_NAMES, QUESTION_MAX_LENGTH, type ModeName } from '@conclave/contracts';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsIn, IsObject, IsOptional, IsString } from 'class-validator';
 
@@ -30,6 +30,33 @@ export class CreateDeliberationDto {
   @ApiPropertyOptional({ description: 'council only: the model that synthesizes' })
   @Allow()
   chairmanModel?: string;
+
+  /**
+   * Issue 37: the answer this deliberation is expected to give, graded by `grader` (README "Graded
+   * items"). Checked by RequestValidator against the grader (checkGrading, libs/deliberation).
+   */
+  @ApiPropertyOptional({
+    oneOf: [{ type: 'string' }, { type: 'number' }],
+    example: 42,
+    description:
+      'optional: the answer this deliberation is expected to give (text or a number), kept for grading by grader; ' +
+      'without grader, a number is graded numeric and text normalized',
+  })
+  @Allow()
+  expected?: string | number;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { type: 'numeric', relativeTolerance: 0.01 },
+    description:
+      `optional: how answers are graded against expected: { type: ${GRADER_TYPES.join(' | ')} }; ` +
+      'exact, normalized and contains take extract (auto, final-answer, whole), contains caseSensitive; ' +
+      'numeric takes extract (auto, final-answer, last-number), absoluteTolerance, relativeTolerance; ' +
+      'choice takes options (2-26 texts, lettered A, B, ...); regex takes pattern, flags, group; model takes judges (model ids)',
+  })
+  @Allow()
+  grader?: Record<string, unknown>;
 
   /**
    * Applied (and removed) by PresetsService before the request is validated. No class-validator

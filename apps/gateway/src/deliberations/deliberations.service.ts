@@ -183,6 +183,7 @@ export class DeliberationsService {
         firstStage: definition.firstStage,
         ...(history.length > 0 ? { history } : {}),
         apiKeyId,
+        ...(request.grading ? { grading: request.grading } : {}),
       },
       idempotency,
       admit,

@@ -128,6 +128,21 @@ describe('deliberationRequestSchema', () => {
     expect(schema.properties?.preset).toMatchObject({ type: 'string' });
   });
 
+  it('takes an expected answer and a grader (issue 37), as text or a number and an object with a known type', async () => {
+    expect(schema.properties?.expected?.anyOf).toEqual([{ type: 'string' }, { type: 'number' }]);
+    expect(schema.properties?.grader).toMatchObject({ type: 'object', required: ['type'] });
+    const graded = { question: 'q', expected: 42, grader: { type: 'numeric', relativeTolerance: 0.01 } };
+    expect(schemaAccepts(graded)).toBe(true);
+    expect(await validatorAccepts(graded)).toBe(true);
+    for (const bad of [
+      { question: 'q', expected: true },
+      { question: 'q', expected: 'x', grader: { type: 'fuzzy' } },
+    ]) {
+      expect(schemaAccepts(bad)).toBe(false);
+      expect(await validatorAccepts(bad)).toBe(false);
+    }
+  });
+
   it('gives every top-level field a description', () => {
     for (const [field, property] of Object.entries(schema.properties ?? {})) {
       expect({ field, description: property.description }).toEqual({

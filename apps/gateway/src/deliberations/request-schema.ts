@@ -1,4 +1,10 @@
-import { MODE_NAMES, QUESTION_MAX_LENGTH, type ModeDefaults, type ModeName } from '@conclave/contracts';
+import {
+  GRADER_TYPES,
+  MODE_NAMES,
+  QUESTION_MAX_LENGTH,
+  type ModeDefaults,
+  type ModeName,
+} from '@conclave/contracts';
 import {
   jsonSchemaOf,
   MODE_FACTS,
@@ -153,6 +159,18 @@ export function deliberationRequestSchema(defaults?: ModeDefaults): JsonSchemaOb
     pattern: '\\S',
   };
   properties.mode = { ...properties.mode, default: 'council' };
+  // Issue 37: what checkGrading takes; the pair's rules (a number for numeric, a letter or option
+  // text for choice, a safe pattern) stay the validator's.
+  if (properties.expected)
+    properties.expected = { ...properties.expected, anyOf: [{ type: 'string' }, { type: 'number' }] };
+  if (properties.grader) {
+    properties.grader = {
+      ...properties.grader,
+      type: 'object',
+      properties: { type: { type: 'string', enum: [...GRADER_TYPES] } },
+      required: ['type'],
+    };
+  }
   properties.modeConfig = {
     description: FIELD_DESCRIPTIONS.modeConfig,
     anyOf: MODE_NAMES.filter((mode) => modeDefinition(mode)).map((mode) => modeConfigSchema(mode, defaults)),

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import { QUESTION_MAX_LENGTH, type ModeName } from '@conclave/contracts';
+import { QUESTION_MAX_LENGTH, type Grading, type ModeName } from '@conclave/contracts';
 import {
+  checkGrading,
   modeDefinition,
   type AnyModeDefinition,
   type FieldErrors,
@@ -17,6 +18,8 @@ export interface ValidatedRequest {
   definition: AnyModeDefinition;
   conversationId?: string;
   config: unknown;
+  /** Issue 37: the expected answer and its grader (`expected`, `grader`), checked against each other. */
+  grading?: Grading;
 }
 
 export type ValidationOutcome = { ok: true; request: ValidatedRequest } | { ok: false; fields: FieldErrors };
@@ -165,6 +168,9 @@ export class RequestValidator {
         }
       }
     }
+    // Issue 37: the expected answer against its grader (stored for grading; nothing else uses it yet).
+    const grading = checkGrading({ expected: body.expected, grader: body.grader });
+    if (!grading.ok) add(grading.fields);
     for (const [field, message] of nulCharacters(body, '')) fields.set(field, message);
     // Cross-field rules (a foreman who is a juror, ...) are named together with every other problem,
     // so the mode resolves the config even when some fields are already known to be wrong.
@@ -199,6 +205,7 @@ export class RequestValidator {
         definition,
         conversationId: body.conversationId as string | undefined,
         config: resolved.config,
+        ...(grading.ok && grading.grading ? { grading: grading.grading } : {}),
       },
     };
   }

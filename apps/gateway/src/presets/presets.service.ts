@@ -20,6 +20,9 @@ const NOT_IN_A_PRESET: Record<string, string> = {
   conversationId:
     'conversationId is not part of a preset: send it with the follow-up that continues the conversation',
   preset: 'a preset cannot name another preset',
+  expected: 'expected is not part of a preset: send the expected answer with each deliberation',
+  grader:
+    "grader is not part of a preset: send it with the expected answer of each deliberation (or in a batch's defaults)",
 };
 
 /** `modeConfig` fields that are the material of one deliberation (jury's), and why they are refused. */

@@ -3,6 +3,7 @@ import type {
   BatchAccepted,
   BatchStatus,
   DeliveredEvent,
+  Grading,
   MessageStatus,
   ModeName,
 } from '@conclave/contracts';
@@ -39,6 +40,8 @@ export interface NewBatchItem {
   reference?: string | number;
   /** For comparisons (issue 21): the item's name across batches; kept in the user message's config. */
   key?: string;
+  /** Issue 37: the expected answer and its grader; kept in the user message's config as `expected`, `grader`. */
+  grading?: Grading;
 }
 
 export interface NewBatch {
@@ -165,11 +168,13 @@ export class BatchesRepository {
         manager,
         batch.userId,
         items.map((i) => {
-          // What the user message does not hold, and reports read: question, reference, key.
+          // What the user message does not hold, and reports read: question, reference, key; and
+          // what grading will read: expected, grader.
           const extra = {
             ...(i.question === undefined ? {} : { question: i.question }),
             ...(i.reference === undefined ? {} : { reference: i.reference }),
             ...(i.key === undefined ? {} : { key: i.key }),
+            ...(i.grading === undefined ? {} : { expected: i.grading.expected, grader: i.grading.grader }),
           };
           return {
             mode: i.mode,

@@ -4,6 +4,7 @@ import {
   type DeliberationAccepted,
   type FinishReason,
   type FirstStageStart,
+  type Grading,
   type MessageStatus,
   type ModeName,
   type StartedStageCall,
@@ -123,6 +124,11 @@ export interface NewTurn {
   history?: HistoryTurn[];
   /** The API key the request came with (null without one): revoking it cancels the turn. */
   apiKeyId?: string | null;
+  /**
+   * Issue 37: the expected answer and its grader, as validated; kept in the user message's config
+   * (`expected`, `grader`), as a batch item keeps them, for grading to read. Absent: config NULL.
+   */
+  grading?: Grading;
 }
 
 /** A conversation about to get a follow-up turn, read under its row lock. */
@@ -194,7 +200,7 @@ function startedTurn(
  */
 const TURN_MESSAGES = (conversation: string): string =>
   `INSERT INTO messages (conversation_id, role, content, status, turn, mode, config, stage, needs_title, api_key_id)
-   VALUES (${conversation}, 'user', $1, 'complete', $2, $3, NULL, NULL, false, NULL),
+   VALUES (${conversation}, 'user', $1, 'complete', $2, $3, $9::jsonb, NULL, false, NULL),
           (${conversation}, 'assistant', '', 'queued', $2, $3, $4, $5, $6, $7::uuid)
    RETURNING id, role, created_at, config, conversation_id`;
 
@@ -216,6 +222,7 @@ async function insertTurn(
     needsTitle,
     turn.apiKeyId ?? null,
     last,
+    turn.grading ? JSON.stringify({ expected: turn.grading.expected, grader: turn.grading.grader }) : null,
   ]);
   const assistant = inserted.find((row) => row.role === 'assistant');
   if (!assistant) throw new Error('the assistant message was not stored');
