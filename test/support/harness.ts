@@ -361,9 +361,15 @@ export function expectContiguous(events: DeliveredEvent[], from = 1): void {
 }
 
 /**
+ * How long a spawned process may take to be ready: ts-node compiles it at start, which takes
+ * seconds on an idle host and 25 s on a loaded 2-core one.
+ */
+export const PROCESS_START_TIMEOUT_MS = 45_000;
+
+/**
  * Resolves once the child's output matches `ready` (with the match), rejects if it exits first or
- * takes longer than 45 s. Keeps the last 64 kB of its output in `outputs`: enough to explain a
- * failure, bounded however long the process runs.
+ * takes longer than PROCESS_START_TIMEOUT_MS. Keeps the last 64 kB of its output in `outputs`:
+ * enough to explain a failure, bounded however long the process runs.
  */
 export function waitUntilReady(
   child: ChildProcess,
@@ -374,7 +380,7 @@ export function waitUntilReady(
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`${entry} did not start:\n${outputs.get(child)}`)),
-      45_000,
+      PROCESS_START_TIMEOUT_MS,
     );
     let started = false;
     const onData = (chunk: Buffer) => {

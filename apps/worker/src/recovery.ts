@@ -31,6 +31,8 @@ export class Recovery {
   private again = false;
   private soonTimer: NodeJS.Timeout | undefined;
   private resuming = false;
+  /** The last loss noticed (its new epoch, when) that no pass has looked after yet. */
+  private latestLoss: { epoch: string; at: number; atStart: boolean } | null = null;
   private stopped = false;
   private beats = 0;
   private readonly onReady = () => void this.beat();
@@ -132,35 +134,59 @@ export class Recovery {
     }
   }
 
+  /**
+   * Resumes the work Redis lost once every live worker's lease is back (settleMs after the loss).
+   * A loss noticed while an earlier one is being resumed is not dropped: the pass waits until it
+   * has settled too, or, when it is already under way, another pass follows it. Either way the
+   * last pass looks after the last loss, with every lease back, so neither a job lost the second
+   * time stays lost nor is a stage whose lease was not back yet run twice.
+   */
   private resumeAfterLoss(epoch: string, atStart: boolean): void {
-    if (this.resuming) return;
+    this.latestLoss = { epoch, at: Date.now(), atStart };
+    if (this.resuming) {
+      this.logger.warn(
+        `Redis lost the stage queue again while its work was being resumed: resuming again ${this.settleMs} ms from now`,
+      );
+      return;
+    }
     this.resuming = true;
     this.logger.warn(
       atStart
         ? 'the stage queue has no epoch yet (a new or emptied Redis): looking for work to resume'
         : `Redis lost the stage queue (restarted empty or flushed): resuming its work in ${this.settleMs} ms`,
     );
-    const started = Date.now();
-    void new Promise((resolve) => setTimeout(resolve, this.settleMs).unref())
-      .then(async () => {
-        if (this.stopped) return;
+    void this.resumeLosses().finally(() => {
+      this.resuming = false;
+    });
+  }
+
+  /** One pass per settled loss, until no loss is left (see resumeAfterLoss). */
+  private async resumeLosses(): Promise<void> {
+    for (let loss = this.latestLoss; loss && !this.stopped; loss = this.latestLoss) {
+      const wait = loss.at + this.settleMs - Date.now();
+      if (wait > 0) {
+        // Then looks again: a loss noticed meanwhile moves the time to resume.
+        await new Promise((resolve) => setTimeout(resolve, wait).unref());
+        continue;
+      }
+      this.latestLoss = null;
+      try {
         const n = await this.resumer.resumeLost({
           idleMs: 0,
           reason: 'queue_lost',
-          tag: epoch,
+          tag: loss.epoch,
           running: this.runningStages(),
           failed: (messageId, stage) => this.runner.failPermanently(messageId, internalErrorDuring(stage)),
         });
         await this.batches.reconcile();
-        if (n > 0 || !atStart) {
+        if (n > 0 || !loss.atStart) {
           this.logger.warn(
-            `resumed ${n} deliberation(s) whose jobs Redis lost, ${Date.now() - started} ms after noticing`,
+            `resumed ${n} deliberation(s) whose jobs Redis lost, ${Date.now() - loss.at} ms after noticing`,
           );
         }
-      })
-      .catch((error: unknown) => this.logger.warn(`could not resume the lost work: ${String(error)}`))
-      .finally(() => {
-        this.resuming = false;
-      });
+      } catch (error) {
+        this.logger.warn(`could not resume the lost work: ${String(error)}`);
+      }
+    }
   }
 }

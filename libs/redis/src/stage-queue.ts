@@ -25,6 +25,9 @@ type StageQueueJob = {
   [N in StageJobName]: { name: N; data: StageQueueJobs[N]; opts: JobsOptions };
 }[StageJobName];
 
+/** Whether a job in this BullMQ state is still to run (waiting, prioritized, delayed) or running. */
+const isPending = (state: string): boolean => !['completed', 'failed', 'unknown'].includes(state);
+
 /** The producer of the stage queue: adds only the job names and payloads its definition has. */
 export class StageQueue implements StageScheduler {
   readonly queue: Queue;
@@ -112,14 +115,26 @@ export class StageQueue implements StageScheduler {
     const state = await job.getState();
     if (state === 'completed') return 'completed';
     if (state === 'failed') return 'failed';
+    // A job in no list (see rescheduleStage): nothing will run it.
     if (state === 'unknown') return 'missing';
     return 'pending';
   }
 
+  /**
+   * Queues the stage again unless its job waits or runs. A job kept after it finished is removed
+   * first, and so is one BullMQ knows in no state at all (`unknown`: its hash outlived the list
+   * that held it, when Redis lost only some of the queue's keys: an eviction, keys deleted one by
+   * one while an enqueue ran): BullMQ's add ignores a job id whose hash exists, so without the
+   * removal the stage would stay unqueued however often the reconciler "rescheduled" it. A job
+   * still locked (a worker runs it, whatever its state) is left to that worker.
+   */
   async rescheduleStage(messageId: string, stage: string, options: EnqueueOptions = {}): Promise<void> {
-    const state = await this.stageJobState(messageId, stage);
-    if (state === 'pending') return;
-    if (state !== 'missing') await this.queue.remove(stageJobId(messageId, stage));
+    const jobId = stageJobId(messageId, stage);
+    const job = await this.queue.getJob(jobId);
+    if (job) {
+      if (isPending(await job.getState())) return;
+      if ((await this.queue.remove(jobId)) !== 1) return;
+    }
     await this.enqueueStage(messageId, stage, options);
   }
 
