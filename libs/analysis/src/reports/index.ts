@@ -64,4 +64,10 @@ export {
   type RevisionGain,
   type SeatAccuracy,
 } from './panel-gain';
-export { differenceSentence, panelGainMarkdown, panelGainSentences, signedPoints, testSentence } from './panel-gain-text';
+export {
+  differenceSentence,
+  panelGainMarkdown,
+  panelGainSentences,
+  signedPoints,
+  testSentence,
+} from './panel-gain-text';

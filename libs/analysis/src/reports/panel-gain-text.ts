@@ -1,6 +1,12 @@
 import type { ReportFigure, ReportMethod, ReportRate } from '@conclave/contracts';
 import { escapeMarkdown, markdownTable } from '@conclave/outcomes';
-import type { GainTest, GradedAccuracy, PairedAccuracyDifference, PanelGainSection, PerCorrect } from './panel-gain';
+import type {
+  GainTest,
+  GradedAccuracy,
+  PairedAccuracyDifference,
+  PanelGainSection,
+  PerCorrect,
+} from './panel-gain';
 
 /**
  * The panel-gain section in words a reader cannot misread ("the panel was right on 78.4 % of
@@ -49,13 +55,17 @@ export function testSentence(d: PairedAccuracyDifference): string {
   if (!t.run) return `No test of ${d.a} against ${d.b}: ${t.reason ?? 'not run'}.`;
   const holm = t.holmAdjustedPValue === null ? '' : `, Holm-adjusted p ${pValue(t.holmAdjustedPValue)}`;
   return (
-    `Exact McNemar test over the ${d.onlyA + d.onlyB} items where exactly one was right ` +
-    `(${d.onlyA} only ${d.a}, ${d.onlyB} only ${d.b}): p ${pValue(t.pValue ?? 1)}${holm}.`
+    `Exact McNemar test on the ${d.onlyA + d.onlyB} items where exactly one of the two was right ` +
+    `(${d.a} alone on ${d.onlyA}, the other alone on ${d.onlyB}): p ${pValue(t.pValue ?? 1)}${holm}.`
   );
 }
 
 /** "the panel was right on X, B on Y: +d points [l, u]". */
-export function differenceSentence(d: PairedAccuracyDifference, a: GradedAccuracy, b: GradedAccuracy): string {
+export function differenceSentence(
+  d: PairedAccuracyDifference,
+  a: GradedAccuracy,
+  b: GradedAccuracy,
+): string {
   if (a.value === null || b.value === null || d.difference.value === null) {
     const why = a.value === null ? a.note : b.value === null ? b.note : d.difference.note;
     return `${capital(d.a)} cannot be compared with ${d.b}: ${why ?? 'no data'}.`;
@@ -72,12 +82,14 @@ const capital = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 function perCorrectText(label: string, p: PerCorrect, format: (v: number) => string): string {
   const f = p.value;
   if (f.value === null) return `${label}: none (${f.note ?? 'no data'})`;
-  const interval = f.interval ? ` [${format(f.interval.lower)}, ${format(f.interval.upper)}]` : ' (no interval)';
+  const interval = f.interval
+    ? ` [${format(f.interval.lower)}, ${format(f.interval.upper)}]`
+    : ' (no interval)';
   return `${label} ${format(f.value)}${interval}`;
 }
 
 const usd = (v: number): string => (v !== 0 && v < 0.01 ? `$${v.toPrecision(2)}` : `$${v.toFixed(4)}`);
-const tokens = (v: number): string => `${Math.round(v)} tokens`;
+const tokens = (v: number): string => String(Math.round(v));
 const seconds = (v: number): string => `${(v / 1000).toFixed(1)} s`;
 
 /** The section's findings as plain sentences, the headline first. */
@@ -105,9 +117,7 @@ export function panelGainSentences(section: PanelGainSection): string[] {
     if (r.answers === 0) sentences.push('No member gave both a first and a revised answer.');
     else {
       const change =
-        r.change.value === null
-          ? ''
-          : `: ${signedPoints(r.change.value)} points${pointsInterval(r.change)}`;
+        r.change.value === null ? '' : `: ${signedPoints(r.change.value)} points${pointsInterval(r.change)}`;
       sentences.push(
         `Revisions fixed ${r.fixed} wrong first answers and broke ${r.broke} right ones (of ${r.answers} ` +
           `revised answers on ${r.items} items): ${accuracyText(r.before)} of the first answers were right, ` +
@@ -247,7 +257,15 @@ export function panelGainMarkdown(section: PanelGainSection): string[] {
       '### Delphi: error of the first-round median against the final value',
       '',
       ...markdownTable(
-        ['First-round median error', 'Final error', 'Change (final − first)', 'Closer', 'Further', 'Unchanged', 'Items'],
+        [
+          'First-round median error',
+          'Final error',
+          'Change (final − first)',
+          'Closer',
+          'Further',
+          'Unchanged',
+          'Items',
+        ],
         [
           [
             cell(d.firstMedianError),

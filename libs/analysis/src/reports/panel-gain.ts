@@ -6,11 +6,13 @@ import {
   DEFAULT_CONFIDENCE,
   DEFAULT_SEED,
   pairedBootstrap,
+  SINGLE_ITEM_NO_INTERVAL,
   type BootstrapEstimate,
   type BootstrapOptions,
 } from '../bootstrap';
 import { exactMcNemar, holmAdjust } from '../inference/exact';
-import { bootstrapFigure, pooledRate, rate } from './figures';
+import { tangoPairedInterval } from '../inference/paired-difference';
+import { bootstrapFigure, pooledRate, rate, reportInterval } from './figures';
 
 /**
  * Panel gain (issue 37, item 3): does the panel's final answer beat its best member alone, and a
@@ -19,7 +21,7 @@ import { bootstrapFigure, pooledRate, rate } from './figures';
  * and call `panelGain` once; `panelGainSentences` and `panelGainMarkdown` put the result in words.
  *
  * Conventions (as the other report sections): every accuracy is count / items with a Wilson
- * interval; differences are paired over items (the unit) with a seeded percentile bootstrap; a
+ * interval; accuracy differences are paired over items (the unit) with Tango's score interval; a
  * figure that cannot be computed has `value: null` and a `note` saying why; no interval is
  * zero-width (one item, or no spread over the resamples, gives `interval: null` and a note).
  */
@@ -225,7 +227,7 @@ export const MAJORITY_RULE =
 export const BEST_MEMBER_NOTE =
   'The best member is chosen on these same items, which flatters it (the highest of several ' +
   'noisy accuracies is on average above that member’s true accuracy), so the panel’s gain over ' +
-  'it is if anything understated; its interval does not allow for the choice.';
+  'it is if anything understated; its interval and test do not allow for the choice.';
 
 export const UNREADABLE_RULE =
   'Unreadable and missing answers count as not correct: every accuracy is correct answers over ' +
@@ -301,19 +303,26 @@ export function gainTest(onlyA: number, onlyB: number, items: number): GainTest 
         `an exact two-sided test needs at least ${MIN_DISCORDANT_FOR_TEST} to be able to reach 5 %`,
     };
   }
-  return { run: true, pValue: exactMcNemar(onlyA, onlyB).pValue, holmAdjustedPValue: null, method, reason: null };
+  return {
+    run: true,
+    pValue: exactMcNemar(onlyA, onlyB).pValue,
+    holmAdjustedPValue: null,
+    method,
+    reason: null,
+  };
 }
 
 /**
  * A − B accuracy over the same items: `a[i]`, `b[i]` whether A and B were right on item i. The
- * interval is the paired percentile bootstrap over items (`pairedBootstrap`), the test exact
- * McNemar on the items where exactly one was right.
+ * interval is Tango's score interval for a paired difference (`tangoPairedInterval`: closed form,
+ * no resampling, never zero-width), none for a single item; the test exact McNemar on the items
+ * where exactly one was right.
  */
 export function pairedAccuracyDifference(
   labels: { a: string; b: string },
   a: readonly boolean[],
   b: readonly boolean[],
-  options: BootstrapOptions = {},
+  confidence = DEFAULT_CONFIDENCE,
   defined = true,
 ): PairedAccuracyDifference {
   if (a.length !== b.length) throw new RangeError('paired answers need the same items');
@@ -332,16 +341,19 @@ export function pairedAccuracyDifference(
   if (n === 0) difference = { value: null, n: 0, interval: null, note: 'no items' };
   else if (!defined) {
     difference = { value: null, n, interval: null, note: 'no answer of one side could be read' };
+  } else if (n < 2) {
+    difference = { value: (onlyA - onlyB) / n, n, interval: null, note: SINGLE_ITEM_NO_INTERVAL };
   } else {
-    difference = bootstrapFigure(
-      pairedBootstrap(
-        a.map((x) => (x ? 1 : 0)),
-        b.map((x) => (x ? 1 : 0)),
-        options,
-      ),
-    );
+    difference = {
+      value: (onlyA - onlyB) / n,
+      n,
+      interval: reportInterval(tangoPairedInterval(onlyA, onlyB, n, confidence)),
+      note: null,
+    };
   }
-  const test = defined ? gainTest(onlyA, onlyB, n) : notRun(n === 0 ? 'no items' : 'no answer of one side could be read');
+  const test = defined
+    ? gainTest(onlyA, onlyB, n)
+    : notRun(n === 0 ? 'no items' : 'no answer of one side could be read');
   return { a: labels.a, b: labels.b, difference, onlyA, onlyB, both, neither, test };
 }
 
@@ -371,7 +383,11 @@ function perCorrect(
   const right = c.reduce((s, v) => s + v, 0);
   const items = x.length;
   if (items === 0) {
-    return { items, correct: 0, value: { value: null, n: 0, interval: null, note: `no item has its ${what}` } };
+    return {
+      items,
+      correct: 0,
+      value: { value: null, n: 0, interval: null, note: `no item has its ${what}` },
+    };
   }
   if (right === 0) {
     return {
@@ -446,7 +462,8 @@ function revisionGain(items: readonly PanelGainItem[], options: BootstrapOptions
   const n = beforeClusters.length;
   const seed = String(options.seed ?? DEFAULT_SEED);
   let change: ReportFigure;
-  if (n === 0) change = { value: null, n: 0, interval: null, note: 'no member gave both a first and a revised answer' };
+  if (n === 0)
+    change = { value: null, n: 0, interval: null, note: 'no member gave both a first and a revised answer' };
   else {
     const estimate = bootstrapItems(
       n,
@@ -462,7 +479,10 @@ function revisionGain(items: readonly PanelGainItem[], options: BootstrapOptions
       },
       { ...options, seed: `${seed}:gain:revision` },
     );
-    change = clusterFigure(estimate, beforeClusters.some((c) => c.trials > 1));
+    change = clusterFigure(
+      estimate,
+      beforeClusters.some((c) => c.trials > 1),
+    );
   }
   return {
     answers,
@@ -508,9 +528,13 @@ function delphiGain(items: readonly PanelGainItem[], options: BootstrapOptions):
   }
   return {
     items: first.length,
-    firstMedianError: bootstrapFigure(bootstrapMean(first, { ...options, seed: `${seed}:gain:delphi:first` })),
+    firstMedianError: bootstrapFigure(
+      bootstrapMean(first, { ...options, seed: `${seed}:gain:delphi:first` }),
+    ),
     finalError: bootstrapFigure(bootstrapMean(final, { ...options, seed: `${seed}:gain:delphi:final` })),
-    change: bootstrapFigure(pairedBootstrap(final, first, { ...options, seed: `${seed}:gain:delphi:change` })),
+    change: bootstrapFigure(
+      pairedBootstrap(final, first, { ...options, seed: `${seed}:gain:delphi:change` }),
+    ),
     closer,
     further,
     unchanged,
@@ -519,14 +543,18 @@ function delphiGain(items: readonly PanelGainItem[], options: BootstrapOptions):
 
 /**
  * The panel-gain section over graded items (see the types for each figure). Bootstrap seeds are
- * the options' seed with `:gain:best`, `:gain:majority`, `:gain:revision` (`:before`, `:after`),
+ * the options' seed with `:gain:revision` (`:before`, `:after`),
  * `:gain:delphi:first|final|change`, `:gain:cost`, `:gain:tokens`, `:gain:latency`.
  */
 export function panelGain(items: readonly PanelGainItem[], options: PanelGainOptions = {}): PanelGainSection {
   const confidence = options.confidence ?? DEFAULT_CONFIDENCE;
   const resamples = options.resamples ?? DEFAULT_BOOTSTRAP_RESAMPLES;
   const seed = options.seed ?? DEFAULT_SEED;
-  const bootstrap = (suffix: string): BootstrapOptions => ({ confidence, resamples, seed: `${seed}:gain:${suffix}` });
+  const bootstrap = (suffix: string): BootstrapOptions => ({
+    confidence,
+    resamples,
+    seed: `${seed}:gain:${suffix}`,
+  });
   const models = seatModels(items);
   const seats = [...models.keys()];
 
@@ -568,15 +596,30 @@ export function panelGain(items: readonly PanelGainItem[], options: PanelGainOpt
   for (const m of members) {
     if (m.accuracy.value === null) continue;
     if (best === null || m.accuracy.value > (best.accuracy.value ?? -1)) {
-      best = { seat: m.seat, model: m.model, accuracy: m.accuracy, selection: 'in-sample', note: BEST_MEMBER_NOTE };
+      best = {
+        seat: m.seat,
+        model: m.model,
+        accuracy: m.accuracy,
+        selection: 'in-sample',
+        note: BEST_MEMBER_NOTE,
+      };
     }
   }
   if (best === null && members.length > 0) {
     const m = members[0];
-    best = { seat: m.seat, model: m.model, accuracy: m.accuracy, selection: 'in-sample', note: BEST_MEMBER_NOTE };
+    best = {
+      seat: m.seat,
+      model: m.model,
+      accuracy: m.accuracy,
+      selection: 'in-sample',
+      note: BEST_MEMBER_NOTE,
+    };
   }
   const panel = gradedAccuracy(panelTally, confidence);
-  const majority: MajorityBaseline = { accuracy: gradedAccuracy(majorityTally, confidence), rule: MAJORITY_RULE };
+  const majority: MajorityBaseline = {
+    accuracy: gradedAccuracy(majorityTally, confidence),
+    rule: MAJORITY_RULE,
+  };
 
   const panelMinusBest =
     best === null
@@ -585,14 +628,14 @@ export function panelGain(items: readonly PanelGainItem[], options: PanelGainOpt
           { a: 'the panel', b: `its best member alone (${seatName(best.seat, best.model)})` },
           panelRight,
           seatRight.get(best.seat) ?? [],
-          bootstrap('best'),
+          confidence,
           panel.value !== null && best.accuracy.value !== null,
         );
   const panelMinusMajority = pairedAccuracyDifference(
     { a: 'the panel', b: 'a plain majority of the members’ own answers' },
     panelRight,
     majorityRight,
-    bootstrap('majority'),
+    confidence,
     panel.value !== null && majority.accuracy.value !== null,
   );
   // Holm over the tests this section ran (a family of at most two).
@@ -653,7 +696,10 @@ export function panelGain(items: readonly PanelGainItem[], options: PanelGainOpt
     perCorrect: perCorrectFigures,
     notes,
   };
-  return { ...section, method: { confidence, resamples, seed, methods: panelGainMethods(section, { resamples, seed }) } };
+  return {
+    ...section,
+    method: { confidence, resamples, seed, methods: panelGainMethods(section, { resamples, seed }) },
+  };
 }
 
 /** "How these numbers were computed" for the section: only the methods it used. */
@@ -674,7 +720,8 @@ export function panelGainMethods(
       confidence,
       resamples: null,
       seed: null,
-      description: 'correct answers / items with the Wilson score interval, treating the items as independent trials.',
+      description:
+        'correct answers / items with the Wilson score interval, treating the items as independent trials.',
     });
   }
   const compared = [
@@ -684,14 +731,14 @@ export function panelGainMethods(
   const withInterval = compared.filter((c) => c.difference?.difference.interval);
   if (withInterval.length > 0) {
     methods.push({
-      name: 'paired percentile bootstrap over items',
+      name: 'Tango score interval for a paired difference',
       usedFor: withInterval.map((c) => c.label),
       unit: 'item',
       confidence,
-      resamples: options.resamples,
-      seed: options.seed,
+      resamples: null,
+      seed: null,
       description:
-        'Items resampled with replacement, each keeping both answers being compared, and the mean of (A right) − (B right) recomputed; the interval is the 2.5th to 97.5th percentile (seeds: the report’s with :gain:best, :gain:majority).',
+        'A − B accuracy on the same items, (only A right − only B right) / items; the interval holds the differences not rejected by Tango’s (1998) score test, which keeps its coverage with few discordant items and stays within [−1, 1].',
     });
   }
   const tests = [section.panelMinusBest, section.panelMinusMajority].filter(
