@@ -84,7 +84,7 @@ function perCorrectText(label: string, p: PerCorrect, format: (v: number) => str
   if (f.value === null) return `${label}: none (${f.note ?? 'no data'})`;
   const interval = f.interval
     ? ` [${format(f.interval.lower)}, ${format(f.interval.upper)}]`
-    : ' (no interval)';
+    : ` (no interval: ${f.note ?? 'none computed'})`;
   return `${label} ${format(f.value)}${interval}`;
 }
 
@@ -108,7 +108,8 @@ export function panelGainSentences(section: PanelGainSection): string[] {
   sentences.push(differenceSentence(section.panelMinusMajority, section.panel, section.majority.accuracy));
   sentences.push(testSentence(section.panelMinusMajority));
   sentences.push(
-    `Intervals are ${interval}, paired over the same ${section.items} items. ` +
+    `Differences are in percentage points; intervals are ${interval}, paired over the same ` +
+      `${section.items === 1 ? 'item' : `${section.items} items`}. ` +
       `Unreadable answers count as not correct: the panel’s final answer was unreadable on ` +
       `${section.panel.unreadable} and missing on ${section.panel.missing}.`,
   );

@@ -267,6 +267,9 @@ export function gradedAccuracy(tally: GradeTally, confidence = DEFAULT_CONFIDENC
       ...base,
     };
   }
+  if (n < 2) {
+    return { ...rate(tally.correct, n, confidence), interval: null, note: SINGLE_ITEM_NO_INTERVAL, ...base };
+  }
   return { ...rate(tally.correct, n, confidence), ...base };
 }
 
@@ -299,7 +302,8 @@ export function gainTest(onlyA: number, onlyB: number, items: number): GainTest 
       holmAdjustedPValue: null,
       method,
       reason:
-        `only ${discordant} item${discordant === 1 ? '' : 's'} where exactly one of the two was right; ` +
+        `${discordant === 0 ? 'no item' : `only ${discordant} item${discordant === 1 ? '' : 's'}`} ` +
+        'where exactly one of the two was right; ' +
         `an exact two-sided test needs at least ${MIN_DISCORDANT_FOR_TEST} to be able to reach 5 %`,
     };
   }
