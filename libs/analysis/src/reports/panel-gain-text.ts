@@ -102,6 +102,11 @@ export function panelGainSentences(section: PanelGainSection): string[] {
   if (section.best !== null && section.panelMinusBest !== null) {
     sentences.push(differenceSentence(section.panelMinusBest, section.panel, section.best.accuracy));
     sentences.push(testSentence(section.panelMinusBest));
+    const held = section.heldOutBest;
+    if (held !== null) {
+      sentences.push(differenceSentence(held.panelMinus, section.panel, held.accuracy));
+      sentences.push(testSentence(held.panelMinus));
+    }
   } else {
     sentences.push(`The panel was right on ${accuracyText(section.panel)}; no member answered on its own.`);
   }
@@ -208,14 +213,26 @@ export function panelGainMarkdown(section: PanelGainSection): string[] {
             m.accuracy,
           ),
         ),
+        ...(section.heldOutBest
+          ? [
+              answerRow(
+                section.heldOutBest.pickedOnOdd === section.heldOutBest.pickedOnEven
+                  ? `Best member picked on the other half (seat ${section.heldOutBest.pickedOnOdd} both times)`
+                  : `Best member picked on the other half (seats ${section.heldOutBest.pickedOnEven} and ${section.heldOutBest.pickedOnOdd})`,
+                section.heldOutBest.accuracy,
+              ),
+            ]
+          : []),
         answerRow('Majority of the members’ own answers', section.majority.accuracy),
         answerRow('**Panel (final answer)**', section.panel),
       ],
     ),
   );
-  const differences = [section.panelMinusBest, section.panelMinusMajority].filter(
-    (d): d is PairedAccuracyDifference => d !== null,
-  );
+  const differences = [
+    section.panelMinusBest,
+    section.heldOutBest?.panelMinus ?? null,
+    section.panelMinusMajority,
+  ].filter((d): d is PairedAccuracyDifference => d !== null);
   lines.push(
     ...markdownTable(
       ['Comparison', 'Difference, points [95 % CI]', 'Only panel right', 'Only other right', 'Exact test'],

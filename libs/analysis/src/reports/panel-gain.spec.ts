@@ -109,13 +109,27 @@ describe('panelGain on the simulated panel (closed forms)', () => {
     expect(d?.difference.interval?.lower).toBeGreaterThan(0);
     expect(d?.test.run).toBe(true);
     expect(d?.test.pValue).toBeLessThan(0.001);
-    // Only one test ran (the majority's had no discordant items): no Holm adjustment.
-    expect(d?.test.holmAdjustedPValue).toBeNull();
+    // Two tests ran (in-sample and held-out best; the majority's had no discordant items): Holm over two.
+    expect(d?.test.holmAdjustedPValue).toBeGreaterThanOrEqual(d?.test.pValue ?? 1);
+    expect(section.panelMinusMajority.test.holmAdjustedPValue).toBeNull();
     const sentence = panelGainSentences(section)[0];
     expect(sentence).toMatch(
       new RegExp(
         `^The panel was right on \\d+\\.\\d % of items \\(\\d+ of 1000\\), its best member alone \\(seat ${best?.seat}, sim/[abc]:acc70\\) on \\d+\\.\\d % \\(\\d+ of 1000\\): \\+\\d+\\.\\d points \\[\\+\\d+\\.\\d, \\+\\d+\\.\\d\\]\\.$`,
       ),
+    );
+  });
+
+  it('scores a best member picked on the other half of the items without selection optimism', () => {
+    const held = section.heldOutBest;
+    expect(held).not.toBeNull();
+    // Every member is right 70 % of the time, so the member picked on one half is too on the other.
+    expect(contains(held?.accuracy.interval ?? null, P)).toBe(true);
+    expect(held?.accuracy.n).toBe(1000);
+    expect(contains(held?.panelMinus.difference.interval ?? null, PANEL - P)).toBe(true);
+    expect(held?.panelMinus.test.run).toBe(true);
+    expect(panelGainSentences(section)[2]).toMatch(
+      /^The panel was right on \d+\.\d % of items \(\d+ of 1000\), its best member picked on the other half of the items \((seat \d both times|seats \d and \d)\) on /,
     );
   });
 
@@ -168,11 +182,16 @@ describe('panelGain on the simulated panel (closed forms)', () => {
       'Wilson score interval',
       'Tango score interval for a paired difference',
       'exact McNemar test',
+      'Holm step-down adjustment',
       'item-cluster bootstrap',
       'percentile bootstrap over items',
     ]);
     expect(section.method.seed).toBe('spec');
-    expect(section.method.methods[1].usedFor).toEqual(['panel − best member', 'panel − majority']);
+    expect(section.method.methods[1].usedFor).toEqual([
+      'panel − best member',
+      'panel − best member picked on the other half',
+      'panel − majority',
+    ]);
   });
 
   it('is reproducible with its seed', () => {
@@ -352,6 +371,45 @@ describe('panelGain: undefined and small cases', () => {
     expect(section.best?.seat).toBe(2);
   });
 
+  it('shows the optimism of the in-sample best against the member picked on the other half', () => {
+    // Seat 1 is right on the even positions only, seat 2 on the odd ones but the last.
+    const items: PanelGainItem[] = Array.from({ length: 8 }, (_, index) => ({
+      index,
+      members: [
+        member(1, index % 2 === 0 ? 'correct' : 'incorrect'),
+        member(2, index % 2 === 1 && index < 7 ? 'correct' : 'incorrect'),
+      ],
+      panel: 'correct',
+    }));
+    const section = panelGain(items);
+    expect(section.best).toMatchObject({ seat: 1, accuracy: { count: 4, n: 8 } });
+    // Picked on the odd positions: seat 2 (3 right), scored on the even ones (0 right); picked on
+    // the even positions: seat 1 (4 right), scored on the odd ones (0 right).
+    expect(section.heldOutBest).toMatchObject({
+      pickedOnOdd: 2,
+      pickedOnEven: 1,
+      accuracy: { count: 0, n: 8 },
+    });
+    expect(section.heldOutBest?.panelMinus.difference.value).toBe(1);
+    expect(section.panelMinusBest?.difference.value).toBe(0.5);
+    expect(panelGainMarkdown(section).join('\n')).toContain(
+      '| Best member picked on the other half (seats 1 and 2) | 0.0 % [',
+    );
+  });
+
+  it('has no held-out best with one seat or under four items', () => {
+    expect(
+      panelGain([{ index: 0, members: [member(1, 'correct')], panel: 'correct' }]).heldOutBest,
+    ).toBeNull();
+    const three = [0, 1, 2].map((index) => ({
+      index,
+      members: [member(1, 'correct'), member(2, 'incorrect')],
+      panel: 'correct' as const,
+    }));
+    expect(panelGain(three).heldOutBest).toBeNull();
+    expect(panelGain([...three, { ...three[0], index: 3 }]).heldOutBest).not.toBeNull();
+  });
+
   it('breaks a tie for best member by the lowest seat', () => {
     const section = panelGain([
       {
@@ -368,7 +426,7 @@ describe('panelGain: undefined and small cases', () => {
     expect(section.best?.seat).toBe(2);
   });
 
-  it('Holm-adjusts the two tests when both run', () => {
+  it('Holm-adjusts the tests when several run', () => {
     // Panel right on 20 items; best member (seat 1) right on 5 of them; majority right on none.
     const items: PanelGainItem[] = Array.from({ length: 20 }, (_, index) => ({
       index,
@@ -384,11 +442,17 @@ describe('panelGain: undefined and small cases', () => {
     const majority = section.panelMinusMajority.test;
     expect(best).toMatchObject({ run: true });
     expect(majority).toMatchObject({ run: true });
-    // binom.test(0, 15) = 2 · 0.5^15, binom.test(0, 20) = 2 · 0.5^20; Holm: smallest × 2, next × 1 (kept ≥).
+    // Seat 1 is also the member picked on either half (right on items 0–4), so the held-out test is
+    // the in-sample one. binom.test(0, 15) = 2 · 0.5^15, binom.test(0, 20) = 2 · 0.5^20; Holm over
+    // three: the smallest × 3, the next × 2, the last × 1, kept non-decreasing.
+    const held = section.heldOutBest?.panelMinus.test;
+    expect(section.heldOutBest).toMatchObject({ pickedOnOdd: 1, pickedOnEven: 1 });
     expect(best?.pValue).toBeCloseTo(2 * 0.5 ** 15, 15);
+    expect(held?.pValue).toBeCloseTo(2 * 0.5 ** 15, 15);
     expect(majority.pValue).toBeCloseTo(2 * 0.5 ** 20, 15);
-    expect(majority.holmAdjustedPValue).toBeCloseTo(4 * 0.5 ** 20, 15);
-    expect(best?.holmAdjustedPValue).toBeCloseTo(2 * 0.5 ** 15, 15);
+    expect(majority.holmAdjustedPValue).toBeCloseTo(6 * 0.5 ** 20, 15);
+    expect(best?.holmAdjustedPValue).toBeCloseTo(4 * 0.5 ** 15, 15);
+    expect(held?.holmAdjustedPValue).toBeCloseTo(4 * 0.5 ** 15, 15);
     expect(section.method.methods.map((m) => m.name)).toContain('Holm step-down adjustment');
     expect(panelGainSentences(section)[1]).toMatch(/Holm-adjusted p < 0\.001\.$/);
   });

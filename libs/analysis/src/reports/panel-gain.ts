@@ -141,6 +141,25 @@ export interface BestMember {
   readonly note: string;
 }
 
+/**
+ * The best member chosen without looking at the items it is scored on (two-fold cross-fitting):
+ * the seat with the most correct answers on the odd-position items is scored on the even-position
+ * ones, and the other way round, so its accuracy and the panel's gain over it carry no selection
+ * optimism.
+ */
+export interface HeldOutBest {
+  /** The seat picked on the odd-position items (2nd, 4th, …), scored on the even-position ones. */
+  readonly pickedOnOdd: number;
+  /** The seat picked on the even-position items (1st, 3rd, …), scored on the odd-position ones. */
+  readonly pickedOnEven: number;
+  /** Correct answers of the seat picked on the other half, over all items. */
+  readonly accuracy: GradedAccuracy;
+  readonly panelMinus: PairedAccuracyDifference;
+}
+
+/** Fewer items than this leave a half too small to pick a member on. */
+export const MIN_ITEMS_FOR_HELD_OUT_BEST = 4;
+
 export interface MajorityBaseline {
   readonly accuracy: GradedAccuracy;
   /** The rule, in words. */
@@ -198,6 +217,8 @@ export interface PanelGainSection {
   readonly panel: GradedAccuracy;
   /** null without members. */
   readonly panelMinusBest: PairedAccuracyDifference | null;
+  /** The best member picked on the other half of the items; null with fewer than two seats or four items. */
+  readonly heldOutBest: HeldOutBest | null;
   readonly panelMinusMajority: PairedAccuracyDifference;
   /** null unless some member has a `revisedGrade` (debate). */
   readonly revision: RevisionGain | null;
@@ -433,6 +454,65 @@ function seatModels(items: readonly PanelGainItem[]): Map<number, string[]> {
 
 const seatName = (seat: number, model: string) => `seat ${seat}, ${model}`;
 
+export const HELD_OUT_NOTE =
+  'The best member picked on the other half of the items is chosen on the odd-position items and ' +
+  'scored on the even-position ones, and the other way round: its accuracy and the panel’s gain ' +
+  'over it carry no optimism from the choice.';
+
+/** The seat with the most correct answers on the odd (or even) positions (ties: the lowest seat). */
+function pick(seats: readonly number[], grades: Map<number, GainGrade[]>, odd: boolean): number {
+  let best = seats[0];
+  let most = -1;
+  for (const seat of seats) {
+    const column = grades.get(seat) ?? [];
+    let right = 0;
+    for (let i = odd ? 1 : 0; i < column.length; i += 2) if (column[i] === 'correct') right++;
+    if (right > most) {
+      best = seat;
+      most = right;
+    }
+  }
+  return best;
+}
+
+/** `HeldOutBest`, or null with fewer than two seats or `MIN_ITEMS_FOR_HELD_OUT_BEST` items. */
+function heldOut(
+  seats: readonly number[],
+  grades: Map<number, GainGrade[]>,
+  panelRight: readonly boolean[],
+  panel: GradedAccuracy,
+  confidence: number,
+): HeldOutBest | null {
+  if (seats.length < 2 || panelRight.length < MIN_ITEMS_FOR_HELD_OUT_BEST) return null;
+  const pickedOnOdd = pick(seats, grades, true);
+  const pickedOnEven = pick(seats, grades, false);
+  const tally = emptyTally();
+  const right: boolean[] = [];
+  for (let i = 0; i < panelRight.length; i++) {
+    // Even positions are scored with the seat picked on the odd ones, and the other way round.
+    const grade = grades.get(i % 2 === 0 ? pickedOnOdd : pickedOnEven)?.[i] ?? null;
+    count(tally, grade);
+    right.push(correctOf(grade));
+  }
+  const accuracy = gradedAccuracy(tally, confidence);
+  const seatsText =
+    pickedOnOdd === pickedOnEven
+      ? `seat ${pickedOnOdd} both times`
+      : `seats ${pickedOnEven} and ${pickedOnOdd}`;
+  return {
+    pickedOnOdd,
+    pickedOnEven,
+    accuracy,
+    panelMinus: pairedAccuracyDifference(
+      { a: 'the panel', b: `its best member picked on the other half of the items (${seatsText})` },
+      panelRight,
+      right,
+      confidence,
+      panel.value !== null && accuracy.value !== null,
+    ),
+  };
+}
+
 function revisionGain(items: readonly PanelGainItem[], options: BootstrapOptions): RevisionGain | null {
   if (!items.some((item) => item.members.some((m) => m.revisedGrade !== undefined))) return null;
   const beforeClusters: { successes: number; trials: number }[] = [];
@@ -564,6 +644,7 @@ export function panelGain(items: readonly PanelGainItem[], options: PanelGainOpt
 
   // Per item: each seat's own answer right, the majority's, the panel's.
   const seatRight = new Map<number, boolean[]>(seats.map((s) => [s, []]));
+  const seatGrades = new Map<number, GainGrade[]>(seats.map((s) => [s, []]));
   const seatTally = new Map<number, GradeTally>(seats.map((s) => [s, emptyTally()]));
   const majorityRight: boolean[] = [];
   const majorityTally = emptyTally();
@@ -575,6 +656,7 @@ export function panelGain(items: readonly PanelGainItem[], options: PanelGainOpt
     for (const seat of seats) {
       const grade = bySeat.get(seat)?.grade ?? null;
       seatRight.get(seat)?.push(correctOf(grade));
+      seatGrades.get(seat)?.push(grade);
       const tally = seatTally.get(seat);
       if (tally) count(tally, grade);
       if (grade === 'correct' || grade === 'incorrect') anyReadable = true;
@@ -605,7 +687,7 @@ export function panelGain(items: readonly PanelGainItem[], options: PanelGainOpt
         model: m.model,
         accuracy: m.accuracy,
         selection: 'in-sample',
-        note: BEST_MEMBER_NOTE,
+        note: members.length > 1 ? BEST_MEMBER_NOTE : 'the only member: nothing was chosen',
       };
     }
   }
@@ -616,7 +698,7 @@ export function panelGain(items: readonly PanelGainItem[], options: PanelGainOpt
       model: m.model,
       accuracy: m.accuracy,
       selection: 'in-sample',
-      note: BEST_MEMBER_NOTE,
+      note: members.length > 1 ? BEST_MEMBER_NOTE : 'the only member: nothing was chosen',
     };
   }
   const panel = gradedAccuracy(panelTally, confidence);
@@ -635,6 +717,7 @@ export function panelGain(items: readonly PanelGainItem[], options: PanelGainOpt
           confidence,
           panel.value !== null && best.accuracy.value !== null,
         );
+  const heldOutBest = heldOut(seats, seatGrades, panelRight, panel, confidence);
   const panelMinusMajority = pairedAccuracyDifference(
     { a: 'the panel', b: 'a plain majority of the members’ own answers' },
     panelRight,
@@ -642,8 +725,8 @@ export function panelGain(items: readonly PanelGainItem[], options: PanelGainOpt
     confidence,
     panel.value !== null && majority.accuracy.value !== null,
   );
-  // Holm over the tests this section ran (a family of at most two).
-  const tests = [panelMinusBest?.test ?? null, panelMinusMajority.test];
+  // Holm over the tests this section ran (a family of at most three).
+  const tests = [panelMinusBest?.test ?? null, heldOutBest?.panelMinus.test ?? null, panelMinusMajority.test];
   const ran = tests.filter((t): t is GainTest => t !== null && t.run);
   const adjusted = ran.length > 1 ? holmAdjust(ran.map((t) => t.pValue)) : null;
   const adjust = (difference: PairedAccuracyDifference): PairedAccuracyDifference => {
@@ -677,7 +760,8 @@ export function panelGain(items: readonly PanelGainItem[], options: PanelGainOpt
 
   const reason = items.length === 0 ? 'no graded items' : anyReadable ? null : 'no answer could be read';
   const notes: string[] = [UNREADABLE_RULE, `A plain majority is ${MAJORITY_RULE}.`];
-  if (best !== null) notes.push(BEST_MEMBER_NOTE);
+  if (best !== null && members.length > 1) notes.push(BEST_MEMBER_NOTE);
+  if (heldOutBest !== null) notes.push(HELD_OUT_NOTE);
   if (revision !== null) {
     notes.push(
       'Revisions are counted per member answer; the answers of one item are not independent, so their intervals resample items (item-cluster bootstrap) and no exact test is run on them.',
@@ -694,6 +778,7 @@ export function panelGain(items: readonly PanelGainItem[], options: PanelGainOpt
     majority,
     panel,
     panelMinusBest: panelMinusBest === null ? null : adjust(panelMinusBest),
+    heldOutBest: heldOutBest === null ? null : { ...heldOutBest, panelMinus: adjust(heldOutBest.panelMinus) },
     panelMinusMajority: adjust(panelMinusMajority),
     revision,
     delphi,
@@ -713,9 +798,12 @@ export function panelGainMethods(
 ): ReportMethod[] {
   const methods: ReportMethod[] = [];
   const confidence = section.panel.interval?.confidence ?? DEFAULT_CONFIDENCE;
-  const wilson = [section.panel, section.majority.accuracy, ...section.members.map((m) => m.accuracy)].some(
-    (a) => a.interval !== null,
-  );
+  const wilson = [
+    section.panel,
+    section.majority.accuracy,
+    ...section.members.map((m) => m.accuracy),
+    ...(section.heldOutBest ? [section.heldOutBest.accuracy] : []),
+  ].some((a) => a.interval !== null);
   if (wilson) {
     methods.push({
       name: 'Wilson score interval',
@@ -730,6 +818,10 @@ export function panelGainMethods(
   }
   const compared = [
     { label: 'panel − best member', difference: section.panelMinusBest },
+    {
+      label: 'panel − best member picked on the other half',
+      difference: section.heldOutBest?.panelMinus ?? null,
+    },
     { label: 'panel − majority', difference: section.panelMinusMajority },
   ];
   const withInterval = compared.filter((c) => c.difference?.difference.interval);
@@ -745,9 +837,11 @@ export function panelGainMethods(
         'A − B accuracy on the same items, (only A right − only B right) / items; the interval holds the differences not rejected by Tango’s (1998) score test, which keeps its coverage with few discordant items and stays within [−1, 1].',
     });
   }
-  const tests = [section.panelMinusBest, section.panelMinusMajority].filter(
-    (d): d is PairedAccuracyDifference => d !== null && d.test.run,
-  );
+  const tests = [
+    section.panelMinusBest,
+    section.heldOutBest?.panelMinus ?? null,
+    section.panelMinusMajority,
+  ].filter((d): d is PairedAccuracyDifference => d !== null && d.test.run);
   if (tests.length > 0) {
     methods.push({
       name: 'exact McNemar test',
