@@ -118,4 +118,5 @@ export {
   type PositionTestResult,
 } from './inference/position-permutation';
 export { tInterval, twoSidedT } from './inference/student-t';
+export { tangoPairedInterval, tangoScore } from './inference/paired-difference';
 export { bootstrapStatistics, FleissKappaItems, IntervalAlphaUnits } from './inference/agreement-bootstrap';

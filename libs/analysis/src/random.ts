@@ -3,6 +3,14 @@
  * interval (reports must not flicker between page loads). Not for anything security-related.
  */
 
+/**
+ * `Math`'s functions held once: the hot loops below call them per draw, and under jest (whose
+ * tests run in a vm context, where every global lookup goes through the context's interceptor) a
+ * `Math.imul` per draw made a 1 000-resample bootstrap over 300 items take 250 ms instead of 3 ms.
+ */
+const imul = Math.imul;
+const floor = Math.floor;
+
 /** A numeric or textual seed; text is hashed (FNV-1a over its UTF-8 bytes). */
 export type Seed = number | string;
 
@@ -62,8 +70,8 @@ export class SeededRandom {
   nextUint32(): number {
     this.state = (this.state + 0x6d2b79f5) | 0;
     let z = this.state;
-    z = Math.imul(z ^ (z >>> 15), z | 1);
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
+    z = imul(z ^ (z >>> 15), z | 1);
+    z ^= z + imul(z ^ (z >>> 7), z | 61);
     return (z ^ (z >>> 14)) >>> 0;
   }
 
@@ -80,7 +88,7 @@ export class SeededRandom {
     if (!Number.isInteger(n) || n <= 0 || n > 4294967296) {
       throw new RangeError(`nextInt needs an integer in [1, 2^32], got ${n}`);
     }
-    return Math.floor((this.nextUint32() / 4294967296) * n);
+    return floor((this.nextUint32() / 4294967296) * n);
   }
 
   /**
@@ -95,9 +103,9 @@ export class SeededRandom {
     for (let i = 0; i < target.length; i++) {
       state = (state + 0x6d2b79f5) | 0;
       let z = state;
-      z = Math.imul(z ^ (z >>> 15), z | 1);
-      z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
-      target[i] = Math.floor((((z ^ (z >>> 14)) >>> 0) / 4294967296) * n);
+      z = imul(z ^ (z >>> 15), z | 1);
+      z ^= z + imul(z ^ (z >>> 7), z | 61);
+      target[i] = floor((((z ^ (z >>> 14)) >>> 0) / 4294967296) * n);
     }
     this.state = state;
   }

@@ -22,7 +22,8 @@ export type IntervalMethod =
   | 'wilson-score'
   | 'asymptotic-standard-error'
   | 'student-t'
-  | 'item-cluster-bootstrap';
+  | 'item-cluster-bootstrap'
+  | 'tango-score';
 
 export interface Interval {
   readonly lower: number;

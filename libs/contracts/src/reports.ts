@@ -17,7 +17,9 @@ export type ReportIntervalMethod =
   | 'wilson-score'
   | 'asymptotic-standard-error'
   | 'student-t'
-  | 'item-cluster-bootstrap';
+  | 'item-cluster-bootstrap'
+  /** Tango's score interval for a paired difference of proportions (panel gain, issue 37). */
+  | 'tango-score';
 
 export interface ReportInterval {
   lower: number;

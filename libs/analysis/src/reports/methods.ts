@@ -69,6 +69,12 @@ const INTERVALS: Record<string, { name: string; description: string; resampled: 
       'Items resampled with replacement, each with all its trials (its votes, answers or calls), and the share recomputed as Σ count / Σ n: the trials of one item are not independent. Used where items have several trials each; a share with at most one trial per item keeps the Wilson interval.',
     resampled: true,
   },
+  'tango-score': {
+    name: 'Tango score interval for a paired difference',
+    description:
+      'A − B accuracy on the same items from the items where only A and only B was right: the values of the difference not rejected by Tango’s (1998) score test, which keeps its coverage with few discordant items and stays within [−1, 1].',
+    resampled: false,
+  },
   'student-t': {
     name: 'Student t interval',
     description: 'mean ± t(n − 1) · standard error over items, which keeps its coverage at small n.',
