@@ -1,4 +1,5 @@
-import type { BatchAccepted, Grade } from '@conclave/contracts';
+import type { BatchAccepted, BatchResultLine, DeliberationView, Grade } from '@conclave/contracts';
+import { parse } from 'csv-parse/sync';
 import { TestStack } from './support/harness';
 import { until } from './support/wait';
 
@@ -28,10 +29,23 @@ describe('graded runs: expected answers reach the calls, every answer is graded 
     );
   const verdicts = (rows: GradedRow[], stageType: string) =>
     rows.filter((r) => r.stage_type === stageType).map((r) => r.grade?.verdict ?? null);
+  const views = new Map<GradedRow[], DeliberationView>();
   const graded = async (body: Record<string, unknown>) => {
     const { messageId, events } = await stack.run(body);
     expect(events.at(-1)?.type).toBe('complete');
-    return rowsOf(messageId);
+    const rows = await rowsOf(messageId);
+    views.set(rows, (await stack.api<DeliberationView>('GET', `/api/deliberations/${messageId}`)).body);
+    return rows;
+  };
+  /** The view's grades agree with the stored rows: every graded row, the final one as said. */
+  const expectViewGrades = (rows: GradedRow[], finalStage: RegExp) => {
+    const grades = views.get(rows)?.grades;
+    const stored = rows.filter((r) => r.grade !== null);
+    expect(grades?.answers.map((a) => [a.stageType, a.model, a.grade.verdict])).toEqual(
+      stored.map((r) => [r.stage_type, r.model, r.grade?.verdict]),
+    );
+    const lastFinal = stored.filter((r) => finalStage.test(r.stage_type)).at(-1);
+    expect(grades?.final).toMatchObject({ stageType: lastFinal?.stage_type, grade: lastFinal?.grade });
   };
 
   it('a batch of 60 graded council items: members at 70 % are right on some items and wrong on others', async () => {
@@ -96,7 +110,69 @@ describe('graded runs: expected answers reach the calls, every answer is graded 
     }
     // Rankings are not answers: no grade.
     for (const ranking of rows.filter((r) => r.stage_type === 'stage2')) expect(ranking.grade).toBeNull();
+
+    // The exports: each item's expected answer and its panel's final grade, as stored.
+    const finalOf = new Map(chair.map((c) => [c.batch_index, c.grade?.verdict]));
+    const jsonl = await fetch(`${stack.baseUrl}/api/batches/${batchId}/results?format=jsonl`);
+    const lines = (await jsonl.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as BatchResultLine);
+    expect(lines).toHaveLength(60);
+    for (const line of lines) {
+      expect(line.expected).toBe(items[line.index].expected);
+      expect(line.grade?.verdict).toBe(finalOf.get(line.index));
+    }
+    const csv = await (await fetch(`${stack.baseUrl}/api/batches/${batchId}/results?format=csv`)).text();
+    const sheet = parse(csv, { columns: true }) as Record<string, string>[];
+    expect(sheet.map((r) => [Number(r.index), Number(r.expected), r.verdict])).toEqual(
+      lines.map((l) => [l.index, l.expected, l.grade?.verdict]),
+    );
+    const long = (
+      await (await fetch(`${stack.baseUrl}/api/batches/${batchId}/results?shape=long&format=jsonl`)).text()
+    )
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const answers = long.filter((r) => r.kind === 'answer');
+    expect(answers).toHaveLength(60 * 4);
+    expect(answers.filter((r) => r.subject === 'final')).toHaveLength(60);
+    for (const r of long) expect(r.expected).toBe(items[r.index as number].expected);
+    for (const outcome of long.filter((r) => r.kind === 'outcome'))
+      expect(outcome.grade).toBe(finalOf.get(outcome.index as number));
+    const memberRight = answers.filter((r) => r.stage === 'stage1' && r.grade === 'correct').length;
+    expect(memberRight).toBe(members.filter((m) => m.grade?.verdict === 'correct').length);
   }, 360_000);
+
+  it('an ungraded batch’s exports are as before: no expected or verdict columns, no grades', async () => {
+    const accepted = await stack.api<BatchAccepted>('POST', '/api/batches', {
+      body: {
+        defaults: { mode: 'council', councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/chair' },
+        items: [{ question: 'What is 2 times 3?' }, { question: 'What is 3 times 4?' }],
+      },
+    });
+    expect(accepted.status).toBe(202);
+    const { batchId } = accepted.body;
+    await until(async () => {
+      const [batch] = await stack.db.query(`SELECT status FROM batches WHERE id = $1`, [batchId]);
+      return batch?.status === 'complete';
+    }, 'the batch');
+    const csv = await (await fetch(`${stack.baseUrl}/api/batches/${batchId}/results?format=csv`)).text();
+    expect(csv.split('\n')[0]).not.toMatch(/expected|verdict/);
+    const jsonl = await (await fetch(`${stack.baseUrl}/api/batches/${batchId}/results?format=jsonl`)).text();
+    for (const line of jsonl.trim().split('\n')) {
+      expect(JSON.parse(line)).not.toHaveProperty('expected');
+      expect(JSON.parse(line)).not.toHaveProperty('grade');
+    }
+    const long = await (
+      await fetch(`${stack.baseUrl}/api/batches/${batchId}/results?shape=long&format=jsonl`)
+    ).text();
+    for (const line of long.trim().split('\n')) {
+      const row = JSON.parse(line) as Record<string, unknown>;
+      expect(row.kind).not.toBe('answer');
+      expect([row.expected, row.grade]).toEqual([null, null]);
+    }
+  }, 120_000);
 
   it('council: an always-right member, a never-right one, and the synthesis', async () => {
     const rows = await graded({
@@ -116,6 +192,7 @@ describe('graded runs: expected answers reach the calls, every answer is graded 
     });
     expect(verdicts(rows, 'stage3')).toEqual(['correct']);
     expect(verdicts(rows, 'stage2')).toEqual([null, null]);
+    expectViewGrades(rows, /^stage3$/);
   }, 120_000);
 
   it('vote: every answer and the winner', async () => {
@@ -129,6 +206,7 @@ describe('graded runs: expected answers reach the calls, every answer is graded 
     expect(verdicts(rows, 'initial_answer').sort()).toEqual(['correct', 'correct', 'incorrect']);
     expect(verdicts(rows, 'vote_winner')).toEqual(['correct']);
     expect(verdicts(rows, 'vote').every((v) => v === null)).toBe(true);
+    expectViewGrades(rows, /^vote_winner$/);
   }, 120_000);
 
   it('debate: every round-1 answer, every revised answer and the winner', async () => {
@@ -143,6 +221,7 @@ describe('graded runs: expected answers reach the calls, every answer is graded 
     expect(verdicts(rows, 'revision')).toEqual(['correct', 'correct', 'correct']);
     expect(verdicts(rows, 'debate_winner')).toEqual(['correct']);
     expect(verdicts(rows, 'debate_vote').every((v) => v === null)).toBe(true);
+    expectViewGrades(rows, /^debate_winner$/);
   }, 120_000);
 
   it('delphi: each panelist’s estimates and each round’s panel value, on the numeric grader', async () => {
@@ -159,6 +238,7 @@ describe('graded runs: expected answers reach the calls, every answer is graded 
     const stats = rows.filter((r) => /^round_\d+_stats$/.test(r.stage_type));
     expect(stats.length).toBe(estimates.length / 3);
     for (const panel of stats) expect(panel.grade?.verdict).toMatch(/^(correct|incorrect)$/);
+    expectViewGrades(rows, /^round_\d+_stats$/);
     expect(rows.filter((r) => r.stage_type === 'classify' || r.stage_type === 'synthesis')).toEqual(
       expect.arrayContaining([expect.objectContaining({ grade: null })]),
     );
@@ -204,5 +284,8 @@ describe('graded runs: expected answers reach the calls, every answer is graded 
       expect(row.grade).toBeNull();
       expect(row.content).not.toMatch(/FINAL ANSWER/);
     }
+    const view = (await stack.api<DeliberationView>('GET', `/api/deliberations/${messageId}`)).body;
+    expect(view.status).toBe('complete');
+    expect(view).not.toHaveProperty('grades');
   }, 120_000);
 });

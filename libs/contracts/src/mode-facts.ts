@@ -53,6 +53,12 @@ export interface ModeFacts {
    * `parsedData.grade`. Absent: the mode's rows are not graded (jury: verdicts, not answers).
    */
   gradedAnswer?(row: { stageType: string; content: string; data: unknown }): string | null;
+  /**
+   * Whether a graded row of this stage type holds the panel's answer (council `stage3`, vote
+   * `vote_winner`, debate `debate_winner`, Delphi `round_<n>_stats`): the last one stored is the
+   * panel's final answer. With `gradedAnswer`.
+   */
+  gradedFinal?(stageType: string): boolean;
   /** How libs/outcomes reads the mode's (possibly partial) Result; see ResultReading. */
   result: ResultReading;
   /** Where the mode's config keeps its panel and its chairman-like role. */

@@ -1,6 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import { isModelId, isUuid, type DeliberationAccepted, type DeliberationView } from '@conclave/contracts';
+import {
+  deliberationGrades,
+  isModelId,
+  isUuid,
+  type DeliberationAccepted,
+  type DeliberationView,
+} from '@conclave/contracts';
 import { modeDefinition, type EventPublisher, type HistoryTurn } from '@conclave/deliberation';
 import { degradationOf, partialOf, startedModelOf, uncommittedStage } from '@conclave/outcomes';
 import {
@@ -274,6 +280,7 @@ export class DeliberationsService {
       started: started.map((c) => ({ ...c, model: startedModelOf(message.mode, message.config, c) })),
     });
     const result = definition ? definition.load(rows, message.config, title) : null;
+    const grades = deliberationGrades(rows, definition?.facts);
     return {
       messageId: message.id,
       conversationId: message.conversationId,
@@ -290,6 +297,7 @@ export class DeliberationsService {
       result,
       partial,
       degraded: degradationOf({ mode: message.mode, calls, result, partial, status: message.status }),
+      ...(grades ? { grades } : {}),
     };
   }
 

@@ -1,9 +1,14 @@
-import type { Grade, Grading } from '@conclave/contracts';
+import {
+  deliberationGrades,
+  storedGradeOf as storedGrade,
+  type Grade,
+  type Grading,
+} from '@conclave/contracts';
 import { modeDefinition } from '../modes';
 import { councilFacts } from '../modes/council/council.facts';
 import { delphiFacts } from '../modes/delphi/delphi.facts';
 import { deliberateInMemory } from '../testing/deliberate';
-import { gradeRows, gradingFields, storedGrade, storedGrading } from './grade-rows';
+import { gradeRows, gradingFields, storedGrading } from './grade-rows';
 import type { StageRow } from './types';
 
 const row = (
@@ -70,6 +75,10 @@ describe('gradeRows (issue 37, item 2)', () => {
       (r) => storedGrade(r.parsedData)?.verdict ?? null,
     );
     expect(verdicts).toEqual(['correct', 'unreadable', null, 'incorrect']);
+    const graded = gradeRows(rows, numeric, delphiFacts);
+    expect(
+      deliberationGrades([...graded, { ...graded[3], stageType: 'round_2_stats' }], delphiFacts)?.final,
+    ).toMatchObject({ stageType: 'round_2_stats', grade: { verdict: 'incorrect', extracted: '41' } });
   });
 
   it('reads a stored grading back, and nothing else', () => {
@@ -102,6 +111,15 @@ describe('a graded run in memory stores a grade with every answer', () => {
     const byModel = Object.fromEntries(stage1.map((r) => [r.model, storedGrade(r.parsedData)?.verdict]));
     expect(byModel).toEqual({ 'sim/a:acc100': 'correct', 'sim/b:acc0': 'incorrect' });
     expect(gradesOf(store.rows, 'stage3').map((g) => g?.verdict)).toEqual(['correct']);
+    // As the deliberation view and the exports read them: every answer, the synthesis as final.
+    const grades = deliberationGrades(store.rows, councilFacts);
+    expect(grades?.answers.map((a) => a.stageType)).toEqual(['stage1', 'stage1', 'stage3']);
+    expect(grades?.final).toMatchObject({
+      stageType: 'stage3',
+      role: 'chairman',
+      grade: { verdict: 'correct' },
+    });
+    expect(deliberationGrades(store.rows, undefined)?.final).toBeNull();
     for (const r of store.rows.filter(
       (x) => x.stageType === 'stage2' || x.stageType === 'stage2_aggregate',
     )) {
@@ -142,5 +160,6 @@ describe('a graded run in memory stores a grade with every answer', () => {
     const { store } = await deliberateInMemory(modeDefinition, 'council', { question: 'What is 6 times 7?' });
     expect(store.rows.length).toBeGreaterThan(0);
     for (const r of store.rows) expect(storedGrade(r.parsedData)).toBeNull();
+    expect(deliberationGrades(store.rows, councilFacts)).toBeNull();
   });
 });

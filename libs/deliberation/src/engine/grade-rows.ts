@@ -31,17 +31,6 @@ export function gradeRows(
   return changed ? graded : rows;
 }
 
-/** The stored grade of a row's `parsedData` (see gradeRows), or null when it has none. */
-export function storedGrade(parsedData: unknown): Grade | null {
-  if (typeof parsedData !== 'object' || parsedData === null || !('grade' in parsedData)) return null;
-  const grade = (parsedData as { grade: unknown }).grade;
-  if (typeof grade !== 'object' || grade === null) return null;
-  const verdict = (grade as { verdict?: unknown }).verdict;
-  return verdict === 'correct' || verdict === 'incorrect' || verdict === 'unreadable'
-    ? (grade as Grade)
-    : null;
-}
-
 /**
  * The grading a graded turn's user message keeps in its `config` jsonb (`{ expected, grader }`,
  * as validation stored it), or undefined for anything else (an ungraded turn: NULL or no grader).

@@ -29,6 +29,7 @@ export const councilFacts: ModeFacts = {
   },
   // Each member's own answer (stage 1) and the chairman's synthesis.
   gradedAnswer: (row) => (row.stageType === 'stage1' || row.stageType === 'stage3' ? row.content : null),
+  gradedFinal: (stageType) => stageType === 'stage3',
   result: {
     finalText: (result) => read(result).stage3?.response ?? null,
     finalAuthor: (result) => read(result).stage3?.model,

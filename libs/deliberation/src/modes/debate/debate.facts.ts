@@ -31,6 +31,7 @@ export const debateFacts: ModeFacts = {
     row.stageType === 'initial_answer' || row.stageType === 'revision' || row.stageType === 'debate_winner'
       ? row.content
       : null,
+  gradedFinal: (stageType) => stageType === 'debate_winner',
   result: {
     finalText: (result) => read(result).winner?.winnerResponse ?? null,
     finalAuthor: (result) => read(result).winner?.winnerModel,

@@ -39,6 +39,7 @@ export const delphiFacts: ModeFacts = {
     if (data?.type === 'numeric') return typeof data.estimate === 'number' ? String(data.estimate) : '';
     return typeof data?.answer === 'string' ? data.answer : '';
   },
+  gradedFinal: (stageType) => /^round_\d+_stats$/.test(stageType),
   result: {
     finalText: (result) => read(result).report?.report ?? null,
     finalAuthor: (result) => read(result).report?.facilitatorModel,
