@@ -200,6 +200,12 @@ export function deliberationGrades(
   return { answers, final: finals.at(-1) ?? null };
 }
 
+/** Grades without their authors' names (a Delphi exercise still running keeps its panelists anonymous). */
+export function anonymousGrades(grades: DeliberationGrades): DeliberationGrades {
+  const anonymous = (a: AnswerGrade): AnswerGrade => ({ ...a, model: null });
+  return { answers: grades.answers.map(anonymous), final: grades.final ? anonymous(grades.final) : null };
+}
+
 /** The longest expected answer taken (characters, after trimming). */
 export const EXPECTED_MAX_LENGTH = 2000;
 /** The longest regular expression taken. */

@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import {
+  anonymousGrades,
   deliberationGrades,
   isModelId,
+  isTerminalStatus,
   isUuid,
   type DeliberationAccepted,
   type DeliberationView,
@@ -280,7 +282,12 @@ export class DeliberationsService {
       started: started.map((c) => ({ ...c, model: startedModelOf(message.mode, message.config, c) })),
     });
     const result = definition ? definition.load(rows, message.config, title) : null;
-    const grades = deliberationGrades(rows, definition?.facts);
+    const graded = deliberationGrades(rows, definition?.facts);
+    // 05-delphi.md: estimates are anonymous while the exercise runs, so are their grades.
+    const grades =
+      graded && definition?.facts?.anonymousWhileRunning && !isTerminalStatus(message.status)
+        ? anonymousGrades(graded)
+        : graded;
     return {
       messageId: message.id,
       conversationId: message.conversationId,

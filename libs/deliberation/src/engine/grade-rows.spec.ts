@@ -1,4 +1,5 @@
 import {
+  anonymousGrades,
   deliberationGrades,
   storedGradeOf as storedGrade,
   type Grade,
@@ -120,6 +121,14 @@ describe('a graded run in memory stores a grade with every answer', () => {
       grade: { verdict: 'correct' },
     });
     expect(deliberationGrades(store.rows, undefined)?.final).toBeNull();
+    // A running Delphi's view drops the names: every answer's and the final one's.
+    const anonymous = anonymousGrades(grades!);
+    expect(anonymous.answers.map((a) => a.model)).toEqual([null, null, null]);
+    expect(anonymous.final).toMatchObject({
+      model: null,
+      stageType: 'stage3',
+      grade: { verdict: 'correct' },
+    });
     for (const r of store.rows.filter(
       (x) => x.stageType === 'stage2' || x.stageType === 'stage2_aggregate',
     )) {
