@@ -25,6 +25,7 @@ import {
 import { RunBar, Timeline } from './live';
 import { Markdown } from './markdown';
 import { NewDeliberation } from './new-deliberation';
+import { GradesPanel } from './grades';
 import { DegradedNotice, KeptStage } from './shortfall';
 import { applyEvent, applyLive, emptyTimeline, type TimelineState } from './timeline';
 import { CouncilView } from './views/council';
@@ -283,6 +284,8 @@ function TurnView({
       )}
       {view?.partial && <KeptStage partial={view.partial} />}
       {view && <ResultBody view={view} events={timeline.events} config={turn.config} />}
+      {/* A graded deliberation (issue 37): each answer's stored grade, once the run has ended. */}
+      {view?.grades && !active && <GradesPanel grades={view.grades} />}
       {complete && calls > 0 && (
         <details className="calls">
           <summary>{calls} model calls, stage by stage</summary>

@@ -1,5 +1,6 @@
 import type { DeliberationRequest, ModeName } from './modes';
 import type { Degradation, PartialResult } from './shortfall';
+import type { Grade } from './grading';
 
 /** `budget_exhausted`: its `maxCostUsd` was reached; the items it had not started are cancelled. */
 export type BatchStatus = 'queued' | 'running' | 'complete' | 'cancelled' | 'budget_exhausted';
@@ -78,4 +79,8 @@ export interface BatchResultLine {
   degraded: Degradation | null;
   /** A cancelled or failed item: the answers that finished in the stage it never completed, and what was cut. */
   partial: PartialResult | null;
+  /** A graded item (issue 37): its expected answer as stored (a number for `numeric`, a letter for `choice`). Absent when ungraded. */
+  expected?: string | number | null;
+  /** A graded item: the grade of the panel's final answer as stored with its row; null while it has none. Absent when ungraded. */
+  grade?: Grade | null;
 }

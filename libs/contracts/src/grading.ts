@@ -130,6 +130,82 @@ export interface Grade {
   grader: GraderType;
 }
 
+/**
+ * The grade a stored stage row holds (issue 37, item 2): the engine grades a graded turn's answer
+ * rows once, as their stage is reduced, into `parsed_data.grade`. Null for a row without one.
+ */
+export function storedGradeOf(parsedData: unknown): Grade | null {
+  if (typeof parsedData !== 'object' || parsedData === null || !('grade' in parsedData)) return null;
+  const grade: unknown = parsedData.grade;
+  if (typeof grade !== 'object' || grade === null || !('verdict' in grade)) return null;
+  return grade.verdict === 'correct' || grade.verdict === 'incorrect' || grade.verdict === 'unreadable'
+    ? (grade as Grade)
+    : null;
+}
+
+/** One graded answer of a deliberation, as its stage row stores it. */
+export interface AnswerGrade {
+  /** The row's stage type (council `stage1`, vote `initial_answer`, debate `revision`, Delphi `round_2`, …). */
+  stageType: string;
+  model: string | null;
+  role: string | null;
+  /** The seat in the roster, where the mode keeps one (null otherwise). */
+  participant: number | null;
+  grade: Grade;
+}
+
+/**
+ * A graded deliberation's grades (the deliberation view's `grades`, present only when some answer
+ * has one): every graded answer in stored order, and the panel's final answer's (the last of the
+ * stage the mode's facts call final: council's synthesis, the vote or debate winner, Delphi's last
+ * round's panel value); null while the panel has none.
+ */
+export interface DeliberationGrades {
+  answers: AnswerGrade[];
+  final: AnswerGrade | null;
+}
+
+/** A stored stage row as far as grades go (a StageRow's `parsedData`, a report row's `data`). */
+export interface GradedRowLike {
+  stageType: string;
+  model: string | null;
+  role?: string | null;
+  participant?: number | null;
+  parsedData?: unknown;
+  data?: unknown;
+}
+
+/**
+ * A deliberation's grades from its stored rows (in stored order), or null when no row has one (an
+ * ungraded run). `facts.gradedFinal` names the stage types holding the panel's answer.
+ */
+export function deliberationGrades(
+  rows: readonly GradedRowLike[],
+  facts: { gradedFinal?(stageType: string): boolean } | undefined,
+): DeliberationGrades | null {
+  const answers: AnswerGrade[] = [];
+  for (const row of rows) {
+    const grade = storedGradeOf(row.parsedData ?? row.data);
+    if (!grade) continue;
+    answers.push({
+      stageType: row.stageType,
+      model: row.model,
+      role: row.role ?? null,
+      participant: row.participant ?? null,
+      grade,
+    });
+  }
+  if (answers.length === 0) return null;
+  const finals = answers.filter((a) => facts?.gradedFinal?.(a.stageType) === true);
+  return { answers, final: finals.at(-1) ?? null };
+}
+
+/** Grades without their authors' names (a Delphi exercise still running keeps its panelists anonymous). */
+export function anonymousGrades(grades: DeliberationGrades): DeliberationGrades {
+  const anonymous = (a: AnswerGrade): AnswerGrade => ({ ...a, model: null });
+  return { answers: grades.answers.map(anonymous), final: grades.final ? anonymous(grades.final) : null };
+}
+
 /** The longest expected answer taken (characters, after trimming). */
 export const EXPECTED_MAX_LENGTH = 2000;
 /** The longest regular expression taken. */

@@ -1,3 +1,4 @@
+import type { Grading } from './grading';
 import { MODE_NAMES, type ModeName } from './modes';
 
 /**
@@ -37,6 +38,8 @@ export interface FirstStageStart {
   config: unknown;
   /** The message's created_at, ISO 8601. */
   createdAt: string;
+  /** A graded turn's grading (issue 37), as its user message's config stores it; absent: ungraded. */
+  grading?: Grading;
 }
 
 /** Starts bigger than this (a long question or jury content) are not carried: the job loads. */

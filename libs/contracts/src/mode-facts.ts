@@ -45,6 +45,20 @@ export interface ModeFacts {
    * estimate) and could; null for a row that holds none.
    */
   parsedAnswer(row: { stageType: string; data: unknown }): boolean | null;
+  /**
+   * Graded items (issue 37, item 2): the answer a stored row holds, as the text a grader reads
+   * (a reply, a revised answer, the winning answer, an estimate as a number's text), or null for a
+   * row that holds none (rankings, votes, tallies, label maps, a carried-forward estimate). The
+   * engine grades each such row of a graded turn once, as its stage is reduced, into
+   * `parsedData.grade`. Absent: the mode's rows are not graded (jury: verdicts, not answers).
+   */
+  gradedAnswer?(row: { stageType: string; content: string; data: unknown }): string | null;
+  /**
+   * Whether a graded row of this stage type holds the panel's answer (council `stage3`, vote
+   * `vote_winner`, debate `debate_winner`, Delphi `round_<n>_stats`): the last one stored is the
+   * panel's final answer. With `gradedAnswer`.
+   */
+  gradedFinal?(stageType: string): boolean;
   /** How libs/outcomes reads the mode's (possibly partial) Result; see ResultReading. */
   result: ResultReading;
   /** Where the mode's config keeps its panel and its chairman-like role. */

@@ -1,5 +1,6 @@
 import type { CallSummary } from './calls';
 import type { Degradation, PartialResult } from './shortfall';
+import type { DeliberationGrades } from './grading';
 export const MODE_NAMES = ['council', 'vote', 'jury', 'debate', 'delphi'] as const;
 export type ModeName = (typeof MODE_NAMES)[number];
 
@@ -72,6 +73,11 @@ export interface DeliberationView<TResult = unknown> {
   partial: PartialResult | null;
   /** Who was asked and did not answer readably, and why; null when nobody is missing. */
   degraded: Degradation | null;
+  /**
+   * A graded deliberation (an expected answer was given, issue 37): each answer's grade as stored
+   * with its row, and the panel's final answer's. Absent for an ungraded one.
+   */
+  grades?: DeliberationGrades;
 }
 
 export interface ApiErrorBody {

@@ -16,6 +16,8 @@ export interface ReportItem {
   reference: string | number | null;
   /** The item's `key` (matching across batches); null when none. */
   key: string | null;
+  /** A graded item's expected answer as stored (issue 37); null or absent when ungraded. */
+  expected?: string | number | null;
 }
 
 /** A `deliberation_stages` row without its text: `data` is `parsed_data` minus long text fields. */

@@ -37,3 +37,4 @@ export * from './modes/vote/vote.config';
 export * from './modes/debate/debate.config';
 export * from './modes/delphi/delphi.config';
 export * from './grading';
+export * from './engine/grade-rows';

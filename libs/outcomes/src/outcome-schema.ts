@@ -166,6 +166,30 @@ const partialStage = {
     'a cancelled or failed run: the answers that finished in the stage it never completed, and the calls of it that did not',
 };
 
+const answerGrade = object({
+  stageType: string(
+    'the stage row graded: stage1, stage3, initial_answer, revision, vote_winner, round_2, …',
+  ),
+  model: nullable(string()),
+  role: nullable(string()),
+  participant: nullable(integer),
+  grade: object(
+    {
+      verdict: { enum: ['correct', 'incorrect', 'unreadable'] },
+      extracted: string('the answer as the grader read it'),
+      reason: string(),
+      grader: string(),
+    },
+    ['extracted', 'reason'],
+  ),
+});
+
+const grades = {
+  ...object({ answers: array(answerGrade), final: nullable(answerGrade) }),
+  description:
+    "a graded deliberation: every answer's grade as stored with it, and the panel's final answer's (null while none); absent when ungraded",
+};
+
 export const DELIBERATION_OUTCOME_SCHEMA: JsonSchemaObject = object(
   {
     messageId: string(),
@@ -235,7 +259,8 @@ export const DELIBERATION_OUTCOME_SCHEMA: JsonSchemaObject = object(
       transcript: string('the transcript resource URI'),
     }),
     error: nullable(string()),
+    grades,
   },
-  ['council', 'vote', 'debate', 'jury', 'delphi'],
+  ['council', 'vote', 'debate', 'jury', 'delphi', 'grades'],
   'The outcome of a deliberation: the final text only when it exists, failures, each panelist by name, the mode summary.',
 );

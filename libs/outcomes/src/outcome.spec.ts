@@ -1,4 +1,4 @@
-import type { CouncilResult, DelphiResult, JuryResult } from '@conclave/contracts';
+import type { CouncilResult, DeliberationGrades, DelphiResult, JuryResult } from '@conclave/contracts';
 import { expectOutcomeFits, expectValid } from './fixtures/expectations';
 import { LINKS, recordedScenarios, viewOf } from './fixtures/views';
 import { outcomeOf } from './outcome';
@@ -203,6 +203,46 @@ describe('outcomeOf', () => {
     expect(o.panelists.find((p) => p.model === 'sim/j2:fail')?.usage).toBeUndefined();
     const j1 = view.calls.filter((c) => c.model === 'sim/j1:good');
     expect(o.panelists.find((p) => p.model === 'sim/j1:good')?.usage).toEqual(usageOf(j1));
+  });
+
+  it('a graded deliberation carries its grades, fitting the schema; an ungraded one has none', () => {
+    const grades: DeliberationGrades = {
+      answers: [
+        {
+          stageType: 'stage1',
+          model: 'sim/a',
+          role: 'council',
+          participant: 0,
+          grade: { verdict: 'correct', extracted: '391', reason: 'equal', grader: 'numeric' },
+        },
+        {
+          stageType: 'stage1',
+          model: 'sim/b',
+          role: 'council',
+          participant: 1,
+          grade: { verdict: 'unreadable', reason: 'no number', grader: 'numeric' },
+        },
+      ],
+      final: null,
+    };
+    const graded = outcomeOf({ ...viewOf('council-complete'), grades }, LINKS);
+    expectValid(graded);
+    expect(graded.grades).toEqual(grades);
+    const withFinal = outcomeOf(
+      {
+        ...viewOf('council-complete'),
+        grades: { ...grades, final: { ...grades.answers[0], stageType: 'stage3' } },
+      },
+      LINKS,
+    );
+    expectValid(withFinal);
+    expect(outcome('council-complete')).not.toHaveProperty('grades');
+    // A grade the schema does not know is refused (the schema is not open).
+    const odd = {
+      ...graded,
+      grades: { ...grades, final: { ...grades.answers[0], grade: { verdict: 'maybe' } } },
+    };
+    expect(() => expectValid(odd as never)).toThrow();
   });
 
   it('a view without a result still fits the schema, and is partial', () => {

@@ -104,5 +104,6 @@ export function outcomeOf(
     usage: { ...view.usage },
     links: { web: links.web, transcript: links.transcript },
     error: view.error,
+    ...(view.grades ? { grades: view.grades } : {}),
   };
 }

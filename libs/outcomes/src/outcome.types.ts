@@ -1,6 +1,7 @@
 import type {
   Confidence,
   Degradation,
+  DeliberationGrades,
   PartialResult,
   Dimension,
   MessageStatus,
@@ -168,4 +169,6 @@ export type DeliberationOutcome = {
   usage: Usage;
   links: { web: string; transcript: string };
   error: string | null;
+  /** A graded deliberation (an expected answer was given): each answer's stored grade and the final one's; absent otherwise. */
+  grades?: DeliberationGrades;
 };

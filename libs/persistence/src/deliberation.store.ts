@@ -1,14 +1,16 @@
 import { isTerminalStatus, type DeliveredEvent, type FinishReason, type ModeName } from '@conclave/contracts';
-import type {
-  CallOutcome,
-  DeliberationStore,
-  HistoryTurn,
-  LoadedDeliberation,
-  MessageState,
-  StageRow,
-  StageWrite,
-  StageWriteResult,
-  UnfinishedMessage,
+import {
+  gradingFields,
+  storedGrading,
+  type CallOutcome,
+  type DeliberationStore,
+  type HistoryTurn,
+  type LoadedDeliberation,
+  type MessageState,
+  type StageRow,
+  type StageWrite,
+  type StageWriteResult,
+  type UnfinishedMessage,
 } from '@conclave/deliberation';
 import { DatabaseError, type Pool, type QueryResultRow } from 'pg';
 import { GroupedWrites, type GroupedWritesOptions } from './grouped-writes';
@@ -265,8 +267,10 @@ function stageRowRecord(row: StageRow): StageRowRecord {
 const LOAD_MESSAGE = `
 SELECT m.id, m.conversation_id, m.mode, m.status, m.stage, m.needs_title, m.created_at, m.config, m.turn,
   m.last_seq, m.batch_id,
-  (SELECT u.content FROM messages u WHERE u.conversation_id = m.conversation_id AND u.turn = m.turn
-     AND u.role = 'user') AS question,
+  u.content AS question,
+  -- Issue 37: a graded turn's expected answer and grader, kept in its user message's config.
+  CASE WHEN jsonb_typeof(u.config->'grader') = 'object' THEN jsonb_build_object('expected', u.config->'expected', 'grader', u.config->'grader')
+  END AS grading,
   (SELECT COALESCE(json_agg(json_build_object('stage_type', s.stage_type, 'stage_order', s.stage_order,
       'model', s.model, 'role', s.role, 'content', s.content, 'parsed_data', s.parsed_data,
       'response_time_ms', s.response_time_ms, 'prompt_tokens', s.prompt_tokens,
@@ -284,7 +288,10 @@ SELECT m.id, m.conversation_id, m.mode, m.status, m.stage, m.needs_title, m.crea
    WHERE e.message_id = m.id AND e.message_created_at = m.created_at AND e.type = 'model_progress'
      AND left(e.event_key, length('model_progress:' || m.stage || ':')) = 'model_progress:' || m.stage || ':'
   ) AS stage_opened_at
-FROM messages m WHERE m.id = $1 AND m.role = 'assistant'`;
+FROM messages m
+LEFT JOIN LATERAL (SELECT u.content, u.config FROM messages u
+  WHERE u.conversation_id = m.conversation_id AND u.turn = m.turn AND u.role = 'user' LIMIT 1) u ON true
+WHERE m.id = $1 AND m.role = 'assistant'`;
 
 export interface DeliberationStoreOptions {
   /**
@@ -502,6 +509,7 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       stage_rows: StageRowRecord[];
       model_calls: (ModelCallRecord & { stage: string })[];
       stage_opened_at: Date | null;
+      grading: unknown;
     })[] = await this.prepared('conclave_load_message', LOAD_MESSAGE, [messageId]);
     if (!message) return null;
     let history: HistoryTurn[] = [];
@@ -527,6 +535,7 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
       stageOpenedAt: message.stage_opened_at ? new Date(message.stage_opened_at) : null,
       question: message.question ?? '',
       config: message.config,
+      ...gradingFields(storedGrading(message.grading)),
       history,
       rows: message.stage_rows.map(toStageRow),
       outcomes: outcomesByStage(message.model_calls),

@@ -1,6 +1,12 @@
 import type { BatchResultLine } from '@conclave/contracts';
 import { parse } from 'csv-parse/sync';
-import { CSV_HEADER_LINE, csvRecords, itemTexts, neutraliseCell } from './batch-export';
+import {
+  CSV_HEADER_LINE,
+  GRADED_CSV_HEADER_LINE,
+  csvRecords,
+  itemTexts,
+  neutraliseCell,
+} from './batch-export';
 
 const line = (overrides: Partial<BatchResultLine>): BatchResultLine => ({
   index: 0,
@@ -238,5 +244,32 @@ describe('CSV export of key and reference', () => {
       ["'=cmd", '-3.5'],
       ['', ''],
     ]);
+  });
+});
+
+describe('CSV export of graded items (issue 37)', () => {
+  it('has expected and verdict columns, last, only when asked (a batch with graded items); cells neutralised', () => {
+    const lines = [
+      line({ index: 0, expected: 391, grade: { verdict: 'correct', extracted: '391', grader: 'numeric' } }),
+      line({ index: 1, expected: '=cmd', grade: { verdict: 'unreadable', grader: 'exact' } }),
+      line({ index: 2, expected: 'B', grade: null }),
+      line({ index: 3 }),
+    ];
+    const rows = parse(GRADED_CSV_HEADER_LINE + csvRecords(lines, true), { columns: true }) as Record<
+      string,
+      string
+    >[];
+    expect(Object.keys(rows[0]).slice(-2)).toEqual(['expected', 'verdict']);
+    expect(rows.map((r) => [r.expected, r.verdict])).toEqual([
+      ['391', 'correct'],
+      ["'=cmd", 'unreadable'],
+      ['B', ''],
+      ['', ''],
+    ]);
+    // A number stays a bare number.
+    expect(csvRecords(lines.slice(0, 1), true).trim()).toMatch(/,391,"correct"$/);
+    // Without grading, the export is as before: no such columns.
+    expect(Object.keys(sheet(lines)[0])).not.toContain('expected');
+    expect(csvRecords(lines)).toBe(csvRecords(lines.map(({ expected: _e, grade: _g, ...rest }) => rest)));
   });
 });

@@ -78,8 +78,27 @@ export function csvRow(line: BatchResultLine): (string | number)[] {
   ];
 }
 
+/**
+ * Issue 37: a batch with graded items has two more columns, last: `expected` (the expected answer
+ * as stored: a number stays a number) and `verdict` (the panel's final answer's stored grade:
+ * correct / incorrect / unreadable; empty while it has none, and on an ungraded item).
+ */
+const GRADED_HEADER = ['expected', 'verdict'];
+
+export function gradedCells(line: BatchResultLine): (string | number)[] {
+  const expected = line.expected ?? null;
+  return [
+    typeof expected === 'number' ? expected : neutraliseCell(expected ?? ''),
+    neutraliseCell(line.grade?.verdict ?? ''),
+  ];
+}
+
 export const CSV_HEADER_LINE = stringify([CSV_HEADER]);
+export const GRADED_CSV_HEADER_LINE = stringify([[...CSV_HEADER, ...GRADED_HEADER]]);
 
 /** Text cells are quoted (OWASP: quote, prefix, escape quotes); numbers are not, so they stay numbers. */
-export const csvRecords = (lines: BatchResultLine[]): string =>
-  stringify(lines.map(csvRow), { quoted_string: true });
+export const csvRecords = (lines: BatchResultLine[], graded = false): string =>
+  stringify(
+    lines.map((line) => (graded ? [...csvRow(line), ...gradedCells(line)] : csvRow(line))),
+    { quoted_string: true },
+  );

@@ -12,7 +12,7 @@ import type { Request, Response } from 'express';
 import { ApiKeyController } from '../auth/api-key-controller';
 import { ApiError } from '../common/api-error';
 import { apiKeyIdOf, CurrentUser } from '../auth/auth.guard';
-import { CSV_HEADER_LINE, csvRecords } from './batch-export';
+import { CSV_HEADER_LINE, GRADED_CSV_HEADER_LINE, csvRecords } from './batch-export';
 import { LONG_CSV_HEADER_LINE, longCsvRecords, longJsonl } from './batch-long-export';
 import { itemsFromCsv, itemsFromJsonl } from './batch-input';
 import { BatchReportService } from './batch-report';
@@ -279,7 +279,9 @@ export class BatchesController {
       kind === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
     );
     response.setHeader('Content-Disposition', `attachment; filename="batch-${id}.${kind}"`);
-    if (kind === 'csv') response.write(CSV_HEADER_LINE);
+    // A batch with graded items has the grade columns (issue 37); an ungraded one's CSV is as before.
+    const graded = kind === 'csv' && (await this.batches.hasGradedItems(id));
+    if (kind === 'csv') response.write(graded ? GRADED_CSV_HEADER_LINE : CSV_HEADER_LINE);
     const write = (chunk: string) =>
       new Promise<void>((resolve) =>
         response.write(chunk) ? resolve() : response.once('drain', () => resolve()),
@@ -287,7 +289,9 @@ export class BatchesController {
     for (let page = first; !page.done; page = await pages.next()) {
       const lines = page.value;
       // JSONL is data for programs, not a sheet: its values stay exactly as stored.
-      await write(kind === 'csv' ? csvRecords(lines) : lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+      await write(
+        kind === 'csv' ? csvRecords(lines, graded) : lines.map((l) => JSON.stringify(l)).join('\n') + '\n',
+      );
     }
     response.end();
   }

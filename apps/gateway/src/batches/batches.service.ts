@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
 import {
+  deliberationGrades,
   isUuid,
   type BatchAccepted,
   type BatchEstimate,
@@ -381,6 +382,14 @@ export class BatchesService {
     return { batchId, retried: outcome.count, status: 'running' };
   }
 
+  /**
+   * Whether the batch has graded items (issue 37): its CSV export then has the `expected` and
+   * `verdict` columns (an ungraded batch's export is as before). Call after `results` checked ownership.
+   */
+  hasGradedItems(batchId: string): Promise<boolean> {
+    return this.batches.hasGradedItems(batchId);
+  }
+
   /** One line per item in submission order, read page by page so memory stays flat. */
   async *results(userId: string, batchId: string): AsyncGenerator<BatchResultLine[]> {
     await this.ownedBatch(userId, batchId);
@@ -438,6 +447,13 @@ export class BatchesService {
           resultUrl: `/api/deliberations/${item.messageId}`,
           degraded: degradationOf({ mode: item.mode, calls: summaries, result, partial, status }),
           partial,
+          // Issue 37: a graded item's expected answer and its panel's final answer's stored grade.
+          ...(item.grading
+            ? {
+                expected: item.grading.expected,
+                grade: deliberationGrades(rows, definition?.facts)?.final?.grade ?? null,
+              }
+            : {}),
         };
       });
       after = page[page.length - 1].index;

@@ -1,6 +1,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ConclaveConfig } from '@conclave/config';
-import { isModelId, isUuid, type DeliberationAccepted, type DeliberationView } from '@conclave/contracts';
+import {
+  anonymousGrades,
+  deliberationGrades,
+  isModelId,
+  isTerminalStatus,
+  isUuid,
+  type DeliberationAccepted,
+  type DeliberationView,
+} from '@conclave/contracts';
 import { modeDefinition, type EventPublisher, type HistoryTurn } from '@conclave/deliberation';
 import { degradationOf, partialOf, startedModelOf, uncommittedStage } from '@conclave/outcomes';
 import {
@@ -274,6 +282,12 @@ export class DeliberationsService {
       started: started.map((c) => ({ ...c, model: startedModelOf(message.mode, message.config, c) })),
     });
     const result = definition ? definition.load(rows, message.config, title) : null;
+    const graded = deliberationGrades(rows, definition?.facts);
+    // 05-delphi.md: estimates are anonymous while the exercise runs, so are their grades.
+    const grades =
+      graded && definition?.facts?.anonymousWhileRunning && !isTerminalStatus(message.status)
+        ? anonymousGrades(graded)
+        : graded;
     return {
       messageId: message.id,
       conversationId: message.conversationId,
@@ -290,6 +304,7 @@ export class DeliberationsService {
       result,
       partial,
       degraded: degradationOf({ mode: message.mode, calls, result, partial, status: message.status }),
+      ...(grades ? { grades } : {}),
     };
   }
 

@@ -457,5 +457,68 @@ describe('long rows of an item', () => {
     }
     expect(out[0]).toMatchObject({ startedAt: '2026-01-01T00:00:00.000Z', durationMs: 2000 });
     expect(out[3]).toMatchObject({ promptTokens: 3, completionTokens: 2, costUsd: 0.5, latencyMs: 10 });
+    // Ungraded: no answer rows, no expected answer, no grade.
+    for (const r of out) expect(r).toMatchObject({ expected: null, grade: null });
+  });
+
+  it('a graded item: every row has its expected answer, an answer row per graded answer, the outcome the final grade', () => {
+    const grade = (verdict: string, extracted?: string) => ({
+      grade: { verdict, grader: 'numeric', ...(extracted ? { extracted } : {}) },
+    });
+    const out = longRows({
+      item: { ...item, expected: 391 },
+      attempts: [attempt(2, true, 'complete')],
+      calls: new Map(),
+      rows: [
+        row('initial_answer', 'sim/a', grade('correct', '391'), 0),
+        row('initial_answer', 'sim/b', grade('incorrect', '390'), 1),
+        row('initial_answer', 'sim/c', grade('unreadable'), 2),
+        row('vote', 'sim/a', { votedFor: 'Response A' }, 0),
+        row('vote_winner', 'sim/a', { winnerModel: 'sim/a', ...grade('correct', '391') }, 0),
+      ],
+    });
+    for (const r of out) expect(r.expected).toBe(391);
+    expect(out.find((r) => r.kind === 'outcome')?.grade).toBe('correct');
+    expect(
+      pick(
+        out.filter((r) => r.kind === 'answer'),
+        ['stage', 'participant', 'model', 'value', 'subject', 'grade'],
+      ),
+    ).toEqual([
+      {
+        stage: 'initial_answer',
+        participant: 0,
+        model: 'sim/a',
+        value: '391',
+        subject: null,
+        grade: 'correct',
+      },
+      {
+        stage: 'initial_answer',
+        participant: 1,
+        model: 'sim/b',
+        value: '390',
+        subject: null,
+        grade: 'incorrect',
+      },
+      {
+        stage: 'initial_answer',
+        participant: 2,
+        model: 'sim/c',
+        value: null,
+        subject: null,
+        grade: 'unreadable',
+      },
+      {
+        stage: 'vote_winner',
+        participant: 0,
+        model: 'sim/a',
+        value: '391',
+        subject: 'final',
+        grade: 'correct',
+      },
+    ]);
+    for (const r of out.filter((x) => x.kind !== 'answer' && x.kind !== 'outcome'))
+      expect(r.grade).toBeNull();
   });
 });

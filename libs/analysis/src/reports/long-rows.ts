@@ -1,4 +1,5 @@
-import type { ModeName } from '@conclave/contracts';
+import { deliberationGrades, type ModeName } from '@conclave/contracts';
+import { modeFacts } from '@conclave/deliberation/facts';
 import { contestFacts, councilFacts, delphiFacts, juryFacts, labelPosition } from './extract';
 import {
   asObject,
@@ -42,6 +43,14 @@ import {
  *   `verdict` the debate winner's own revision decision, `value` valid votes. Jury: `verdict` the
  *   final verdict. Delphi: `method` numeric / qualitative, `value` the mode's final value (numeric:
  *   `finalValue`, the last round's mean) or answer (qualitative), `round` the convergence round, `converged`.
+ * Graded items (issue 37): every row carries `expected` (the item's expected answer as stored; null
+ * when ungraded), and
+ * - `answer`: one per graded answer (the rows the engine graded: each member's answer, the
+ *   synthesis or winner, each revision, each estimate and round value): `stage` its stage type,
+ *   `round` (Delphi), `participant`, `model`, `grade` its verdict (correct / incorrect /
+ *   unreadable), `value` what the grader read (absent for an unreadable one), `subject` `final`
+ *   for the panel's final answer (else null);
+ * - `outcome` then has `grade`: the panel's final answer's verdict.
  */
 
 export type LongRowKind =
@@ -56,13 +65,16 @@ export type LongRowKind =
   | 'verdict'
   | 'estimate'
   | 'round'
-  | 'outcome';
+  | 'outcome'
+  | 'answer';
 
 export interface LongRow {
   kind: LongRowKind;
   index: number;
   key: string | null;
   reference: string | number | null;
+  /** A graded item's expected answer as stored; null when ungraded. */
+  expected: string | number | null;
   mode: ModeName;
   messageId: string;
   attempt: number;
@@ -93,6 +105,8 @@ export interface LongRow {
   finishedAt: string | null;
   durationMs: number | null;
   error: string | null;
+  /** A graded answer's verdict (`answer` rows, and `outcome` for the final answer's). */
+  grade: string | null;
 }
 
 /** The columns in CSV order (also every JSONL row's keys, in this order). */
@@ -131,11 +145,13 @@ export const LONG_COLUMNS: readonly (keyof LongRow)[] = [
   'finishedAt',
   'durationMs',
   'error',
+  'expected',
+  'grade',
 ];
 
 const EMPTY: Omit<
   LongRow,
-  'kind' | 'index' | 'key' | 'reference' | 'mode' | 'messageId' | 'attempt' | 'latest' | 'status'
+  'kind' | 'index' | 'key' | 'reference' | 'expected' | 'mode' | 'messageId' | 'attempt' | 'latest' | 'status'
 > = {
   stage: null,
   round: null,
@@ -162,10 +178,14 @@ const EMPTY: Omit<
   finishedAt: null,
   durationMs: null,
   error: null,
+  grade: null,
 };
 
 type Fields = Partial<
-  Omit<LongRow, 'index' | 'key' | 'reference' | 'mode' | 'messageId' | 'attempt' | 'latest' | 'status'>
+  Omit<
+    LongRow,
+    'index' | 'key' | 'reference' | 'expected' | 'mode' | 'messageId' | 'attempt' | 'latest' | 'status'
+  >
 > & {
   kind: LongRowKind;
 };
@@ -328,6 +348,7 @@ export function longRows(input: LongItemInput): LongRow[] {
     index: item.index,
     key: item.key,
     reference: item.reference,
+    expected: item.expected ?? null,
     mode: item.mode,
     messageId: attempt?.messageId ?? item.messageId,
     attempt: attempt?.attempt ?? 1,
@@ -362,6 +383,25 @@ export function longRows(input: LongItemInput): LongRow[] {
       );
     }
   }
-  for (const fields of judgementRows(item.mode, input.rows)) out.push(row(latest, fields));
+  const grades = deliberationGrades(input.rows, modeFacts(item.mode));
+  for (const fields of judgementRows(item.mode, input.rows)) {
+    const final = fields.kind === 'outcome' ? grades?.final : undefined;
+    out.push(row(latest, final ? { ...fields, grade: final.grade.verdict } : fields));
+  }
+  for (const answer of grades?.answers ?? []) {
+    const round = /^round_(\d+)(?:_stats)?$/.exec(answer.stageType);
+    out.push(
+      row(latest, {
+        kind: 'answer',
+        stage: answer.stageType,
+        round: round ? Number(round[1]) : null,
+        participant: answer.participant,
+        model: answer.model,
+        value: answer.grade.extracted ?? null,
+        subject: answer === grades?.final ? 'final' : null,
+        grade: answer.grade.verdict,
+      }),
+    );
+  }
   return out;
 }

@@ -7,6 +7,7 @@ import {
 import type { ModelProvider } from '@conclave/llm';
 import type { Carried, CarriedStages } from './carried-stages';
 import { Coalescer } from './coalescer';
+import { gradeRows, gradingFields, storedGrading } from './grade-rows';
 import { STOPPED_CALL_ERROR } from './ending';
 import type { StoreRetry } from './held-outcomes';
 import { DeliberationStopped, type LiveCalls } from './live-calls';
@@ -171,6 +172,7 @@ export function loadedFromStart(
     stageOpenedAt: null,
     question: start.question,
     config: start.config,
+    ...gradingFields(storedGrading(start.grading)),
     history: [],
     rows: [],
     outcomes: {},
@@ -501,7 +503,7 @@ export class StageRun {
       // A seat still open here (an earlier run's outcome replaced this one's): its last stands.
       return state.kind === 'done' ? state.outcome : (state.attempts.at(-1) as CallOutcome);
     });
-    return this.mode.reduce(
+    const reduction = this.mode.reduce(
       this.stage,
       {
         ...this.ctx,
@@ -510,6 +512,9 @@ export class StageRun {
       },
       outcomes,
     );
+    // Issue 37: a graded turn's answers are graded here, once, and stored with their rows.
+    const rows = gradeRows(reduction.rows, this.loaded.grading, this.mode.facts);
+    return rows === reduction.rows ? reduction : { ...reduction, rows };
   }
 
   /** The gate's decision, once it can be made: the members still running are cut. */

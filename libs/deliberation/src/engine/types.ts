@@ -2,6 +2,7 @@ import type {
   DeliveredEvent,
   FinishReason,
   FirstStageStart,
+  Grading,
   ModeDefaults,
   ModeDescription,
   ModeFacts,
@@ -198,11 +199,16 @@ export interface LoadedDeliberation extends MessageState {
   question: string;
   config: unknown;
   /**
-   * A graded item's expected answer (issue 37), handed to every model call as
-   * `CompletionRequest.expected` for the simulated provider; absent when the item has none. No
-   * store fills it yet: the graded request's storage sets it.
+   * A graded item's expected answer (issue 37), as text, handed to every model call as
+   * `CompletionRequest.expected` for the simulated provider; absent when the item has none. A load
+   * sets it from the turn's user message's `config->'expected'` (gradingFields).
    */
   expected?: string;
+  /**
+   * A graded turn's grading (issue 37): the user message's stored `config` `{ expected, grader }`;
+   * the engine grades the stage's answer rows with it (gradeRows). Absent: an ungraded turn.
+   */
+  grading?: Grading;
   history: HistoryTurn[];
   rows: StageRow[];
   outcomes: Record<string, CallOutcome[]>;

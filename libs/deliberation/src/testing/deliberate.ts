@@ -1,5 +1,6 @@
-import type { DeliveredEvent, ModeName } from '@conclave/contracts';
+import type { DeliveredEvent, Grading, ModeName } from '@conclave/contracts';
 import { SimulatedProvider } from '@conclave/llm';
+import { gradingFields } from '../engine/grade-rows';
 import { StageRunner } from '../engine/stage-runner';
 import type { ModeDefaults, ModeRegistry, StageWrite } from '../engine/types';
 import { SIMULATED_FALLBACK, SIMULATED_RESPONDERS } from '../modes';
@@ -18,12 +19,14 @@ export const TEST_DEFAULTS: ModeDefaults = {
 /**
  * Runs one deliberation of `mode` to its end in memory (simulated models, no delay): its first
  * stage, then each stage the runner enqueues, in turn. `writes` holds every stage write. With
- * `expected`, a graded item: every model call is told the expected answer (issue 37).
+ * `expected`, a graded item: every model call is told the expected answer (issue 37); with
+ * `grading`, also its answers are graded and the grades stored with the rows (its expected
+ * answer is the one the calls are told).
  */
 export async function deliberateInMemory(
   registry: ModeRegistry,
   mode: ModeName,
-  request: { question: string; modeConfig?: Record<string, unknown>; expected?: string },
+  request: { question: string; modeConfig?: Record<string, unknown>; expected?: string; grading?: Grading },
 ) {
   const definition = registry(mode);
   if (!definition) throw new Error(`${mode} is not registered`);
@@ -33,6 +36,7 @@ export async function deliberateInMemory(
     mode,
     stage: definition.firstStage,
     ...(request.expected !== undefined ? { expected: request.expected } : {}),
+    ...gradingFields(request.grading),
   });
   const writes: StageWrite[] = [];
   const write = store.writeStage.bind(store);

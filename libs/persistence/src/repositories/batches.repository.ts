@@ -74,6 +74,8 @@ export interface BatchItem {
   key: string | null;
   /** The item's `reference` as submitted: a string or a number; null when none. */
   reference: string | number | null;
+  /** A graded item (issue 37): its expected answer as stored (the grader's form); absent when ungraded. */
+  grading?: { expected: string | number | null };
 }
 
 /** What one dispatch took: items to enqueue (may be none). */
@@ -392,10 +394,13 @@ export class BatchesRepository {
       attempt: number;
       key: string | null;
       reference: unknown;
+      graded: boolean;
+      expected: unknown;
     }[] = await this.dataSource.query(
       `SELECT a.id, a.conversation_id, a.mode, a.status, a.error, a.config, a.batch_index, a.attempt,
          COALESCE(u.config->>'question', u.content) AS question, u.config->>'key' AS key,
-         u.config->'reference' AS reference
+         u.config->'reference' AS reference,
+         jsonb_typeof(u.config->'grader') IS NOT DISTINCT FROM 'object' AS graded, u.config->'expected' AS expected
        FROM messages a JOIN messages u ON u.conversation_id = a.conversation_id AND u.role = 'user' AND u.turn = 1
        WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.batch_index > $2 AND a.superseded_at IS NULL
        ORDER BY a.batch_index LIMIT $3`,
@@ -413,7 +418,25 @@ export class BatchesRepository {
       attempt: r.attempt,
       key: r.key,
       reference: typeof r.reference === 'string' || typeof r.reference === 'number' ? r.reference : null,
+      ...(r.graded
+        ? {
+            grading: {
+              expected: typeof r.expected === 'string' || typeof r.expected === 'number' ? r.expected : null,
+            },
+          }
+        : {}),
     }));
+  }
+
+  /** Whether any item of the batch is graded (an expected answer with its grader): its exports then have grade columns. */
+  async hasGradedItems(batchId: string): Promise<boolean> {
+    const [row]: { graded: boolean }[] = await this.dataSource.query(
+      `SELECT EXISTS (SELECT 1 FROM messages a
+         JOIN messages u ON u.conversation_id = a.conversation_id AND u.role = 'user' AND u.turn = 1
+         WHERE a.batch_id = $1 AND a.role = 'assistant' AND jsonb_typeof(u.config->'grader') = 'object') AS graded`,
+      [batchId],
+    );
+    return row?.graded === true;
   }
 
   /**

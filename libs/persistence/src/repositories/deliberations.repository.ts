@@ -10,7 +10,7 @@ import {
   type StartedStageCall,
   type StoredStageCall,
 } from '@conclave/contracts';
-import type { HistoryTurn, StageRow } from '@conclave/deliberation';
+import { storedGrading, type HistoryTurn, type StageRow } from '@conclave/deliberation';
 import type { DataSource } from 'typeorm';
 import { loadStageRows, toStageRow, type StageRowRecord } from '../deliberation.store';
 import type { MessageRecord } from '../entities';
@@ -168,6 +168,8 @@ interface InsertedMessage {
   created_at: Date;
   config: unknown;
   conversation_id: string;
+  /** The user message's config (insertTurn adds it to the assistant message's row): a graded turn's grading. */
+  user_config?: unknown;
 }
 
 /**
@@ -181,12 +183,15 @@ function startedTurn(
   isNew: boolean,
   firstTurn: boolean,
 ): StartedTurn {
+  const grading = storedGrading(assistant.user_config);
   const start: FirstStageStart = {
     conversationId,
     mode: turn.mode,
     question: turn.userContent,
     config: assistant.config,
     createdAt: new Date(assistant.created_at).toISOString(),
+    // As a load reads it: from the stored jsonb (its key order), not from the request.
+    ...(grading ? { grading } : {}),
   };
   const carried = firstTurn && JSON.stringify(start).length <= FIRST_STAGE_START_MAX_CHARS;
   return { conversationId, messageId: assistant.id, isNew, ...(carried ? { start } : {}) };
@@ -226,7 +231,7 @@ async function insertTurn(
   ]);
   const assistant = inserted.find((row) => row.role === 'assistant');
   if (!assistant) throw new Error('the assistant message was not stored');
-  return assistant;
+  return { ...assistant, user_config: inserted.find((row) => row.role === 'user')?.config ?? null };
 }
 
 /** Deliberations as the gateway sees them: starting a turn, the assistant message, its stage rows and events' position. */

@@ -76,8 +76,10 @@ export class ReportsRepository {
       status: MessageStatus;
       reference: unknown;
       key: string | null;
+      expected: unknown;
     }[] = await this.dataSource.query(
-      `SELECT a.id, a.batch_index, a.mode, a.status, u.config->'reference' AS reference, u.config->>'key' AS key
+      `SELECT a.id, a.batch_index, a.mode, a.status, u.config->'reference' AS reference, u.config->>'key' AS key,
+         u.config->'expected' AS expected
        FROM messages a JOIN messages u ON u.conversation_id = a.conversation_id AND u.role = 'user' AND u.turn = 1
        WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.superseded_at IS NULL AND a.batch_index > $2
        ORDER BY a.batch_index LIMIT $3`,
@@ -90,6 +92,7 @@ export class ReportsRepository {
       status: r.status,
       reference: typeof r.reference === 'string' || typeof r.reference === 'number' ? r.reference : null,
       key: r.key,
+      expected: typeof r.expected === 'string' || typeof r.expected === 'number' ? r.expected : null,
     }));
   }
 
@@ -106,7 +109,8 @@ export class ReportsRepository {
       rows: [string, string | null, number | null, Record<string, unknown> | null][];
     }[] = await this.dataSource.query(
       `SELECT message_id, json_agg(json_build_array(stage_type, model, participant, parsed_data - $2::text[])) AS rows
-       FROM deliberation_stages WHERE message_id = ANY($1::uuid[]) AND stage_type <> ALL($3::text[])
+       FROM deliberation_stages WHERE message_id = ANY($1::uuid[])
+         AND (stage_type <> ALL($3::text[]) OR parsed_data ? 'grade')
        GROUP BY message_id`,
       [messageIds, TEXT_KEYS, SKIPPED_STAGES],
     );

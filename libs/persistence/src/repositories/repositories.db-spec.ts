@@ -187,6 +187,34 @@ describe('DeliberationsRepository', () => {
     );
   });
 
+  it("carries a graded turn's grading as a load reads it from the user message (issue 37)", async () => {
+    const userId = await newUser();
+    const store = new TypeOrmDeliberationStore(db);
+    // Keys in an order jsonb changes: the carried grading still reads as the load's.
+    const grading = {
+      expected: 391,
+      grader: {
+        type: 'numeric' as const,
+        relativeTolerance: 0.01,
+        extract: 'auto' as const,
+        absoluteTolerance: 0,
+      },
+    };
+    const started = (await deliberations.startTurn(turn(userId, { grading }), null, noFollowUps))!;
+    if (!started.start) throw new Error('no start carried');
+    const loaded = await store.load(started.messageId, 10);
+    expect(loaded).toMatchObject({ grading, expected: '391' });
+    const carried = loadedFromStart(started.messageId, 'stage1', JSON.parse(JSON.stringify(started.start)));
+    expect(carried).toEqual(loaded);
+    expect(JSON.stringify(carried)).toBe(JSON.stringify(loaded));
+    // An ungraded turn: neither field.
+    const plain = (await deliberations.startTurn(turn(userId), null, noFollowUps))!;
+    const ungraded = await store.load(plain.messageId, 10);
+    expect(ungraded).not.toHaveProperty('grading');
+    expect(ungraded).not.toHaveProperty('expected');
+    expect(plain.start).not.toHaveProperty('grading');
+  });
+
   it('stores a new conversation the same in one statement (no key) as in a transaction (with a key)', async () => {
     const userId = await newUser();
     const config = { councilModels: ['sim/a', 'sim/b'], chairmanModel: 'sim/c', z: { b: 1, a: 2 } };

@@ -27,6 +27,9 @@ export const councilFacts: ModeFacts = {
       ? Array.isArray(data?.parsedRanking) && data.parsedRanking.length > 0
       : null;
   },
+  // Each member's own answer (stage 1) and the chairman's synthesis.
+  gradedAnswer: (row) => (row.stageType === 'stage1' || row.stageType === 'stage3' ? row.content : null),
+  gradedFinal: (stageType) => stageType === 'stage3',
   result: {
     finalText: (result) => read(result).stage3?.response ?? null,
     finalAuthor: (result) => read(result).stage3?.model,

@@ -26,6 +26,12 @@ export const debateFacts: ModeFacts = {
     if (row.stageType === 'revision') return data?.parseSuccess === true;
     return row.stageType === 'debate_vote' ? typeof data?.votedFor === 'string' : null;
   },
+  // Every round-1 answer, every revised answer (the original where the call failed) and the winner.
+  gradedAnswer: (row) =>
+    row.stageType === 'initial_answer' || row.stageType === 'revision' || row.stageType === 'debate_winner'
+      ? row.content
+      : null,
+  gradedFinal: (stageType) => stageType === 'debate_winner',
   result: {
     finalText: (result) => read(result).winner?.winnerResponse ?? null,
     finalAuthor: (result) => read(result).winner?.winnerModel,

@@ -26,6 +26,20 @@ export const delphiFacts: ModeFacts = {
     if (!/^round_\d+$/.test(row.stageType) || data?.carriedForward === true) return null;
     return data?.type === 'numeric' ? typeof data.estimate === 'number' : typeof data?.answer === 'string';
   },
+  // Each panelist's estimate of each round (a carried-forward one is graded where it was given), and
+  // each round's panel value (the stats row's median, or its mode): the last round's is the panel's
+  // final value. An estimate the parser could not read is graded as no answer (unreadable).
+  gradedAnswer: (row) => {
+    const data = rowObject(row.data);
+    if (/^round_\d+_stats$/.test(row.stageType)) {
+      if (typeof data?.median === 'number') return String(data.median);
+      return typeof data?.mode === 'string' ? data.mode : null;
+    }
+    if (!/^round_\d+$/.test(row.stageType) || data?.carriedForward === true) return null;
+    if (data?.type === 'numeric') return typeof data.estimate === 'number' ? String(data.estimate) : '';
+    return typeof data?.answer === 'string' ? data.answer : '';
+  },
+  gradedFinal: (stageType) => /^round_\d+_stats$/.test(stageType),
   result: {
     finalText: (result) => read(result).report?.report ?? null,
     finalAuthor: (result) => read(result).report?.facilitatorModel,

@@ -23,6 +23,10 @@ export const voteFacts: ModeFacts = {
   reference: 'winner',
   parsedAnswer: (row) =>
     row.stageType === 'vote' ? typeof rowObject(row.data)?.votedFor === 'string' : null,
+  // Every answer, and the winning one (its row holds the winner's answer).
+  gradedAnswer: (row) =>
+    row.stageType === 'initial_answer' || row.stageType === 'vote_winner' ? row.content : null,
+  gradedFinal: (stageType) => stageType === 'vote_winner',
   result: {
     finalText: (result) => read(result).winner?.winnerResponse ?? null,
     finalAuthor: (result) => read(result).winner?.winnerModel,
