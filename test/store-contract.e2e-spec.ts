@@ -640,7 +640,10 @@ describe.each([
     // And the engine reads it as a load would.
     const stored = stageWriteResult(messageId, commit, result as StageWriteAnswer);
     const after = await store.load(messageId, 0);
-    expect(stored).toMatchObject({ kind: 'written', stored: { rows: after?.rows, outcomes: after?.outcomes } });
+    expect(stored).toMatchObject({
+      kind: 'written',
+      stored: { rows: after?.rows, outcomes: after?.outcomes },
+    });
     // Without asSent (an engine from before 1764900000000), the texts come back.
     const other = await fixture.message();
     const [{ result: plain }] = await query('SELECT conclave_stage_write($1, $2::jsonb) AS result', [

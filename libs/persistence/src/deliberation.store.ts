@@ -368,14 +368,20 @@ function sentContent(write: StageWrite) {
         }
       }
       const content = rows.get(rowKey(record));
-      if (content === undefined) throw new Error(`conclave_stage_write answered a row it was not sent as sent: ${record.stage_type}`);
+      if (content === undefined)
+        throw new Error(`conclave_stage_write answered a row it was not sent as sent: ${record.stage_type}`);
       return content;
     },
     outcome(record: ModelCallRecord & { stage: string }): string | null {
       const sent =
         (record.stage === write.stage ? write.outcomes?.find((o) => o.key === record.call_key) : undefined) ??
-        (record.stage === 'title' && write.titleOutcome?.key === record.call_key ? write.titleOutcome : undefined);
-      if (!sent) throw new Error(`conclave_stage_write answered an outcome it was not sent as sent: ${record.call_key}`);
+        (record.stage === 'title' && write.titleOutcome?.key === record.call_key
+          ? write.titleOutcome
+          : undefined);
+      if (!sent)
+        throw new Error(
+          `conclave_stage_write answered an outcome it was not sent as sent: ${record.call_key}`,
+        );
       return outcomeRecord(sent).content;
     },
   };
