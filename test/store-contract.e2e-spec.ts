@@ -9,6 +9,11 @@ import {
   migrate,
   type DeliberationStoreOptions,
 } from '@conclave/persistence';
+import {
+  stageWriteParameter,
+  stageWriteResult,
+  type StageWriteAnswer,
+} from '../libs/persistence/src/deliberation.store';
 import type { DataSource } from 'typeorm';
 import { sleep } from './support/wait';
 import { simulatedReply } from './support/replies';
@@ -469,6 +474,37 @@ describe.each([
     expect(plain).toEqual({ kind: 'written', events: [expect.objectContaining({ type: 'x' })] });
   });
 
+  it('answers a commit with the texts stored before as stored, not as sent again (an earlier run kept its row and outcome)', async () => {
+    const { store, messageId } = await fixture.message();
+    // An earlier run stored a row of the same identity and the title call, in other words.
+    await store.writeStage(messageId, {
+      stage: 'stage1',
+      outcomes: [answer('a', 'A says')],
+      rows: [row(1, 'kept from the earlier run')],
+      titleOutcome: answer('title', 'Earlier title'),
+      events: [],
+    });
+    const before = await store.load(messageId, 0);
+    if (!before) throw new Error('not stored');
+    const written = await store.writeStage(messageId, {
+      stage: 'stage1',
+      guard: true,
+      outcomes: [answer('b', 'B says')],
+      rows: [row(2, 'second'), row(1, 'sent again')],
+      events: [event('stage1_complete')],
+      update: { status: 'running', stage: 'stage2' },
+      titleOutcome: answer('title', 'Later title'),
+      loaded: true,
+    });
+    if (written.kind !== 'written' || !written.stored) throw new Error(`not answered: ${written.kind}`);
+    const after = await store.load(messageId, 0);
+    if (!after) throw new Error('not stored');
+    expect(written.stored.rows.map((r) => r.content)).toEqual(['kept from the earlier run', 'second']);
+    expect(written.stored.outcomes.stage1?.map((o) => o.ok && o.content)).toEqual(['A says', 'B says']);
+    expect(written.stored.outcomes.title?.map((o) => o.ok && o.content)).toEqual(['Earlier title']);
+    expect(afterStored(before, written.stored)).toEqual({ rows: after.rows, outcomes: after.outcomes });
+  });
+
   it("sets the title job's title after the turn failed, and never over a title already set", async () => {
     const subject = await fixture.message({ needsTitle: true });
     const { store, messageId } = subject;
@@ -572,6 +608,49 @@ describe.each([
       );
       expect(stored).toEqual({ transactions: 1 });
     }
+  });
+
+  it('sends back no text a commit sent and stored: its rows and outcomes answer `true` for their content', async () => {
+    const { store, messageId } = await fixture.message();
+    await store.writeStage(messageId, { stage: 'stage1', outcomes: [answer('a', 'A says')], events: [] });
+    const commit: StageWrite = {
+      stage: 'stage1',
+      guard: true,
+      outcomes: [answer('b', 'B says'), failed('c', 'timed out')],
+      rows: [row(1, 'first'), row(2, 'second')],
+      events: [event('stage1_complete')],
+      update: { status: 'running', stage: 'stage2' },
+      titleOutcome: answer('title', 'T'),
+      loaded: true,
+    };
+    const [{ result }] = await query('SELECT conclave_stage_write($1, $2::jsonb) AS result', [
+      messageId,
+      stageWriteParameter(commit),
+    ]);
+    const answered = result as { rows: unknown[][]; outcomes: unknown[][] };
+    // Rows: [stage_type, stage_order, model, role, content, ...]; outcomes: [stage, call_key, model, served_model, ok, content, ...].
+    expect(answered.rows.map((r) => r[4])).toEqual([true, true]);
+    // (Those stored in one transaction come in the order of their ids.)
+    expect(answered.outcomes.map((o) => [o[1], o[5]]).sort()).toEqual([
+      ['a', 'A says'],
+      ['b', true],
+      ['c', true],
+      ['title', true],
+    ]);
+    // And the engine reads it as a load would.
+    const stored = stageWriteResult(messageId, commit, result as StageWriteAnswer);
+    const after = await store.load(messageId, 0);
+    expect(stored).toMatchObject({
+      kind: 'written',
+      stored: { rows: after?.rows, outcomes: after?.outcomes },
+    });
+    // Without asSent (an engine from before 1764900000000), the texts come back.
+    const other = await fixture.message();
+    const [{ result: plain }] = await query('SELECT conclave_stage_write($1, $2::jsonb) AS result', [
+      other.messageId,
+      JSON.stringify({ ...JSON.parse(stageWriteParameter(commit)), asSent: undefined }),
+    ]);
+    expect((plain as { rows: unknown[][] }).rows.map((r) => r[4])).toEqual(['first', 'second']);
   });
 
   it('answers each write of one statement as it would alone: written, skipped, missing, replaced, a title filled', async () => {

@@ -17,6 +17,7 @@ import { MessageStatuses1764600000000 } from './migrations/1764600000000-message
 import { StopNotices1764710000000 } from './migrations/1764710000000-stop-notices';
 import { ENTITIES } from './entities';
 import { StageWriteLoaded1764800000000 } from './migrations/1764800000000-stage-write-loaded';
+import { StageWriteAsSent1764900000000 } from './migrations/1764900000000-stage-write-as-sent';
 import { ensureEventPartitions } from './lifecycle/event-partitions';
 import { partitionsAhead } from './lifecycle/plan';
 
@@ -38,6 +39,7 @@ export const MIGRATIONS = [
   MessageStatuses1764600000000,
   StopNotices1764710000000,
   StageWriteLoaded1764800000000,
+  StageWriteAsSent1764900000000,
 ];
 
 /**

@@ -321,9 +321,15 @@ export interface StageWriteAnswer {
   result: StageWriteResult['kind'];
   events?: CompactEvent[];
   title?: string | null;
-  /** 'replaced': the stored outcomes of the calls given; 'written' with `loaded`: STORED_CALL_COLUMNS arrays. */
+  /**
+   * 'replaced': the stored outcomes of the calls given; 'written' with `loaded`: STORED_CALL_COLUMNS
+   * arrays (with `asSent`, `content` true for an outcome this write inserted).
+   */
   outcomes?: ModelCallRecord[];
-  /** 'written' with `loaded`: the message's stage rows from stage order `from` on, STAGE_ROW_COLUMNS arrays. */
+  /**
+   * 'written' with `loaded`: the message's stage rows from stage order `from` on, STAGE_ROW_COLUMNS
+   * arrays (with `asSent`, `content` true for a row this write inserted).
+   */
   rows?: StageRowRecord[];
   from?: number | null;
 }
@@ -342,8 +348,50 @@ export function stageWriteParameter(write: StageWrite): string {
     ...(write.conversationTitle !== undefined ? { conversationTitle: write.conversationTitle } : {}),
     ...(write.titleOutcome ? { titleOutcome: outcomeRecord(write.titleOutcome) } : {}),
     compact: true,
-    ...(write.loaded ? { loaded: true } : {}),
+    ...(write.loaded ? { loaded: true, asSent: true } : {}),
   });
+}
+
+/** A stage row's write-once key (uq_deliberation_stages_once, within its message). */
+const rowKey = (r: StageRowRecord): string =>
+  `${r.stage_type}\u0000${r.stage_order}\u0000${r.model ?? ''}\u0000${r.role ?? ''}\u0000${r.participant ?? -1}`;
+
+/**
+ * The `content` conclave_stage_write answered `true` for (with `asSent`: a row or outcome this
+ * write inserted, which stores exactly the text sent), taken from what `write` sent: a row's from
+ * the first row sent with its key (the one inserted), an outcome's from the outcome sent for its
+ * stage and call key.
+ */
+function sentContent(write: StageWrite) {
+  let rows: Map<string, string> | undefined;
+  return {
+    row(record: StageRowRecord): string {
+      if (!rows) {
+        rows = new Map();
+        for (const row of write.rows ?? []) {
+          const sent = stageRowRecord(row);
+          const key = rowKey(sent);
+          if (!rows.has(key)) rows.set(key, sent.content);
+        }
+      }
+      const content = rows.get(rowKey(record));
+      if (content === undefined)
+        throw new Error(`conclave_stage_write answered a row it was not sent as sent: ${record.stage_type}`);
+      return content;
+    },
+    outcome(record: ModelCallRecord & { stage: string }): string | null {
+      const sent =
+        (record.stage === write.stage ? write.outcomes?.find((o) => o.key === record.call_key) : undefined) ??
+        (record.stage === 'title' && write.titleOutcome?.key === record.call_key
+          ? write.titleOutcome
+          : undefined);
+      if (!sent)
+        throw new Error(
+          `conclave_stage_write answered an outcome it was not sent as sent: ${record.call_key}`,
+        );
+      return outcomeRecord(sent).content;
+    },
+  };
 }
 
 /** What conclave_stage_write answered to `write` (sent as stageWriteParameter), as the engine takes it. */
@@ -356,16 +404,22 @@ export function stageWriteResult(
   if (result === 'written') {
     const written = { kind: 'written' as const, events: delivered(messageId, write, events ?? [], title) };
     if (!write.loaded || !rows) return written;
-    // What the database stored, as a load reads it: the next stage runs from this.
+    // What the database stored, as a load reads it: the next stage runs from this. A content of
+    // `true` is the text this write sent (asSent).
+    const sent = sentContent(write);
     const stored = {
       from: from ?? null,
-      rows: (rows as unknown as unknown[][]).map((values) =>
-        toStageRow(fromColumns<StageRowRecord>(STAGE_ROW_COLUMNS, values)),
-      ),
+      rows: (rows as unknown as unknown[][]).map((values) => {
+        const record = fromColumns<StageRowRecord>(STAGE_ROW_COLUMNS, values);
+        if ((record.content as unknown) === true) record.content = sent.row(record);
+        return toStageRow(record);
+      }),
       outcomes: outcomesByStage(
-        ((outcomes ?? []) as unknown as unknown[][]).map((values) =>
-          fromColumns<ModelCallRecord & { stage: string }>(STORED_CALL_COLUMNS, values),
-        ),
+        ((outcomes ?? []) as unknown as unknown[][]).map((values) => {
+          const record = fromColumns<ModelCallRecord & { stage: string }>(STORED_CALL_COLUMNS, values);
+          if ((record.content as unknown) === true) record.content = sent.outcome(record);
+          return record;
+        }),
       ),
     };
     return { ...written, stored };
@@ -456,7 +510,7 @@ export class TypeOrmDeliberationStore implements DeliberationStore {
 
   /**
    * One round trip: conclave_stage_write (migrations 1763820000000, 1763830000000, 1764200000000,
-   * 1764800000000) decides and does the work under the row lock; it is the only writer of a stage.
+   * 1764800000000, 1764900000000) decides and does the work under the row lock; it is the only writer of a stage.
    * It answers in the compact form: which of the events sent were appended, with their seq and time
    * (the payloads stay here instead of travelling back); with `loaded`, also what it stored as far
    * as it changed what the load reads (`stored`), for the next stage to run from.

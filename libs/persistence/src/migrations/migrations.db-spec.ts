@@ -13,6 +13,7 @@ import { STAGE_WRITE_GROUP_1764300000000 } from './1764300000000-stage-write-gro
 import { MESSAGE_STATUSES_1764600000000, STAGE_WRITE_1764600000000 } from './1764600000000-message-statuses';
 import { STOP_NOTICE_1764710000000 } from './1764710000000-stop-notices';
 import { STAGE_WRITE_1764800000000 } from './1764800000000-stage-write-loaded';
+import { STAGE_WRITE_1764900000000 } from './1764900000000-stage-write-as-sent';
 
 /** A database of this file's own on the shared server, dropped at the end: runs side by side with anything. */
 const DATABASE_URL = `postgres://postgres@127.0.0.1:5432/conclave_mg_${randomBytes(5).toString('hex')}`;
@@ -98,6 +99,7 @@ describe('frozen migrations', () => {
       1764600000000: sha(MESSAGE_STATUSES_1764600000000 + STAGE_WRITE_1764600000000),
       1764710000000: sha(STOP_NOTICE_1764710000000),
       1764800000000: sha(STAGE_WRITE_1764800000000),
+      1764900000000: sha(STAGE_WRITE_1764900000000),
     }).toEqual({
       1763820000000: '7d15c98d4e4a5927',
       1763830000000: '5cf424c32344ae8d',
@@ -107,6 +109,7 @@ describe('frozen migrations', () => {
       1764600000000: 'aeffe02c17de3955',
       1764710000000: 'ed490c96587fc494',
       1764800000000: '9e4a5853caf1021f',
+      1764900000000: '8ad06c118b42a694',
     });
   });
 });

@@ -18,7 +18,7 @@
  * the lock see every earlier writer.
  *
  * p: { stage, guard?, markRunning?, outcomes?, rows?, events, update?: { status?, stage?, error?,
- *      content?, completed? }, title?, conversationTitle?, titleOutcome?, compact?, loaded? }
+ *      content?, completed? }, title?, conversationTitle?, titleOutcome?, compact?, loaded?, asSent? }
  *
  * 'written' answers with the events appended: whole (message_id, seq, type, payload, created_at),
  * or with `compact` as [event_key, seq, created_at] and the title filled into `title_complete`
@@ -32,11 +32,15 @@
  * MODEL_CALL_COLUMNS in deliberation.store.ts). Rows of
  * an earlier stage_order come before those in a load, and other stages' outcomes are unchanged:
  * with what it loaded before, the worker has what a load would now return, and runs the next
- * stage from that instead of loading the message again.
+ * stage from that instead of loading the message again. With `asSent` too (1764900000000), the
+ * `content` of a row or outcome that this very write inserted is answered as `true` instead of
+ * the text: a text column stores exactly the text sent, so the writer has it already and it need
+ * not be built, sent and parsed again; a row or outcome stored before (an earlier run's, kept by
+ * ON CONFLICT DO NOTHING, or an earlier write's) is answered with its stored text as before.
  *
  * This is the live text, its one home; no migration imports it. Each migration carries the text it
  * ran, frozen (1763820000000, 1763830000000, 1763840000000, 1764100000000, 1764200000000,
- * 1764600000000, 1764800000000), and
+ * 1764600000000, 1764800000000, 1764900000000), and
  * migrations/migrations.db-spec.ts checks that a database the migrations build defines exactly this
  * text. To change the function: edit it here and add a migration with a frozen copy of the new
  * text. It stays compatible with older engines, which ignored the outcomes of 'replaced', never
@@ -62,6 +66,10 @@ DECLARE
   v_count int;
   v_status text;
   v_from int;
+  v_call_ids uuid[];
+  v_title_call uuid;
+  v_row_ids uuid[];
+  v_as_sent boolean := COALESCE((p->>'asSent')::boolean, false);
 BEGIN
   SELECT id, conversation_id, status, stage, needs_title, last_seq, created_at INTO m
     FROM messages WHERE id = p_message FOR NO KEY UPDATE;
@@ -78,8 +86,8 @@ BEGIN
       FROM jsonb_to_recordset(v_outcomes) AS o(call_key text, model text, served_model text, ok boolean,
         content text, error text, response_time_ms int, prompt_tokens int, completion_tokens int,
         cost_usd numeric, simulated boolean, finish_reason text)
-      ON CONFLICT DO NOTHING RETURNING 1)
-    SELECT count(*) INTO v_inserted FROM stored;
+      ON CONFLICT DO NOTHING RETURNING id)
+    SELECT count(*), array_agg(id) INTO v_inserted, v_call_ids FROM stored;
     IF v_inserted < jsonb_array_length(v_outcomes) THEN
       RETURN jsonb_build_object('result', 'replaced', 'outcomes', (
         SELECT jsonb_agg(jsonb_build_object('call_key', c.call_key, 'model', c.model,
@@ -101,7 +109,7 @@ BEGIN
     FROM jsonb_to_record(p->'titleOutcome') AS o(call_key text, model text, served_model text, ok boolean,
       content text, error text, response_time_ms int, prompt_tokens int, completion_tokens int,
       cost_usd numeric, simulated boolean, finish_reason text)
-    ON CONFLICT DO NOTHING;
+    ON CONFLICT DO NOTHING RETURNING id INTO v_title_call;
   END IF;
 
   IF p ? 'conversationTitle' AND m.needs_title THEN
@@ -114,17 +122,19 @@ BEGIN
   END IF;
 
   IF jsonb_array_length(v_rows) > 0 THEN
-    INSERT INTO deliberation_stages (message_id, stage_type, stage_order, model, role, content, parsed_data,
-      response_time_ms, prompt_tokens, completion_tokens, cost_usd, participant)
-    SELECT p_message, r.stage_type, r.stage_order, r.model, r.role, r.content, r.parsed_data, r.response_time_ms,
-      r.prompt_tokens, r.completion_tokens, r.cost_usd, r.participant
-    FROM ROWS FROM (jsonb_to_recordset(v_rows) AS (stage_type text, stage_order int, model text, role text,
-      content text, parsed_data jsonb, response_time_ms int, prompt_tokens int, completion_tokens int,
-      cost_usd numeric, participant int)) WITH ORDINALITY
-      AS r(stage_type, stage_order, model, role, content, parsed_data, response_time_ms, prompt_tokens,
-        completion_tokens, cost_usd, participant, ord)
-    ORDER BY r.ord
-    ON CONFLICT DO NOTHING;
+    WITH stored AS (
+      INSERT INTO deliberation_stages (message_id, stage_type, stage_order, model, role, content, parsed_data,
+        response_time_ms, prompt_tokens, completion_tokens, cost_usd, participant)
+      SELECT p_message, r.stage_type, r.stage_order, r.model, r.role, r.content, r.parsed_data, r.response_time_ms,
+        r.prompt_tokens, r.completion_tokens, r.cost_usd, r.participant
+      FROM ROWS FROM (jsonb_to_recordset(v_rows) AS (stage_type text, stage_order int, model text, role text,
+        content text, parsed_data jsonb, response_time_ms int, prompt_tokens int, completion_tokens int,
+        cost_usd numeric, participant int)) WITH ORDINALITY
+        AS r(stage_type, stage_order, model, role, content, parsed_data, response_time_ms, prompt_tokens,
+          completion_tokens, cost_usd, participant, ord)
+      ORDER BY r.ord
+      ON CONFLICT DO NOTHING RETURNING id)
+    SELECT array_agg(id) INTO v_row_ids FROM stored;
   END IF;
 
   IF p ? 'title' AND m.needs_title THEN
@@ -183,13 +193,14 @@ BEGIN
     RETURN jsonb_build_object('result', 'written', 'events', v_delivered, 'title', COALESCE(v_title, p->>'title'),
       'from', v_from,
       'rows', (SELECT COALESCE(jsonb_agg(jsonb_build_array(s.stage_type, s.stage_order, s.model, s.role,
-          s.content, s.parsed_data, s.response_time_ms, s.prompt_tokens, s.completion_tokens, s.cost_usd,
-          s.participant)
+          CASE WHEN v_as_sent AND s.id = ANY(v_row_ids) THEN 'true'::jsonb ELSE to_jsonb(s.content) END, s.parsed_data,
+          s.response_time_ms, s.prompt_tokens, s.completion_tokens, s.cost_usd, s.participant)
           ORDER BY s.stage_order, s.participant NULLS FIRST, s.created_at, s.id), '[]'::jsonb)
         FROM deliberation_stages s WHERE s.message_id = p_message AND s.stage_order >= v_from),
       'outcomes', (SELECT COALESCE(jsonb_agg(jsonb_build_array(c.stage, c.call_key, c.model, c.served_model,
-          c.ok, c.content, c.error, c.response_time_ms, c.prompt_tokens, c.completion_tokens, c.cost_usd,
-          c.simulated, c.finish_reason)
+          c.ok, CASE WHEN v_as_sent AND (c.id = ANY(v_call_ids) OR c.id = v_title_call) THEN 'true'::jsonb
+            ELSE to_jsonb(c.content) END, c.error, c.response_time_ms, c.prompt_tokens, c.completion_tokens,
+          c.cost_usd, c.simulated, c.finish_reason)
           ORDER BY c.created_at, c.id), '[]'::jsonb)
         FROM model_calls c WHERE c.message_id = p_message AND c.stage IN (p->>'stage', 'title')));
   END IF;
