@@ -409,6 +409,59 @@ describe('the conclave CLI', () => {
     expect(run.stdout).toBe('');
   });
 
+  it('grades a deliberation with --expected and --grader: the final verdict and ✓ / ✗ per answer (issue 37)', async () => {
+    const run = await cli(
+      'ask',
+      'What is 6 times 7?',
+      '--models',
+      'sim/a:acc100,sim/b:acc0',
+      '--chairman',
+      'sim/chair:keep:acc100',
+      '--expected',
+      '42',
+      '--grader',
+      'numeric',
+    );
+    expectExit(run, 0);
+    const [answer, graded] = run.stdout.split("\ngraded: the panel's final answer is ");
+    expect(answer).toMatch(/FINAL ANSWER: 42\n$/);
+    const lines = graded.trimEnd().split('\n');
+    expect(lines[0]).toBe('correct ✓');
+    expect(lines[1]).toMatch(
+      /^ {2}final ✓ correct "42": chairman sim\/chair:keep:acc100 \[stage3\] \(read 42/,
+    );
+    expect(lines[2]).toBe('  answers (3):');
+    expect(lines.slice(3).sort()).toEqual([
+      expect.stringMatching(/^ {4}✓ correct "42": chairman sim\/chair:keep:acc100 \[stage3\]/),
+      expect.stringMatching(/^ {4}✓ correct "42": respondent sim\/a:acc100 \[stage1\]/),
+      expect.stringMatching(
+        /^ {4}✗ incorrect "\d+": respondent sim\/b:acc0 \[stage1\] \(read .*off by \d+\)$/,
+      ),
+    ]);
+
+    // A JSON grader, and a wrong one refused by the server naming the field.
+    const tolerant = await cli(
+      'ask',
+      'What is 6 times 7?',
+      '--models',
+      'sim/a:acc0,sim/b:acc0',
+      '--expected',
+      '42',
+      '--grader',
+      '{"type":"numeric","absoluteTolerance":1000}',
+    );
+    expectExit(tolerant, 0);
+    expect(tolerant.stdout).toContain("graded: the panel's final answer is correct ✓");
+    const bad = await cli('ask', 'What is 6 times 7?', '--expected', 'forty-two', '--grader', 'numeric');
+    expectExit(bad, 1);
+    expect(bad.stderr).toMatch(/^ {2}expected: for a numeric grader, expected must be a number/m);
+    expect(bad.stdout).toBe('');
+    // Without --expected: the answer alone, as before.
+    const plain = await cli('ask', 'What is 6 times 7?', '--models', 'sim/a:acc100,sim/b');
+    expectExit(plain, 0);
+    expect(plain.stdout).not.toContain('graded:');
+  });
+
   it('says clearly that a wrong API key was refused, over Socket.IO and HTTP', async () => {
     const wrong = ['--url', stack.baseUrl, '--key', 'ck_wrong'];
     const [ask, list] = await Promise.all([

@@ -250,6 +250,25 @@ describe('graded runs: expected answers reach the calls, every answer is graded 
     );
   }, 120_000);
 
+  it('delphi with acc<N>: round-1 estimates right as told, the panel value right with a majority (exact numeric)', async () => {
+    const rows = await graded({
+      question: 'How many seats does the hall have?',
+      mode: 'delphi',
+      modeConfig: {
+        panelistModels: ['sim/p1:acc100', 'sim/p2:acc100', 'sim/p3:acc0'],
+        facilitatorModel: 'sim/f',
+      },
+      expected: 1250,
+      grader: { type: 'numeric' },
+    });
+    expect(verdicts(rows, 'round_1').sort()).toEqual(['correct', 'correct', 'incorrect']);
+    const stats = rows.filter((r) => /^round_\d+_stats$/.test(r.stage_type));
+    expect(stats.length).toBeGreaterThanOrEqual(1);
+    // The median is the expected value from round 1 on, and stays: every panel value is right.
+    for (const panel of stats) expect(panel.grade?.verdict).toBe('correct');
+    expectViewGrades(rows, /^round_\d+_stats$/);
+  }, 120_000);
+
   it('refuses the model grader (not run yet) with a 400 naming grader.type, for a deliberation and a batch item', async () => {
     const model = { type: 'model', judges: ['sim/judge'] };
     const single = await stack.api<{ fields?: Record<string, string> }>('POST', '/api/deliberations', {

@@ -442,6 +442,60 @@ describe('MCP over Streamable HTTP (/mcp)', () => {
     expect(textOf(result)).toContain('sim/chair:fail');
   });
 
+  it('grades a deliberation whose arguments carry an expected answer, as the REST view does (issue 37)', async () => {
+    const result = (await aliceClient.callTool({
+      name: 'deliberate',
+      arguments: {
+        question: 'What is 6 times 7?',
+        councilModels: ['sim/athena:acc100', 'sim/hermes:acc0'],
+        chairmanModel: 'sim/chair:keep:acc100',
+        expected: '42',
+        grader: { type: 'numeric' },
+      },
+    })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    const outcome = outcomeOf(result) as Outcome & { grades?: DeliberationView['grades'] };
+    expect(outcome.status).toBe('complete');
+    const byModel = Object.fromEntries(
+      (outcome.grades?.answers ?? []).map((a) => [`${a.stageType} ${a.model}`, a.grade.verdict]),
+    );
+    expect(byModel).toEqual({
+      'stage1 sim/athena:acc100': 'correct',
+      'stage1 sim/hermes:acc0': 'incorrect',
+      'stage3 sim/chair:keep:acc100': 'correct',
+    });
+    expect(outcome.grades?.final).toMatchObject({
+      stageType: 'stage3',
+      role: 'chairman',
+      grade: { verdict: 'correct', extracted: '42', grader: 'numeric' },
+    });
+    // The same grades as the deliberation's REST view (the rows' stored grades, never recomputed).
+    const view = await storedView(outcome.messageId);
+    const key = (a: { stageType: string; model: string | null }) => `${a.stageType} ${a.model}`;
+    const sorted = <T extends { stageType: string; model: string | null }>(list: T[] = []) =>
+      [...list].sort((a, b) => key(a).localeCompare(key(b)));
+    expect(sorted(outcome.grades?.answers)).toEqual(sorted(view.grades?.answers));
+    expect(outcome.grades?.final).toEqual(view.grades?.final);
+
+    // Ungraded: no grades at all.
+    const plain = outcomeOf(
+      (await aliceClient.callTool({
+        name: 'deliberate',
+        arguments: { question: 'What is 6 times 7?', councilModels: ['sim/athena:acc100', 'sim/hermes'] },
+      })) as CallToolResult,
+    ) as Outcome & { grades?: unknown };
+    expect(plain.status).toBe('complete');
+    expect(plain.grades).toBeUndefined();
+
+    // A bad expected answer for its grader is a tool error naming the field.
+    const bad = (await aliceClient.callTool({
+      name: 'deliberate',
+      arguments: { question: 'What is 6 times 7?', expected: 'forty-two', grader: { type: 'numeric' } },
+    })) as CallToolResult;
+    expect(bad.isError).toBe(true);
+    expect(textOf(bad)).toMatch(/- expected: for a numeric grader, expected must be a number/);
+  });
+
   it('answers bad arguments with a tool error naming each field', async () => {
     const bad = (await aliceClient.callTool({
       name: 'deliberate',

@@ -31,6 +31,10 @@ ask:
   --config JSON         more modeConfig fields, e.g. '{"timeoutMs":60000}'
   --conversation ID     a follow-up in that conversation (council): it keeps the conversation's
                         mode, panel and options, except what --models, --chairman or --config name
+  --expected ANSWER     grade the answers against this expected answer (issue 37): after the
+                        answer, the panel's final verdict and every answer marked ✓ / ✗ / ?
+  --grader TYPE|JSON    how to grade: exact, normalized (the default), choice, numeric, contains,
+                        regex, or a JSON object, e.g. '{"type":"numeric","absoluteTolerance":0.5}'
   --json                print the whole stored result as JSON
   -q, --quiet           progress lines only, not the models' answers as they come
   While it runs, stderr shows each step and each model's answer: on a terminal as it is
@@ -74,6 +78,8 @@ const OPTIONS = {
   'original-question': { type: 'string' },
   config: { type: 'string' },
   conversation: { type: 'string' },
+  expected: { type: 'string' },
+  grader: { type: 'string' },
   json: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
   defaults: { type: 'string' },
@@ -118,6 +124,8 @@ const COMMANDS: Record<CommandName, CommandShape> = {
       'original-question',
       'config',
       'conversation',
+      'expected',
+      'grader',
       'json',
       'quiet',
     ],

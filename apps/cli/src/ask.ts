@@ -16,6 +16,7 @@ import { jsonObjectFlag, listFlag, modeFlag, type Flags, type Target } from './a
 import { CliError, UsageError } from './errors';
 import { describeEvent } from './event-lines';
 import { readText } from './files';
+import { gradeLines, graderFlag } from './grades';
 import { EXIT_CANCELLED, EXIT_INTERRUPTED, handleInterrupts, type Ending } from './interrupt';
 import { call, deferred, openLive, type LiveSocket } from './live';
 
@@ -28,14 +29,22 @@ export interface AskOptions {
   config?: Record<string, unknown>;
   /** A follow-up: the conversation it continues (its mode and panel are kept unless named). */
   conversationId?: string;
+  /** Issue 37: the expected answer and its grader (`--expected`, `--grader`), checked by the server. */
+  expected?: string;
+  grader?: Record<string, unknown>;
 }
 
-export function buildRequest(question: string, options: AskOptions): DeliberationRequest {
+/** A deliberation request, graded when it carries `expected` / `grader` (as POST /api/deliberations takes them). */
+export type AskRequest = DeliberationRequest & { expected?: string; grader?: Record<string, unknown> };
+
+export function buildRequest(question: string, options: AskOptions): AskRequest {
   const mode = options.mode ?? 'council';
-  const request: DeliberationRequest = {
+  const request: AskRequest = {
     question,
     ...(options.mode ? { mode } : {}),
     ...(options.conversationId !== undefined ? { conversationId: options.conversationId } : {}),
+    ...(options.expected !== undefined ? { expected: options.expected } : {}),
+    ...(options.grader !== undefined ? { grader: options.grader } : {}),
   };
   const modeConfig: Record<string, unknown> = { ...options.config };
   // Where the mode keeps its panel, its chairman-like role and its content (ModeFacts).
@@ -74,6 +83,8 @@ async function optionsOf(flags: Flags): Promise<AskOptions> {
     originalQuestion: flags['original-question'],
     config: jsonObjectFlag('config', flags.config),
     conversationId: flags.conversation,
+    expected: flags.expected,
+    grader: graderFlag(flags.grader),
   };
 }
 
@@ -195,6 +206,9 @@ export async function askCommand(target: Target, args: string[], flags: Flags): 
   const answer = finalTextOf(view);
   if (answer === null) throw new CliError(`deliberation ${messageId} completed without an answer`);
   process.stdout.write(`${answer}\n`);
+  // A graded request: the final verdict and every answer's grade after the answer (stdout: the result).
+  const graded = gradeLines(view.grades);
+  if (graded.length > 0) process.stdout.write(`\n${graded.join('\n')}\n`);
   return 0;
 }
 

@@ -107,7 +107,8 @@ export const SIM_DIRECTIVES: readonly SimDirectiveHelp[] = [
     effect:
       'In a graded run (an item with an expected answer), right N % of the time, drawn per item, SIM_SEED ' +
       'and name; otherwise a plausible wrong answer (acc0 without the directive). Answers end with a ' +
-      'FINAL ANSWER: line.',
+      'FINAL ANSWER: line; a Delphi panelist with a numeric expected answer estimates it exactly, or a ' +
+      'value 5-50 % off, and moves toward the median in later rounds.',
     example: 'sim/athena:acc70',
   },
   {

@@ -111,6 +111,15 @@ describe('parseChatRequest', () => {
     expect(request).toMatchObject({ history: [], unpaired: 3, question: 'Q2' });
   });
 
+  it('takes the grading extension fields expected and grader as sent, for the REST validator (issue 37)', () => {
+    expect(parsed(body({ expected: '42', grader: { type: 'numeric' } }))).toMatchObject({
+      grading: { expected: '42', grader: { type: 'numeric' } },
+    });
+    expect(parsed(body({ expected: 'B' })).grading).toEqual({ expected: 'B' });
+    expect(parsed(body({ expected: null, grader: null })).grading).toEqual({});
+    expect(parsed(body()).grading).toEqual({});
+  });
+
   it('accepts the stream options and the sampling parameters, checking their types', () => {
     expect(parsed(body({ stream: true, stream_options: { include_usage: true } }))).toMatchObject({
       stream: true,

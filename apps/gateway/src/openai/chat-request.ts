@@ -45,6 +45,8 @@ export interface ChatRequest {
   systemMessages: number;
   stream: boolean;
   includeUsage: boolean;
+  /** The extension fields `expected` and `grader` as sent (absent or null: left out), unchecked here. */
+  grading: { expected?: unknown; grader?: unknown };
 }
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: OpenAiErrorSpec };
@@ -140,8 +142,16 @@ export const REFUSED_PARAMETERS: Record<string, { accepts: Check; why: string }>
 
 const CORE_PARAMETERS = ['model', 'messages', 'stream', 'stream_options'];
 
+/**
+ * Conclave's own extension fields (issue 37): an expected answer and its grader, as
+ * POST /api/deliberations takes them. Passed on as they are: the REST validator checks them (a
+ * 400 naming `expected` or `grader.<field>`).
+ */
+export const GRADING_PARAMETERS = ['expected', 'grader'] as const;
+
 const KNOWN_PARAMETERS = new Set([
   ...CORE_PARAMETERS,
+  ...GRADING_PARAMETERS,
   ...Object.keys(IGNORED_PARAMETERS),
   ...Object.keys(REFUSED_PARAMETERS),
 ]);
@@ -478,6 +488,9 @@ export function parseChatRequest(body: unknown): Parsed<ChatRequest> {
       unpaired,
       systemMessages: messages.filter((m) => m.role === 'system' || m.role === 'developer').length,
       ...stream.value,
+      grading: Object.fromEntries(
+        GRADING_PARAMETERS.flatMap((key) => (absent(body[key]) ? [] : [[key, body[key]]])),
+      ),
     },
   };
 }

@@ -1,4 +1,5 @@
 import type {
+  DeliberationGrades,
   Degradation,
   DeliberationView,
   ModeName,
@@ -35,6 +36,12 @@ export interface ConclaveInfo {
   /** A cancelled or failed run: the answers that finished in the stage it never completed, and what was cut. */
   kept: PartialResult | null;
   earlierTurns: EarlierTurns;
+  /**
+   * A request with an expected answer (the `expected` / `grader` extension fields): every graded
+   * answer's grade as stored with it and the panel's final one's, as GET /api/deliberations/:id
+   * gives them; absent for an ungraded request.
+   */
+  grades?: DeliberationGrades;
 }
 
 export interface ModelEntry {
@@ -103,6 +110,7 @@ export function conclaveInfo(
     degraded: view.degraded,
     kept: view.partial,
     earlierTurns: extra.earlierTurns,
+    ...(view.grades ? { grades: view.grades } : {}),
   };
 }
 

@@ -14,6 +14,7 @@ const request = (extra: Partial<ChatRequest> = {}): ChatRequest => ({
   systemMessages: 1,
   stream: false,
   includeUsage: false,
+  grading: {},
   ...extra,
 });
 
@@ -71,6 +72,24 @@ describe('planDeliberation', () => {
   });
 });
 
+describe('planDeliberation with an expected answer (issue 37)', () => {
+  it('passes expected and grader on as the REST request fields, for a mode or a preset', () => {
+    const grading = { expected: '42', grader: { type: 'numeric' } };
+    expect(planDeliberation(request({ grading }), 'council', true).body).toEqual({
+      mode: 'council',
+      question: 'And now?',
+      expected: '42',
+      grader: { type: 'numeric' },
+    });
+    const preset = request({ choice: { kind: 'preset', name: 'fast-trio' }, grading: { expected: 7 } });
+    expect(planDeliberation(preset, 'vote', false).body).toEqual({
+      preset: 'fast-trio',
+      question: 'And now?',
+      expected: 7,
+    });
+  });
+});
+
 describe('fieldParam', () => {
   it('names the /v1 parameter a request field came from', () => {
     const param = fieldParam({ questionIndex: 3 });
@@ -82,5 +101,8 @@ describe('fieldParam', () => {
     expect(param('councilModels')).toBe('model');
     expect(param('body')).toBeNull();
     expect(param('Idempotency-Key')).toBeNull();
+    expect(param('expected')).toBe('expected');
+    expect(param('grader')).toBe('grader');
+    expect(param('grader.absoluteTolerance')).toBe('grader.absoluteTolerance');
   });
 });

@@ -53,6 +53,8 @@ export function planDeliberation(request: ChatRequest, mode: ModeName, multiTurn
   } else {
     body.question = request.question;
   }
+  // Issue 37: an expected answer and its grader, validated by the REST envelope's validator.
+  Object.assign(body, request.grading);
   const history = multiTurn ? request.history.slice(-HISTORY_STORED) : [];
   return {
     body,
@@ -77,5 +79,7 @@ export const fieldParam =
     if (field === 'question' || field === 'modeConfig.content')
       return `messages[${request.questionIndex}].content`;
     if (field === 'body' || field === 'Idempotency-Key' || field === 'conversationId') return null;
+    // The grading extension fields are the request's own: `expected`, `grader`, `grader.<field>`.
+    if (field === 'expected' || field === 'grader' || field.startsWith('grader.')) return field;
     return 'model';
   };

@@ -185,3 +185,56 @@ export function withFinalAnswer(text: string, answer: string): string {
     .trimEnd();
   return `${body}\n\n${FINAL_ANSWER_PREFIX} ${answer}`;
 }
+
+/**
+ * A numeric expected answer as Delphi's simulated panelists use it: its value and how many
+ * decimals it is written with (its unit is 10^-decimals); null when it is not a finite number.
+ */
+export function numericExpected(expected: string): { value: number; decimals: number } | null {
+  const text = expected.trim();
+  const value = Number(text);
+  if (text === '' || !Number.isFinite(value)) return null;
+  const plain = NUMBER.exec(text);
+  const decimals = plain ? (plain[1]?.length ?? 0) : Number.isInteger(value) ? 0 : 6;
+  return { value, decimals };
+}
+
+const toDecimals = (value: number, decimals: number): number => Number(value.toFixed(decimals));
+
+/**
+ * A Delphi panelist's plausible off estimate for a numeric item: 5–50 % away from the expected
+ * value (1 to 40 units of its last decimal when it is 0), never closer than one unit. All the
+ * panelists who are off on one item err on the same side of it (a shared misconception, drawn per
+ * item; above a 0 or below a positive value only down to 0), so the panel's median is the
+ * expected value exactly when a strict majority has it.
+ */
+export function offEstimate(item: SimulatedItem, expected: { value: number; decimals: number }): number {
+  const { value, decimals } = expected;
+  const unit = 10 ** -decimals;
+  const random = draw(item, 'delphi-off');
+  const below = value !== 0 && draw({ ...item, persona: '' }, 'delphi-side')() < 0.5;
+  const r = random();
+  const delta =
+    value === 0
+      ? (1 + Math.floor(r * 40)) * unit
+      : Math.max(unit, toDecimals(Math.abs(value) * (0.05 + 0.45 * r), decimals));
+  return toDecimals(below ? value - delta : value + delta, decimals);
+}
+
+/** A Delphi panelist's first estimate: the expected value with probability `accuracy`. */
+export function ownEstimate(
+  item: SimulatedItem,
+  expected: { value: number; decimals: number },
+  accuracy: number,
+): number {
+  return isRightOn(item, accuracy) ? expected.value : offEstimate(item, expected);
+}
+
+/**
+ * A Delphi panelist's later estimate: 80 % of the way from its previous one to the panel's
+ * median, at the expected value's decimals. One already at the median stays, and nobody crosses
+ * it, so (with an odd panel) the median never moves after the first round.
+ */
+export function towardMedian(previous: number, median: number, decimals: number): number {
+  return toDecimals(previous + (median - previous) * 0.8, decimals);
+}

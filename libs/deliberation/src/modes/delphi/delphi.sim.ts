@@ -6,12 +6,15 @@ import {
   type SimulationContext,
 } from '@conclave/llm';
 import { readFences } from '../../shared/fence';
+import { accuracyOf, numericExpected, ownEstimate, towardMedian } from '../../shared/graded-simulation';
+import { gradedItem } from '../../shared/simulation';
 import { parseNumber } from './delphi.parse';
 import {
   CLASSIFY_PROMPT_MARKER,
   NUMERIC_ROUND1_MARKER,
   QUALITATIVE_ROUND1_MARKER,
   DELPHI_SYNTHESIS_PROMPT_MARKER,
+  formatNumber,
 } from './delphi.prompts';
 
 const REASONS = [
@@ -41,8 +44,13 @@ function confidenceLine(ctx: SimulationContext): string[] {
   return ctx.flags.includes('noconfidence') ? [] : [`CONFIDENCE: ${pick(CONFIDENCES, ctx.random)}`];
 }
 
-function estimateLines(ctx: SimulationContext, value: number): string[] {
-  const rounded = Math.round(value);
+/** The ESTIMATE lines; `decimals` (a graded run) writes the value with that many decimals. */
+function estimateLines(ctx: SimulationContext, value: number, decimals?: number): string[] {
+  const rounded = decimals === undefined ? Math.round(value) : value;
+  const written =
+    decimals === undefined
+      ? rounded.toLocaleString('en-US')
+      : value.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
   const reasoning = `REASONING: ${pick(REASONS, ctx.random)}`;
   if (ctx.flags.includes('nonnumeric')) {
     return [
@@ -52,10 +60,8 @@ function estimateLines(ctx: SimulationContext, value: number): string[] {
     ];
   }
   if (ctx.flags.includes('noline'))
-    return [`My best guess is around ${rounded.toLocaleString('en-US')}.`, ...confidenceLine(ctx), reasoning];
-  const shown = ctx.flags.includes('scale')
-    ? `${(rounded / 1e6).toFixed(1)} million`
-    : rounded.toLocaleString('en-US');
+    return [`My best guess is around ${written}.`, ...confidenceLine(ctx), reasoning];
+  const shown = ctx.flags.includes('scale') ? `${(rounded / 1e6).toFixed(1)} million` : written;
   return [`ESTIMATE: ${shown}`, ...confidenceLine(ctx), reasoning];
 }
 
@@ -68,13 +74,19 @@ export const classifyResponder: SimulatedResponder = {
   matches: (prompt) => prompt.startsWith(CLASSIFY_PROMPT_MARKER),
   respond: (ctx) => {
     const question = questionOf(ctx.prompt);
-    const numeric = ctx.flags.includes('numeric')
-      ? true
-      : ctx.flags.includes('qualitative')
-        ? false
-        : /\b(how many|how much|what percentage|what share|estimate|what year|when will|how long|how far)\b/i.test(
-            question,
-          );
+    // A graded run with a numeric expected answer is a numeric question (unless told otherwise).
+    const gradedNumeric =
+      ctx.expected !== undefined &&
+      !ctx.flags.includes('qualitative') &&
+      numericExpected(ctx.expected) !== null;
+    const numeric =
+      ctx.flags.includes('numeric') || gradedNumeric
+        ? true
+        : ctx.flags.includes('qualitative')
+          ? false
+          : /\b(how many|how much|what percentage|what share|estimate|what year|when will|how long|how far)\b/i.test(
+              question,
+            );
     if (numeric) {
       return 'TYPE: NUMERIC\nOPTIONS: N/A\nREASONING: The question asks for a quantity that can be estimated.';
     }
@@ -99,6 +111,33 @@ const fixedValue = (ctx: SimulationContext): number | null => {
 };
 
 /**
+ * A panelist's estimate in a graded run with a numeric expected answer (issue 37): round 1 the
+ * expected value with the probability its `acc<N>` gives (drawn per item, SIM_SEED and name),
+ * otherwise an off value (offEstimate); later rounds 80 % of the way to the panel's median, or its
+ * previous estimate with `keep` (`stubborn`, `fixed`). The numeric grader's default tolerance is
+ * 0, so right means the expected value exactly. Null when the run is not graded that way.
+ */
+function gradedEstimate(ctx: SimulationContext, qualitative: boolean): string | null {
+  const item = qualitative ? null : gradedItem(ctx);
+  const expected = item ? numericExpected(item.expected) : null;
+  if (item === null || expected === null) return null;
+  const write = (value: number) => estimateLines(ctx, value, expected.decimals).join('\n');
+  const own = () => ownEstimate(item, expected, accuracyOf(ctx.flags));
+  if (ctx.prompt.startsWith(NUMERIC_ROUND1_MARKER)) return write(own());
+  const { outside } = readFences(ctx.prompt);
+  if (!outside.includes('YOUR PREVIOUS ESTIMATE:')) return null;
+  // The prompt shows values rounded (formatNumber): the expected one is read back exactly.
+  const read = (line: RegExp): number | null => {
+    const value = parseNumber(line.exec(outside)?.[1] ?? '');
+    return value !== null && formatNumber(value) === formatNumber(expected.value) ? expected.value : value;
+  };
+  const previous = read(/YOUR PREVIOUS ESTIMATE: (.*)/) ?? own();
+  const median = read(/- Median: (.*)/) ?? previous;
+  const holds = ['keep', 'stubborn', 'fixed'].some((flag) => ctx.flags.includes(flag));
+  return write(holds ? previous : towardMedian(previous, median, expected.decimals));
+}
+
+/**
  * A panelist. Round 1: spread around a shared baseline. Later rounds: moves most of the way to the
  * panel's mean (or the most common answer), so a panel converges in two or three rounds. Flags:
  * `stubborn` (a far-off answer it never moves from), `fixed` (everyone with it answers the same),
@@ -120,6 +159,8 @@ function respondAsPanelist(ctx: SimulationContext): string {
       'REASONING: This figure follows from my own model.',
     ].join('\n');
   }
+  const graded = gradedEstimate(ctx, qualitative);
+  if (graded !== null) return graded;
   if (ctx.prompt.startsWith(NUMERIC_ROUND1_MARKER)) {
     if (ctx.flags.includes('fixed')) return estimateLines(ctx, base).join('\n');
     if (ctx.flags.includes('stubborn')) return estimateLines(ctx, base * 4).join('\n');
