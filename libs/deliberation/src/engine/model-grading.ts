@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import type { Grade, Grading, ModeFacts, ModelGraderSpec } from '@conclave/contracts';
+import {
+  JUDGE_CALL_KEY_PREFIX,
+  isJudgeCallKey,
+  type Grade,
+  type Grading,
+  type ModeFacts,
+  type ModelGraderSpec,
+} from '@conclave/contracts';
 import { combineJudgements, modelGraderPrompt, parseModelVerdict } from '../grading/model-grader';
 import type { CallOutcome, PlannedCall, StageRow } from './types';
 
@@ -17,10 +24,10 @@ import type { CallOutcome, PlannedCall, StageRow } from './types';
  * untouched).
  */
 
-/** The prefix of every judge call's key: never a key a mode's plan gives. */
-export const JUDGE_KEY_PREFIX = 'grade:';
+/** The prefix of every judge call's key: never a key a mode's plan gives (contracts). */
+export const JUDGE_KEY_PREFIX = JUDGE_CALL_KEY_PREFIX;
 
-export const isJudgeKey = (key: string): boolean => key.startsWith(JUDGE_KEY_PREFIX);
+export const isJudgeKey = isJudgeCallKey;
 
 export type ModelGrading = Grading & { grader: ModelGraderSpec };
 
