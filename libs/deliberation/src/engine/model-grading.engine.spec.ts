@@ -1,6 +1,8 @@
-import type { Grading } from '@conclave/contracts';
+import { storedGradeOf, type Grading, type ModeName } from '@conclave/contracts';
 import { SimulatedProvider, type CompletionRequest, type ModelProvider } from '@conclave/llm';
 import { SIMULATED_FALLBACK, SIMULATED_RESPONDERS, modeDefinition } from '../modes';
+import { gradeAnswer } from '../grading/graders';
+import { deliberateInMemory } from '../testing/deliberate';
 import { MemoryStore } from '../testing/memory-store';
 import { gradingFields } from './grade-rows';
 import { isJudgeKey } from './model-grading';
@@ -130,5 +132,71 @@ describe('StageRun: the model grader sub-step', () => {
         .filter((r) => r.stageType === 'stage1')
         .every((r) => (r.parsedData?.grade as { grader: string }).grader === 'normalized'),
     ).toBe(true);
+  });
+});
+
+describe('the model grader in every mode that names answers (in memory)', () => {
+  const question = 'What is 6 times 7? End with a line FINAL ANSWER: <number>.';
+  const model: Grading = {
+    expected: '42',
+    grader: { type: 'model', judges: ['sim/j1', 'sim/j2', 'sim/j3'] },
+  };
+  const configs: [ModeName, Record<string, unknown>][] = [
+    ['council', { councilModels: ['sim/a:acc100', 'sim/b:acc0'], chairmanModel: 'sim/chair:keep:acc100' }],
+    ['vote', { models: ['sim/a:acc100', 'sim/b:acc100', 'sim/c:acc0'] }],
+    ['debate', { models: ['sim/a:acc100', 'sim/b:acc100', 'sim/c:acc0'] }],
+  ];
+  it.each(configs)(
+    '%s: every answer the exact grader grades, the judges grade alike, with judge calls stored',
+    async (mode, modeConfig) => {
+      const { store } = await deliberateInMemory(modeDefinition, mode, {
+        question,
+        modeConfig,
+        grading: model,
+      });
+      expect(store.state.status).toBe('complete');
+      const graded = store.rows.filter((r) => storedGradeOf(r.parsedData) !== null);
+      expect(graded.length).toBeGreaterThan(2);
+      const verdicts = new Set<string>();
+      for (const row of graded) {
+        const grade = storedGradeOf(row.parsedData);
+        const exact = gradeAnswer(row.content, { expected: '42', grader: { type: 'normalized' } });
+        expect({
+          stage: row.stageType,
+          model: row.model,
+          grader: grade?.grader,
+          verdict: grade?.verdict,
+        }).toEqual({
+          stage: row.stageType,
+          model: row.model,
+          grader: 'model',
+          verdict: exact.verdict,
+        });
+        verdicts.add(exact.verdict);
+      }
+      expect(verdicts).toEqual(new Set(['correct', 'incorrect']));
+      const judges = Object.values(store.outcomes)
+        .flat()
+        .filter((o) => isJudgeKey(o.key));
+      // One call per judge per distinct answer of a stage (an identical answer shares its judges).
+      expect(judges.length).toBe(3 * new Set(graded.map((r) => `${r.stageType}|${r.content}`)).size);
+      expect(judges.every((o) => o.ok)).toBe(true);
+    },
+  );
+});
+
+describe('the model grader in Delphi (in memory)', () => {
+  it("grades every estimate and the panel's value by the judges, and the exercise completes", async () => {
+    const { store } = await deliberateInMemory(modeDefinition, 'delphi', {
+      question: 'How many moons does Mars have?',
+      grading: { expected: '2', grader: { type: 'model', judges: ['sim/j1'] } },
+    });
+    expect(store.state.status).toBe('complete');
+    const graded = store.rows.filter((r) => storedGradeOf(r.parsedData) !== null);
+    expect(graded.length).toBeGreaterThan(3);
+    for (const row of graded) expect(storedGradeOf(row.parsedData)?.grader).toBe('model');
+    expect(store.rows.filter((r) => /^round_\d+(_stats)?$/.test(r.stageType)).length).toBeGreaterThanOrEqual(
+      graded.length,
+    );
   });
 });

@@ -73,6 +73,18 @@ describe('the model grader sub-step (plain functions)', () => {
     expect(new Set(judged.flatMap((j) => j.calls.map((c) => c.key))).size).toBe(6);
   });
 
+  it('asks nobody about an empty answer: unreadable', () => {
+    const empty = [row('stage1', '   ')];
+    const judged = judgeCallsFor(empty, grading, councilFacts, 'q');
+    expect(judged).toEqual([{ row: 0, calls: [] }]);
+    expect(judgeCallsToMake(judged, () => undefined)).toEqual([]);
+    expect(attachModelGrades(empty, judged, () => undefined)[0].parsedData?.grade).toEqual({
+      verdict: 'unreadable',
+      reason: 'the answer is empty',
+      grader: 'model',
+    });
+  });
+
   it('plans nothing without a model grader or facts naming answers', () => {
     expect(judgeCallsFor(rows, undefined, councilFacts, 'q')).toEqual([]);
     expect(judgeCallsFor(rows, { expected: 42, grader: { type: 'numeric' } }, councilFacts, 'q')).toEqual([]);

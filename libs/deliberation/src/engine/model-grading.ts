@@ -34,7 +34,10 @@ export type ModelGrading = Grading & { grader: ModelGraderSpec };
 export const isModelGrading = (grading: Grading | undefined): grading is ModelGrading =>
   grading?.grader.type === 'model';
 
-/** One answer row to grade: its index in the stage's rows and the judge calls that grade it. */
+/**
+ * One answer row to grade: its index in the stage's rows and the judge calls that grade it (none
+ * for an empty answer, unreadable without asking anyone).
+ */
 export interface JudgedAnswer {
   row: number;
   calls: PlannedCall[];
@@ -63,6 +66,8 @@ export function judgeCallsFor(
   rows.forEach((row, index) => {
     const answer = answerOf({ stageType: row.stageType, content: row.content, data: row.parsedData });
     if (answer === null) return;
+    // Nothing to judge (e.g. a Delphi estimate its parser could not read): unreadable, unasked.
+    if (answer.trim() === '') return void judged.push({ row: index, calls: [] });
     const prompt = modelGraderPrompt({ question, expected, answer });
     judged.push({
       row: index,
@@ -103,6 +108,7 @@ export function gradeFromJudges(
   calls: readonly PlannedCall[],
   outcome: (key: string) => CallOutcome | undefined,
 ): Grade {
+  if (calls.length === 0) return { verdict: 'unreadable', reason: 'the answer is empty', grader: 'model' };
   return combineJudgements(
     calls.map((call) => {
       const result = outcome(call.key);
