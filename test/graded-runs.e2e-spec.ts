@@ -269,8 +269,8 @@ describe('graded runs: expected answers reach the calls, every answer is graded 
     expectViewGrades(rows, /^round_\d+_stats$/);
   }, 120_000);
 
-  it('refuses the model grader (not run yet) with a 400 naming grader.type, for a deliberation and a batch item', async () => {
-    const model = { type: 'model', judges: ['sim/judge'] };
+  it('refuses a model grader without judges (400 naming the field), for a deliberation and a batch item', async () => {
+    const model = { type: 'model', judges: [] };
     const single = await stack.api<{ fields?: Record<string, string> }>('POST', '/api/deliberations', {
       body: {
         question: 'What is 17 times 23?',
@@ -281,7 +281,7 @@ describe('graded runs: expected answers reach the calls, every answer is graded 
     });
     expect(single.status).toBe(400);
     expect(single.body.fields).toEqual({
-      'grader.type': expect.stringMatching(/^the model grader is not available yet/),
+      'grader.judges': expect.stringMatching(/^grader.judges must be a list of 1 to 5 model ids/),
     });
     const batch = await stack.api<{ fields?: Record<string, string> }>('POST', '/api/batches', {
       body: {
@@ -290,7 +290,7 @@ describe('graded runs: expected answers reach the calls, every answer is graded 
       },
     });
     expect(batch.status).toBe(400);
-    expect(Object.keys(batch.body.fields ?? {})).toEqual(['items[0].grader.type']);
+    expect(Object.keys(batch.body.fields ?? {})).toEqual(['items[0].grader.judges']);
   });
 
   it('an ungraded run stores no grade and tells its calls no expected answer', async () => {

@@ -98,6 +98,15 @@ export interface ModelGraderSpec {
   judges: string[];
 }
 
+/**
+ * The model grader's judge calls are calls of the stage whose answers they grade, stored in
+ * model_calls under keys with this prefix (never a key a mode's plan gives): usage counts them,
+ * and readers of a stage's calls as the mode's contributions (a partial result) leave them out.
+ */
+export const JUDGE_CALL_KEY_PREFIX = 'grade:';
+
+export const isJudgeCallKey = (key: string): boolean => key.startsWith(JUDGE_CALL_KEY_PREFIX);
+
 export type GraderSpec =
   | ExactGraderSpec
   | NormalizedGraderSpec

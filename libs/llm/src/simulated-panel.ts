@@ -118,6 +118,13 @@ export const SIM_DIRECTIVES: readonly SimDirectiveHelp[] = [
       'shown give, else its own (follow, the default); its own (keep); or one of them at random.',
     example: 'sim/chairman:follow',
   },
+  {
+    syntax: 'as a judge (grader type model)',
+    effect:
+      "A model grader's judge: CORRECT when the graded answer's final line equals the expected answer once " +
+      'normalized, else INCORRECT, with a reason; with acc<N>, truthful N % of the time.',
+    example: 'sim/judge:acc90',
+  },
 ];
 
 /** What `@kind` may name: the kinds of prompt the simulator tells apart. */
@@ -134,6 +141,7 @@ export const SIM_PROMPT_KINDS: readonly string[] = [
   'reestimate',
   'report',
   'tiebreak',
+  'grade',
   'title',
 ];
 

@@ -129,6 +129,22 @@ describe('partialOf', () => {
     });
   });
 
+  it("leaves out the model grader's judge calls (billed, but no contribution to the stage)", () => {
+    const partial = partialOf({
+      mode: 'council',
+      status: 'cancelled',
+      error: 'Cancelled by the user.',
+      stage: 'stage3',
+      calls: [
+        stored('stage3', 'chairman', 'sim/chair', 'FINAL ANSWER: 42'),
+        stored('stage3', 'grade:0:abc', 'sim/j1', 'VERDICT: CORRECT\nREASON: yes'),
+        stored('stage3', 'grade:1:abc', 'sim/j2', null, 'cancelled: the deliberation was stopped'),
+      ],
+    });
+    expect(partial?.answers.map((a) => a.model)).toEqual(['sim/chair']);
+    expect(partial?.cut).toEqual([]);
+  });
+
   it("numbers Delphi's panelists as the run's events do", () => {
     const partial = partialOf({
       mode: 'delphi',

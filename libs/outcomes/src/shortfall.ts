@@ -1,4 +1,5 @@
 import {
+  isJudgeCallKey,
   isTerminalStatus,
   type CallSummary,
   type Degradation,
@@ -116,7 +117,8 @@ export function partialOf(input: {
   const { mode, status, stage } = input;
   // Ended between stages (or before the first): everything it finished is in the mode's result.
   if ((status !== 'cancelled' && status !== 'failed') || stage === null) return null;
-  const calls = input.calls.filter((c) => c.stage === stage);
+  // The model grader's judges (issue 37) are billed calls of the stage, but no contribution to it.
+  const calls = input.calls.filter((c) => c.stage === stage && !isJudgeCallKey(c.key));
   const answers: PartialAnswer[] = calls
     .filter((c) => c.ok && c.content !== null)
     .map((c) => ({

@@ -26,10 +26,6 @@ export type ValidationOutcome = { ok: true; request: ValidatedRequest } | { ok: 
 
 const TOP_LEVEL_COUNCIL_FIELDS = ['councilModels', 'chairmanModel'] as const;
 
-/** Issue 37: why a model grader is refused (until it runs as a recorded Conclave call). */
-export const MODEL_GRADER_NOT_RUN =
-  'the model grader is not available yet (its judges do not run); use exact, normalized, choice, numeric, contains or regex';
-
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -174,10 +170,9 @@ export class RequestValidator {
     }
     // Issue 37: the expected answer against its grader, stored for the engine to grade every answer.
     const grading = checkGrading({ expected: body.expected, grader: body.grader });
+    // The model grader's judges (1 to 5 model ids, each checked like a roster's) are asked by the
+    // engine after each answer stage, as calls of that stage (README "Graded items").
     if (!grading.ok) add(grading.fields);
-    // The model grader is a Conclave call of its own, not run yet: refused rather than stored
-    // ungraded, until it is wired (README "Graded items").
-    else if (grading.grading?.grader.type === 'model') add({ 'grader.type': MODEL_GRADER_NOT_RUN });
     for (const [field, message] of nulCharacters(body, '')) fields.set(field, message);
     // Cross-field rules (a foreman who is a juror, ...) are named together with every other problem,
     // so the mode resolves the config even when some fields are already known to be wrong.

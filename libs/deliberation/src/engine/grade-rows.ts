@@ -10,8 +10,8 @@ import type { StageRow } from './types';
  * never recomputed. Without `grading` (an ungraded run), or for a mode whose facts name no answer,
  * the rows are returned untouched (the same array).
  *
- * The model grader (`grader.type === 'model'`) is a Conclave call of its own and not run here;
- * validation refuses it until it is wired, and a stored one grades nothing.
+ * The model grader (`grader.type === 'model'`) is not run here: its judges are calls of the stage,
+ * made before the commit, and StageRun grades those rows from their outcomes (model-grading.ts).
  */
 export function gradeRows(
   rows: StageRow[],

@@ -11,6 +11,13 @@ import { gradeRows, gradingFields, storedGrading } from './grade-rows';
 import { STOPPED_CALL_ERROR } from './ending';
 import type { StoreRetry } from './held-outcomes';
 import { DeliberationStopped, type LiveCalls } from './live-calls';
+import {
+  attachModelGrades,
+  isJudgeKey,
+  isModelGrading,
+  judgeCallsFor,
+  judgeCallsToMake,
+} from './model-grading';
 import { callDeadline, callFailureDetail, describeCallError, type CallFailureDetail } from './model-call';
 import { carryNext, openNext, type NextOpening } from './next-stage';
 import {
@@ -259,8 +266,9 @@ export class StageRun {
     this.unsettled = this.toCall.length;
     this.pending = this.toCall.length;
     this.gate = this.toCall.length > 0 ? (mode.gate?.(stage, this.ctx, calls) ?? null) : null;
-    this.settledMembers = [...this.stored.values()];
-    this.storedCut = [...this.stored.values()].find(isCut);
+    // The model grader's judge calls (stored in the stage, `grade:` keys) are no member's.
+    this.settledMembers = [...this.stored.values()].filter((o) => !isJudgeKey(o.key));
+    this.storedCut = this.settledMembers.find(isCut);
   }
 
   get modeName(): string {
@@ -368,6 +376,7 @@ export class StageRun {
     const { host, messageId, stage, loaded, mode } = this;
     const opening = this.opening();
     if (this.toCall.length === 0) {
+      await this.judge([], true);
       await this.commit(this.reduceWith([]), { leading: opening });
       return;
     }
@@ -512,9 +521,52 @@ export class StageRun {
       },
       outcomes,
     );
-    // Issue 37: a graded turn's answers are graded here, once, and stored with their rows.
-    const rows = gradeRows(reduction.rows, this.loaded.grading, this.mode.facts);
+    // Issue 37: a graded turn's answers are graded here, once, and stored with their rows; the
+    // model grader's from its judges' outcomes, made and stored before (judge).
+    const { grading } = this.loaded;
+    const rows = isModelGrading(grading)
+      ? attachModelGrades(
+          reduction.rows,
+          judgeCallsFor(reduction.rows, grading, this.mode.facts, this.loaded.question),
+          (key) => settled.get(key) ?? this.stored.get(key),
+        )
+      : gradeRows(reduction.rows, grading, this.mode.facts);
     return rows === reduction.rows ? reduction : { ...reduction, rows };
+  }
+
+  /**
+   * The model grader's sub-step (issue 37, item 1), after the stage's last calls settled and
+   * before its commit: the stage is reduced once `latest` are in, and every answer row's judges
+   * are asked (model-grading.ts), each judge call an ordinary call of the stage, made here and
+   * stored as the stage's seats' are (model_calls: tokens, cost, latency, so usage, budgets and
+   * exports count it). A judge whose outcome an earlier run stored is not asked again: a retried
+   * job pays for no judge twice. Nothing happens without a model grader.
+   */
+  private async judge(latest: CallOutcome[], waits: boolean): Promise<void> {
+    const { grading } = this.loaded;
+    if (!isModelGrading(grading)) return;
+    const { host, messageId, stage } = this;
+    const rows = this.reduceWith(latest).rows;
+    const judged = judgeCallsFor(rows, grading, this.mode.facts, this.loaded.question);
+    const calls = judgeCallsToMake(judged, (key) => this.stored.get(key));
+    if (calls.length === 0) return;
+    const timeoutMs = this.mode.timeoutMs(this.ctx.config);
+    const outcomes = await Promise.all(
+      calls.map((call) =>
+        this.callModel(stage, call, { timeoutMs, silent: true, abandon: this.abandon.signal }),
+      ),
+    );
+    try {
+      const { saved } = await this.writeSettled(outcomes, () => ({ stage, events: [] }), waits);
+      saved.forEach((outcome) => this.stored.set(outcome.key, outcome));
+    } catch (error) {
+      if (!(typeof error === 'object' && error !== null && host.lostAfterStoring.has(error)))
+        host.unstored(
+          messageId,
+          outcomes.map((outcome) => ({ stage, outcome })),
+        );
+      throw error;
+    }
   }
 
   /** The gate's decision, once it can be made: the members still running are cut. */
@@ -741,6 +793,10 @@ export class StageRun {
       saved = kept;
       saved.forEach((outcome) => this.stored.set(outcome.key, outcome));
     } else {
+      await this.judge(
+        own.map((g) => g.outcome),
+        waits,
+      );
       saved = await this.commit(this.reduceWith(own.map((g) => g.outcome)), {
         last: own,
         title,

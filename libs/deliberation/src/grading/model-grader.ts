@@ -20,10 +20,13 @@ export interface ModelGraderInput {
   answer: string;
 }
 
+/** The first line of every judge's prompt (the simulated judge knows its prompts by it). */
+export const MODEL_GRADER_OPENING = 'You are grading an answer to a question against the expected answer.';
+
 /** The prompt one judge is sent: a pure function of its input (a retried call sends the same bytes). */
 export function modelGraderPrompt({ question, expected, answer }: ModelGraderInput): string {
   const fence = createFence([question, expected, answer], 'grader');
-  return `You are grading an answer to a question against the expected answer.
+  return `${MODEL_GRADER_OPENING}
 
 ${fence.notice}
 

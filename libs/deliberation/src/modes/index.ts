@@ -1,6 +1,7 @@
 import type { ModeName } from '@conclave/contracts';
 import type { SimulatedResponder } from '@conclave/llm';
 import type { AnyModeDefinition } from '../engine/types';
+import { judgeResponder } from '../grading/model-grader.sim';
 import { answerResponder, titleResponder, unaffectedByFences } from '../shared/simulation';
 import { councilMode } from './council/council.mode';
 import { councilResponders } from './council/council.sim';
@@ -27,6 +28,7 @@ export const MODES: Readonly<Record<ModeName, AnyModeDefinition>> = {
 
 export const SIMULATED_RESPONDERS: SimulatedResponder[] = [
   titleResponder,
+  judgeResponder,
   ...councilResponders,
   ...juryResponders,
   ...debateResponders,
