@@ -48,7 +48,7 @@ function GradeLine({ answer, final }: { answer: AnswerGrade; final: boolean }) {
         </>
       )}
       {final && <span className="badge">final</span>}
-      {grade.extracted !== undefined && (
+      {grade.extracted !== undefined && !grade.reason?.startsWith('read ') && (
         <>
           {' '}
           <span className="muted">read</span> <code>{grade.extracted}</code>

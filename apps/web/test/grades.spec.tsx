@@ -64,6 +64,30 @@ describe('GradesPanel', () => {
     expect(items[1].querySelector('code')?.textContent).toBe('<img src=x onerror=alert(1)>');
   });
 
+  it('does not say what was read twice when the reason already says it', () => {
+    const numeric: DeliberationGrades = {
+      answers: [
+        {
+          stageType: 'stage1',
+          model: 'sim/b:acc0',
+          role: 'council',
+          participant: 0,
+          grade: {
+            verdict: 'incorrect',
+            extracted: '467',
+            reason: 'read 467 from the FINAL ANSWER: line; expected 504, off by 37',
+            grader: 'numeric',
+          },
+        },
+      ],
+      final: null,
+    };
+    render(<GradesPanel grades={numeric} />);
+    expect(screen.getByTestId('grades').querySelector('li')?.textContent).toBe(
+      '✗ answer sim/b:acc0 — read 467 from the FINAL ANSWER: line; expected 504, off by 37',
+    );
+  });
+
   it('says so when no final answer is graded yet', () => {
     render(<GradesPanel grades={{ answers: grades.answers.slice(0, 1), final: null }} />);
     expect(screen.getByTestId('grades').querySelector('.grades-summary')?.textContent).toBe(

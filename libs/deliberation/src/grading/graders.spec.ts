@@ -276,3 +276,15 @@ describe('gradeAnswer', () => {
     expect(isLocalGrading({ expected: 'x', grader: { type: 'model', judges: ['sim/a'] } })).toBe(false);
   });
 });
+
+describe('the numeric grader’s reason', () => {
+  const numeric: Grading = { expected: 504, grader: { type: 'numeric' } };
+  it('names the number as written, and its value only where the two differ', () => {
+    expect(gradeAnswer('FINAL ANSWER: 467', local(numeric)).reason).toBe(
+      'read 467 from the FINAL ANSWER: line; expected 504, off by 37',
+    );
+    expect(gradeAnswer('About 1,234.5 in all', local(numeric)).reason).toBe(
+      'read 1,234.5 (1234.5) from the reply; expected 504, off by 730.5',
+    );
+  });
+});

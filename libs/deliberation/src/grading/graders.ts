@@ -96,7 +96,7 @@ export function gradeAnswer(reply: string, { expected, grader }: LocalGrading): 
       return verdict(
         ok,
         String(token.value),
-        `read ${token.text} (${token.value}) from ${line !== null ? 'the FINAL ANSWER: line' : 'the reply'}; expected ${target}` +
+        `read ${token.text}${token.text === String(token.value) ? '' : ` (${token.value})`} from ${line !== null ? 'the FINAL ANSWER: line' : 'the reply'}; expected ${target}` +
           (allowed > 0 ? ` ± ${allowed}` : '') +
           (ok ? '' : `, off by ${difference}`),
       );
