@@ -583,6 +583,8 @@ export interface BatchReport {
 /** One mode's panel-gain section over its graded complete items. */
 export interface ReportPanelGain extends PanelGainSection {
   mode: 'council' | 'vote' | 'debate' | 'delphi';
+  /** The section in words (`panelGainSentences`), plain text: the web and the CLI show these. */
+  sentences: string[];
 }
 
 export interface BatchUsageSummary {

@@ -20,6 +20,7 @@ import { pooledRate, rate } from './figures';
 import type { ClusterCount } from '../inference/cluster-proportion';
 import { countIntervals, multipleComparisonNote, reportMethods } from './methods';
 import { panelGain } from './panel-gain';
+import { panelGainSentences } from './panel-gain-text';
 import {
   councilSeats,
   PANEL_GAIN_MODES,
@@ -244,14 +245,14 @@ export class BatchReportBuilder {
   /** The panel-gain sections of the graded modes (seeds `<seed>:<mode>`), or undefined without grades. */
   private panelGain(): ReportPanelGain[] | undefined {
     if (this.gain.size === 0) return undefined;
-    return PANEL_GAIN_MODES.filter((mode) => this.gain.has(mode)).map((mode) => ({
-      mode,
-      ...panelGain(withAllSeats(this.seated(mode)), {
+    return PANEL_GAIN_MODES.filter((mode) => this.gain.has(mode)).map((mode) => {
+      const section = panelGain(withAllSeats(this.seated(mode)), {
         seed: `${this.options.seed}:${mode}`,
         resamples: this.bootstrap.resamples,
         confidence: DEFAULT_CONFIDENCE,
-      }),
-    }));
+      });
+      return { mode, ...section, sentences: panelGainSentences(section) };
+    });
   }
 
   result(meta: BatchReportMeta, aggregates: ReportAggregates): BatchReport {

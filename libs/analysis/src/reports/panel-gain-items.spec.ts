@@ -1,6 +1,7 @@
 import type { GainVerdict, MessageStatus, ModeName, ReportAggregates } from '@conclave/contracts';
 import { BatchReportBuilder } from './batch-report';
 import { panelGain } from './panel-gain';
+import { panelGainSentences } from './panel-gain-text';
 import { councilSeats, numericExpected, panelGainItem, withAllSeats } from './panel-gain-items';
 import type { ReportItem, ReportStageRow } from './rows';
 
@@ -224,10 +225,8 @@ describe('the batch report’s panel-gain section', () => {
     const report = builder.result(META, EMPTY);
     expect(report.panelGain).toHaveLength(1);
     const [section] = report.panelGain!;
-    expect(section).toEqual({
-      mode: 'council',
-      ...panelGain(withAllSeats(records), { seed: 'g:council', resamples: 200 }),
-    });
+    const expected = panelGain(withAllSeats(councilSeats(records)), { seed: 'g:council', resamples: 200 });
+    expect(section).toEqual({ mode: 'council', ...expected, sentences: panelGainSentences(expected) });
     expect(section.items).toBe(8);
     expect(section.panel.count).toBe(6);
     expect(section.members.map((m) => m.accuracy.count)).toEqual([5, 4, 4]);
