@@ -1516,7 +1516,9 @@ function PanelGainPart({ gain }: { gain: ReportPanelGain }) {
     ...(gain.heldOutBest
       ? [
           [
-            `Best member picked on the other half (seats ${gain.heldOutBest.pickedOnEven} and ${gain.heldOutBest.pickedOnOdd})`,
+            gain.heldOutBest.pickedOnOdd === gain.heldOutBest.pickedOnEven
+              ? `Best member picked on the other half (seat ${gain.heldOutBest.pickedOnOdd} both times)`
+              : `Best member picked on the other half (seats ${gain.heldOutBest.pickedOnEven} and ${gain.heldOutBest.pickedOnOdd})`,
             gain.heldOutBest.accuracy,
           ] as [string, GradedAccuracy],
         ]
