@@ -89,7 +89,9 @@ describe('panel gain on the real stack with simulated accuracies', () => {
       items: range(300).map((i) => ({ question: questions[i], expected: (i + 12) * ((i % 9) + 3) })),
     });
     const { report, gain } = await gainOf(batchId);
-    process.stdout.write(`council batch of 300 graded items: ${Date.now() - started} ms\n`);
+    process.stdout.write(
+      `council batch of 300 graded items: ${Date.now() - started} ms; ${gain.sentences[0]}\n`,
+    );
     expect(report.items.complete).toBe(300);
     expect(gain.mode).toBe('council');
     expect(gain.items).toBe(300);
@@ -114,6 +116,13 @@ describe('panel gain on the real stack with simulated accuracies', () => {
     // Against the best member: p_panel − p ≈ +8.4 points, run through the exact test.
     expect(gain.panelMinusBest!.test.run).toBe(true);
     contains(gain.panelMinusBest!.difference.interval, PANEL - P);
+    // The Markdown report carries the section, its tables and its methods.
+    const markdown = await (await fetch(`${stack.baseUrl}/api/batches/${batchId}/report?format=md`)).text();
+    expect(markdown).toContain('## Panel gain: council');
+    expect(markdown).toContain(`| **Panel (final answer)** | ${(gain.panel.value! * 100).toFixed(1)} % [`);
+    expect(markdown).toMatch(
+      /\| Tango score interval for a paired difference \| panel gain \\\(council\\\): /,
+    );
     expect(gain.sentences[0]).toMatch(
       /^The panel was right on \d+\.\d % of items \(\d+ of 300\), its best member alone/,
     );
