@@ -341,7 +341,7 @@ describe('long-format export: every figure of the report recomputed from it', ()
       }),
     ]);
     // Graded batches (issue 37): the panel-gain section, recomputed from the grade columns.
-    const [gradedCouncil, gradedDebate, gradedDelphi] = await Promise.all([
+    const [gradedCouncil, gradedDebate, gradedDelphi, gradedKeep] = await Promise.all([
       submit({
         name: 'graded council',
         defaults: {
@@ -379,6 +379,18 @@ describe('long-format export: every figure of the report recomputed from it', ()
           expected: i % 2 === 0 ? 100 : 100 + 20 * i,
         })),
       }),
+      // A chairman that keeps its own answer (right on nothing alone): the panel loses to its best
+      // member on many items, so the exact McNemar tests run (council does not shuffle: the same
+      // every run).
+      submit({
+        name: 'graded council, keeping chairman',
+        defaults: {
+          mode: 'council',
+          councilModels: ['sim/k1:acc70', 'sim/k2:acc70', 'sim/k3:acc50'],
+          chairmanModel: 'sim/chair:keep',
+        },
+        items: range(16).map((i) => ({ question: `What is ${i} plus ${2 * i + 9}?`, expected: 3 * i + 9 })),
+      }),
     ]);
     Object.assign(batches, {
       council,
@@ -389,6 +401,7 @@ describe('long-format export: every figure of the report recomputed from it', ()
       gradedCouncil,
       gradedDebate,
       gradedDelphi,
+      gradedKeep,
     });
     for (const id of Object.values(batches)) await finished(id);
     // The failed council item is retried (and fails again): its first attempt's calls still count.
@@ -961,6 +974,18 @@ describe('long-format export: every figure of the report recomputed from it', ()
       expect(gain.perCorrect.tokens.value.value).not.toBeNull();
       expect(r.method.methods.some((m) => m.usedFor.some((u) => u.startsWith('panel gain (council)')))).toBe(
         true,
+      );
+    });
+
+    it('graded council under a keeping chairman: the exact tests and Holm recomputed too', async () => {
+      const r = await recomputed('council', councilFigures, 'gradedKeep');
+      const [gain] = r.panelGain!;
+      expect(gain.panel.count).toBe(0);
+      expect(gain.panelMinusBest!.test.run).toBe(true);
+      expect(gain.panelMinusMajority.test.run).toBe(true);
+      expect(gain.panelMinusBest!.test.holmAdjustedPValue).not.toBeNull();
+      expect(r.method.methods.map((m) => m.name)).toEqual(
+        expect.arrayContaining(['exact McNemar test', 'Holm step-down adjustment']),
       );
     });
 

@@ -193,8 +193,9 @@ export function commonFigures(report: BatchReport, view: ExportView): Expected {
       resamples: DEFAULT_BOOTSTRAP_RESAMPLES,
       // Each method: its confidence (intervals) and resamples (bootstraps, the position test).
       methods: report.method.methods.map((m) => ({
-        // Tests (the position test, Holm) state no confidence; every interval method 95 %.
-        confidence: /permutation|Holm/i.test(m.name) ? null : DEFAULT_CONFIDENCE,
+        // Tests (the position test, Holm, panel gain's exact McNemar) state no confidence; every
+        // interval method 95 %.
+        confidence: /permutation|Holm|McNemar/i.test(m.name) ? null : DEFAULT_CONFIDENCE,
         resamples: /bootstrap/i.test(m.name)
           ? DEFAULT_BOOTSTRAP_RESAMPLES
           : /permutation/i.test(m.name)
