@@ -9,6 +9,7 @@ import {
   councilFigures,
   delphiFigures,
   juryFigures,
+  panelGainFigures,
   viewOf,
   type ExportView,
 } from './support/report-recompute';
@@ -339,7 +340,69 @@ describe('long-format export: every figure of the report recomputed from it', ()
         ],
       }),
     ]);
-    Object.assign(batches, { council, vote, debate, jury, delphi });
+    // Graded batches (issue 37): the panel-gain section, recomputed from the grade columns.
+    const [gradedCouncil, gradedDebate, gradedDelphi, gradedKeep] = await Promise.all([
+      submit({
+        name: 'graded council',
+        defaults: {
+          mode: 'council',
+          councilModels: ['sim/m1:acc70', 'sim/m2:acc50', 'sim/m3:acc70'],
+          chairmanModel: 'sim/chair:follow',
+        },
+        // Item 4's second member fails: the third answer is labelled B there, its seat stays 3.
+        items: range(16).map((i) => ({
+          question: `What is ${i} plus ${i + 7}?`,
+          key: `gc${i}`,
+          expected: 2 * i + 7,
+          ...(i === 4 ? { councilModels: ['sim/m1:acc70', 'sim/m2:fail@answer', 'sim/m3:acc70'] } : {}),
+        })),
+      }),
+      submit({
+        name: 'graded debate',
+        defaults: { mode: 'debate', modeConfig: { models: ['sim/a:acc60', 'sim/b:acc60', 'sim/c:acc60'] } },
+        items: range(16).map((i) => ({ question: `What is ${i} times 3?`, key: `gd${i}`, expected: 3 * i })),
+      }),
+      submit({
+        name: 'graded delphi',
+        defaults: {
+          mode: 'delphi',
+          modeConfig: {
+            panelistModels: ['sim/p4:value100', 'sim/p5:value100', 'sim/p6'],
+            facilitatorModel: 'sim/fac',
+            questionType: 'numeric',
+          },
+          grader: { type: 'numeric', relativeTolerance: 0.05 },
+        },
+        items: range(8).map((i) => ({
+          question: `How many gadgets of kind ${i}?`,
+          key: `gp${i}`,
+          expected: i % 2 === 0 ? 100 : 100 + 20 * i,
+        })),
+      }),
+      // A chairman that keeps its own answer (right on nothing alone): the panel loses to its best
+      // member on many items, so the exact McNemar tests run (council does not shuffle: the same
+      // every run).
+      submit({
+        name: 'graded council, keeping chairman',
+        defaults: {
+          mode: 'council',
+          councilModels: ['sim/k1:acc70', 'sim/k2:acc70', 'sim/k3:acc50'],
+          chairmanModel: 'sim/chair:keep',
+        },
+        items: range(16).map((i) => ({ question: `What is ${i} plus ${2 * i + 9}?`, expected: 3 * i + 9 })),
+      }),
+    ]);
+    Object.assign(batches, {
+      council,
+      vote,
+      debate,
+      jury,
+      delphi,
+      gradedCouncil,
+      gradedDebate,
+      gradedDelphi,
+      gradedKeep,
+    });
     for (const id of Object.values(batches)) await finished(id);
     // The failed council item is retried (and fails again): its first attempt's calls still count.
     const retried = await stack.api('POST', `/api/batches/${council}/retry-failed`);
@@ -829,12 +892,20 @@ describe('long-format export: every figure of the report recomputed from it', ()
     }
 
     async function recomputed(
-      mode: keyof typeof batches,
+      mode: string,
       section: (r: BatchReport, v: ExportView) => object,
+      batch = mode,
     ) {
-      const [r, rows] = [await report(batches[mode]), await exported(batches[mode])];
+      const [r, rows] = [await report(batches[batch]), await exported(batches[batch])];
       const view = viewOf(rows, r);
-      const expected = { ...commonFigures(r, view), [mode]: section(r, view) };
+      const gain = panelGainFigures(r, view);
+      const expected = {
+        ...commonFigures(r, view),
+        [mode]: section(r, view),
+        // Graded batches only: an ungraded report has no panel-gain section, and none is recomputed.
+        ...(gain.length > 0 ? { panelGain: gain } : {}),
+      };
+      expect('panelGain' in r).toBe(gain.length > 0);
       const { mismatches, missing, covered } = compareFigures(r, expected);
       expect(mismatches).toEqual([]);
       expect(missing).toEqual([]);
@@ -847,6 +918,16 @@ describe('long-format export: every figure of the report recomputed from it', ()
       expect(caught.mismatches).toHaveLength(1);
       expect(caught.missing).toEqual(['$.extra.figure = 1']);
       expect(covered).toBeGreaterThan(100);
+      if (gain.length > 0) {
+        // The panel-gain figures are compared too: a moved bound, a changed count or a reworded
+        // sentence is caught.
+        const moved = JSON.parse(JSON.stringify(r)) as BatchReport;
+        const [first] = moved.panelGain!;
+        first.panel.interval!.upper += 1e-6;
+        (first.members[0].accuracy as { count: number }).count += 1;
+        first.sentences[0] = `${first.sentences[0]} `;
+        expect(compareFigures(moved, expected).mismatches).toHaveLength(3);
+      }
       return r;
     }
 
@@ -876,6 +957,55 @@ describe('long-format export: every figure of the report recomputed from it', ()
       const r = await recomputed('jury', juryFigures);
       expect(r.jury!.fleissKappa.value).not.toBeNull();
       expect(r.jury!.jurors.some((j) => j.verdictUnread.count > 0)).toBe(true);
+    });
+
+    it('graded council: panel gain from the grade columns, a missing member at its own seat', async () => {
+      const r = await recomputed('council', councilFigures, 'gradedCouncil');
+      const [gain] = r.panelGain!;
+      expect(gain.mode).toBe('council');
+      expect(gain.items).toBe(16);
+      expect(gain.members.map((m) => [m.seat, m.model])).toEqual([
+        [1, 'sim/m1:acc70'],
+        [2, 'sim/m2:acc50'],
+        [3, 'sim/m3:acc70'],
+      ]);
+      expect(gain.members[1].accuracy.missing).toBe(1);
+      expect(gain.panel.interval).not.toBeNull();
+      expect(gain.perCorrect.tokens.value.value).not.toBeNull();
+      expect(r.method.methods.some((m) => m.usedFor.some((u) => u.startsWith('panel gain (council)')))).toBe(
+        true,
+      );
+    });
+
+    it('graded council under a keeping chairman: the exact tests and Holm recomputed too', async () => {
+      const r = await recomputed('council', councilFigures, 'gradedKeep');
+      const [gain] = r.panelGain!;
+      expect(gain.panel.count).toBe(0);
+      expect(gain.panelMinusBest!.test.run).toBe(true);
+      expect(gain.panelMinusMajority.test.run).toBe(true);
+      expect(gain.panelMinusBest!.test.holmAdjustedPValue).not.toBeNull();
+      expect(r.method.methods.map((m) => m.name)).toEqual(
+        expect.arrayContaining(['exact McNemar test', 'Holm step-down adjustment']),
+      );
+    });
+
+    it('graded debate: revisions fixed and broke, from the revision rows’ grades', async () => {
+      const r = await recomputed(
+        'debate',
+        (report, view) => contestFigures(report, view, 'debate'),
+        'gradedDebate',
+      );
+      const [gain] = r.panelGain!;
+      expect(gain.mode).toBe('debate');
+      expect(gain.revision).not.toBeNull();
+      expect(gain.revision!.answers).toBe(48);
+    });
+
+    it('graded Delphi: first-round median error against the final one', async () => {
+      const r = await recomputed('delphi', delphiFigures, 'gradedDelphi');
+      const [gain] = r.panelGain!;
+      expect(gain.mode).toBe('delphi');
+      expect(gain.delphi!.items).toBe(8);
     });
 
     it('Delphi: numeric errors and coverage, κ of the qualitative answers', async () => {

@@ -27,6 +27,11 @@ import {
   type DimensionRating,
   type LongRow,
   type PositionItem,
+  numericExpected,
+  panelGain,
+  panelGainSentences,
+  type GainGrade,
+  type PanelGainItem,
 } from '@conclave/analysis';
 import { DIMENSIONS, VERDICTS, type BatchReport, type ReportDistribution } from '@conclave/contracts';
 
@@ -188,8 +193,9 @@ export function commonFigures(report: BatchReport, view: ExportView): Expected {
       resamples: DEFAULT_BOOTSTRAP_RESAMPLES,
       // Each method: its confidence (intervals) and resamples (bootstraps, the position test).
       methods: report.method.methods.map((m) => ({
-        // Tests (the position test, Holm) state no confidence; every interval method 95 %.
-        confidence: /permutation|Holm/i.test(m.name) ? null : DEFAULT_CONFIDENCE,
+        // Tests (the position test, Holm, panel gain's exact McNemar) state no confidence; every
+        // interval method 95 %.
+        confidence: /permutation|Holm|McNemar/i.test(m.name) ? null : DEFAULT_CONFIDENCE,
         resamples: /bootstrap/i.test(m.name)
           ? DEFAULT_BOOTSTRAP_RESAMPLES
           : /permutation/i.test(m.name)
@@ -1188,4 +1194,128 @@ export function compareFigures(
   };
   walk(report as unknown as Json, '$');
   return { mismatches, missing, covered: covered.size };
+}
+
+// --- panel gain (issue 37, item 3) ---------------------------------------------------------------
+
+const GAIN_FIRST: Record<string, string> = {
+  council: 'stage1',
+  vote: 'initial_answer',
+  debate: 'initial_answer',
+  delphi: 'round_1',
+};
+
+const verdictOf = (grade: string | null | undefined): GainGrade =>
+  grade === 'correct' || grade === 'incorrect' || grade === 'unreadable' ? grade : null;
+
+/**
+ * The panel-gain sections recomputed from the export's `answer` rows (their `grade` column), its
+ * `contestant` rows (council's seats: the label's position on the first item where the most
+ * members were labelled), its `round` rows (Delphi medians) against the `expected` column, and
+ * its `call` and `item` rows (cost, tokens, duration of the latest attempt); then the library's
+ * `panelGain` and `panelGainSentences` on those inputs, with the seed and resamples the report's
+ * method section states (`<seed>:<mode>`).
+ */
+export function panelGainFigures(report: BatchReport, view: ExportView): Expected[] {
+  const { items, byItem, rows } = view;
+  const callsOf = groupBy(
+    rows.filter((r) => r.kind === 'call'),
+    (r) => r.messageId,
+  );
+  const sections: Expected[] = [];
+  for (const mode of ['council', 'vote', 'debate', 'delphi'] as const) {
+    const modeItems = items.filter(
+      (i) =>
+        i.mode === mode &&
+        i.status === 'complete' &&
+        (byItem.get(i.messageId) ?? []).some((r) => r.kind === 'answer' && verdictOf(r.grade) !== null),
+    );
+    if (modeItems.length === 0) continue;
+    // Council: a model's seat is its label's position where every member was labelled.
+    const councilSeat = new Map<string, number>();
+    if (mode === 'council') {
+      const labelled = modeItems.map((i) =>
+        (byItem.get(i.messageId) ?? []).filter((r) => r.kind === 'contestant'),
+      );
+      const most = Math.max(0, ...labelled.map((l) => l.length));
+      for (const r of labelled.find((l) => l.length === most) ?? [])
+        councilSeat.set(r.model!, Number(r.value));
+    }
+    const built: PanelGainItem[] = modeItems.map((item) => {
+      const judged = byItem.get(item.messageId) ?? [];
+      const answers = judged.filter((r) => r.kind === 'answer');
+      const seatOf = (r: LongRow, i: number) =>
+        mode === 'council'
+          ? (councilSeat.get(r.model ?? '') ??
+            Number(judged.find((c) => c.kind === 'contestant' && c.model === r.model)?.value ?? i + 1))
+          : (r.participant ?? i) + 1;
+      const revised = new Map(
+        answers.filter((r) => r.stage === 'revision').map((r, i) => [seatOf(r, i), verdictOf(r.grade)]),
+      );
+      const members = answers
+        .filter((r) => r.stage === GAIN_FIRST[mode])
+        .map((r, i) => ({
+          seat: seatOf(r, i),
+          model: r.model ?? '',
+          grade: verdictOf(r.grade),
+          ...(mode === 'debate' ? { revisedGrade: revised.get(seatOf(r, i)) ?? null } : {}),
+        }));
+      const finals = answers.filter((r) => r.subject === 'final');
+      const calls = callsOf.get(item.messageId) ?? [];
+      const costs = calls.map((c) => c.costUsd).filter((c): c is number => c !== null);
+      let delphi: PanelGainItem['delphi'];
+      if (mode === 'delphi') {
+        const expected = numericExpected(item.expected);
+        const medians = judged
+          .filter((r) => r.kind === 'round')
+          .sort((a, b) => (a.round ?? 0) - (b.round ?? 0))
+          .map((r) => (typeof r.value === 'number' ? r.value : null));
+        const error = (v: number | null | undefined) =>
+          expected === null || v === null || v === undefined ? null : Math.abs(v - expected);
+        const first = medians.length > 0 ? medians[0] : null;
+        const last = medians.length > 0 ? medians[medians.length - 1] : null;
+        delphi =
+          expected === null || (first === null && last === null)
+            ? null
+            : { firstMedianError: error(first), finalError: error(last) };
+      }
+      return {
+        index: item.index,
+        key: item.key,
+        members,
+        panel: verdictOf(finals[finals.length - 1]?.grade),
+        ...(mode === 'delphi' ? { delphi } : {}),
+        costUsd: costs.length === 0 ? null : sum(costs),
+        tokens:
+          calls.length === 0
+            ? null
+            : sum(calls.map((c) => (c.promptTokens ?? 0) + (c.completionTokens ?? 0))),
+        latencyMs: item.durationMs,
+      };
+    });
+    // Every seat of the mode on every item (a member without an answer: no grade), by seat.
+    const seats = new Map<number, string>();
+    for (const it of built) for (const m of it.members) if (!seats.has(m.seat)) seats.set(m.seat, m.model);
+    const full = built.map((it) => ({
+      ...it,
+      members: [...seats.keys()]
+        .sort((a, b) => a - b)
+        .map(
+          (seat) =>
+            it.members.find((m) => m.seat === seat) ?? {
+              seat,
+              model: seats.get(seat)!,
+              grade: null,
+              ...(mode === 'debate' ? { revisedGrade: null } : {}),
+            },
+        ),
+    }));
+    const section = panelGain(full, {
+      seed: `${report.method.seed}:${mode}`,
+      resamples: report.method.resamples,
+      confidence: DEFAULT_CONFIDENCE,
+    });
+    sections.push({ mode, ...section, sentences: panelGainSentences(section) });
+  }
+  return sections;
 }

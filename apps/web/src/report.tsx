@@ -13,6 +13,10 @@ import type {
   ReportCouncil,
   ReportDebate,
   ReportDelphi,
+  GainTest,
+  GradedAccuracy,
+  PairedAccuracyDifference,
+  ReportPanelGain,
   ReportDistribution,
   ReportFailures,
   ReportFigure,
@@ -1489,6 +1493,116 @@ export function LoadFailed({ what, status, message }: { what: string; status: nu
   );
 }
 
+/** Points from a proportion difference (`+8.3 pts`). */
+const points = (value: number | null | undefined): string =>
+  value === null || value === undefined
+    ? DASH
+    : `${value > 0 ? '+' : value < 0 ? '−' : ''}${Math.abs(value * 100).toFixed(1)} pts`;
+
+function gainTestText(test: GainTest): string {
+  if (!test.run) return `not run (${test.reason ?? 'no test'})`;
+  const p = test.pValue === null ? DASH : test.pValue < 0.001 ? '< 0.001' : test.pValue.toFixed(3);
+  const holm = test.holmAdjustedPValue === null ? '' : `, Holm ${test.holmAdjustedPValue.toFixed(3)}`;
+  return `p = ${p}${holm}`;
+}
+
+/** Graded batches (issue 37): does the panel beat its best member, and a plain majority? */
+function PanelGainPart({ gain }: { gain: ReportPanelGain }) {
+  const answers: [string, GradedAccuracy][] = [
+    ...gain.members.map((m): [string, GradedAccuracy] => [
+      `Seat ${m.seat}: ${m.model}${gain.best?.seat === m.seat ? ' (best)' : ''}`,
+      m.accuracy,
+    ]),
+    ...(gain.heldOutBest
+      ? [
+          [
+            gain.heldOutBest.pickedOnOdd === gain.heldOutBest.pickedOnEven
+              ? `Best member picked on the other half (seat ${gain.heldOutBest.pickedOnOdd} both times)`
+              : `Best member picked on the other half (seats ${gain.heldOutBest.pickedOnEven} and ${gain.heldOutBest.pickedOnOdd})`,
+            gain.heldOutBest.accuracy,
+          ] as [string, GradedAccuracy],
+        ]
+      : []),
+    ['Majority of the members’ own answers', gain.majority.accuracy],
+    ['Panel (final answer)', gain.panel],
+  ];
+  const differences = [
+    gain.panelMinusBest,
+    gain.heldOutBest?.panelMinus ?? null,
+    gain.panelMinusMajority,
+  ].filter((d): d is PairedAccuracyDifference => d !== null);
+  return (
+    <section aria-label={`panel gain ${gain.mode}`} className="report-mode">
+      <h3>Panel gain: {gain.mode}</h3>
+      {gain.sentences.map((sentence, i) => (
+        <p key={i}>{sentence}</p>
+      ))}
+      {gain.reason === null && (
+        <>
+          <Table
+            label={`panel gain ${gain.mode} accuracy`}
+            head={['answer', 'accuracy', 'unreadable', 'missing']}
+          >
+            {answers.map(([label, a], i) => (
+              <tr key={i}>
+                <th scope="row">{label}</th>
+                <td>
+                  <RateValue rate={a} />
+                </td>
+                <td className="num">{count(a.unreadable)}</td>
+                <td className="num">{count(a.missing)}</td>
+              </tr>
+            ))}
+          </Table>
+          <Table
+            label={`panel gain ${gain.mode} differences`}
+            head={['comparison', 'difference', 'only panel right', 'only other right', 'exact test']}
+          >
+            {differences.map((d, i) => (
+              <tr key={i}>
+                <th scope="row">Panel − {d.b.replace(/^its |^a /, '')}</th>
+                <td>
+                  <FigureValue figure={d.difference} format={points} />
+                </td>
+                <td className="num">{count(d.onlyA)}</td>
+                <td className="num">{count(d.onlyB)}</td>
+                <td>{gainTestText(d.test)}</td>
+              </tr>
+            ))}
+          </Table>
+          {gain.revision && (
+            <p>
+              Revisions: before <RateValue rate={gain.revision.before} />, after{' '}
+              <RateValue rate={gain.revision.after} />; {count(gain.revision.fixed)} fixed a wrong answer,{' '}
+              {count(gain.revision.broke)} broke a right one.
+            </p>
+          )}
+          {gain.delphi && (
+            <p>
+              First-round median error <FigureValue figure={gain.delphi.firstMedianError} />, final error{' '}
+              <FigureValue figure={gain.delphi.finalError} /> over {count(gain.delphi.items)} items (
+              {count(gain.delphi.closer)} closer, {count(gain.delphi.further)} further).
+            </p>
+          )}
+          <p>
+            Per correct answer of the panel: cost{' '}
+            <FigureValue figure={gain.perCorrect.costUsd.value} format={usd} />, tokens{' '}
+            <FigureValue figure={gain.perCorrect.tokens.value} />, latency{' '}
+            <FigureValue figure={gain.perCorrect.latencyMs.value} format={ms} />.
+          </p>
+        </>
+      )}
+      {gain.notes.length > 0 && (
+        <ul className="notes" aria-label={`panel gain ${gain.mode} notes`}>
+          {gain.notes.map((n, i) => (
+            <li key={i}>{n}</li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
 export function ReportView({ report, onRefresh }: { report: BatchReport; onRefresh?: () => void }) {
   const base = `/api/batches/${encodeURIComponent(report.batchId)}/report`;
   return (
@@ -1528,6 +1642,9 @@ export function ReportView({ report, onRefresh }: { report: BatchReport; onRefre
       {report.debate && <ContestSection name="debate" vote={report.debate} />}
       {report.jury && <JurySection jury={report.jury} />}
       {report.delphi && <DelphiSection delphi={report.delphi} />}
+      {(report.panelGain ?? []).map((gain) => (
+        <PanelGainPart key={gain.mode} gain={gain} />
+      ))}
       <section aria-label="models" className="report-part">
         <h3>Models</h3>
         <UsageFacts usage={report.usage} />

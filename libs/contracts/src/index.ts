@@ -21,3 +21,4 @@ export * from './shortfall';
 export * from './socket';
 export * from './mode-facts';
 export * from './grading';
+export * from './panel-gain';

@@ -18,6 +18,14 @@ export interface ReportItem {
   key: string | null;
   /** A graded item's expected answer as stored (issue 37); null or absent when ungraded. */
   expected?: string | number | null;
+  /**
+   * Graded items only (the panel-gain section's per-correct-answer figures): what the item's
+   * latest attempt cost over its calls (USD), its tokens (prompt + completion), its duration from
+   * dispatch to completion (ms); null or absent when unknown or ungraded.
+   */
+  costUsd?: number | null;
+  tokens?: number | null;
+  durationMs?: number | null;
 }
 
 /** A `deliberation_stages` row without its text: `data` is `parsed_data` minus long text fields. */

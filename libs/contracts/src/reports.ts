@@ -1,5 +1,6 @@
 import type { BatchStatus } from './batches';
 import type { ModeName } from './modes';
+import type { PanelGainSection } from './panel-gain';
 
 /**
  * Batch reports and comparisons (issue 21): `GET /api/batches/:id/report` and
@@ -565,12 +566,25 @@ export interface BatchReport {
   debate: ReportDebate | null;
   jury: ReportJury | null;
   delphi: ReportDelphi | null;
+  /**
+   * Graded batches only (issue 37, item 3): per mode with a panel (council, vote, debate, Delphi)
+   * whose complete items carry grades, does the panel beat its best member and a plain majority.
+   * Absent when no item is graded.
+   */
+  panelGain?: ReportPanelGain[];
   /** Every model of the finished items, by cost (then name). */
   models: ReportModelUsage[];
   usage: BatchUsageSummary;
   failures: ReportFailures;
   /** Things a reader should know (e.g. "partial: 40 items are still running"). */
   notes: string[];
+}
+
+/** One mode's panel-gain section over its graded complete items. */
+export interface ReportPanelGain extends PanelGainSection {
+  mode: 'council' | 'vote' | 'debate' | 'delphi';
+  /** The section in words (`panelGainSentences`), plain text: the web and the CLI show these. */
+  sentences: string[];
 }
 
 export interface BatchUsageSummary {

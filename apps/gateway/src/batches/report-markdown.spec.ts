@@ -539,3 +539,69 @@ describe('report Markdown: position bias', () => {
     expect(markdown).toMatch(/\| sim\/c \|.*\| — \|\n/);
   });
 });
+
+describe('report Markdown, panel gain (issue 37)', () => {
+  const graded = (verdict: string) => ({ grade: { verdict, grader: 'exact' } });
+  const councilRows = (verdicts: string[], panel: string) => [
+    ...verdicts.map((v, i) => ({
+      stageType: 'stage1',
+      model: i === 0 ? EVIL : `sim/m${i + 1}`,
+      participant: null,
+      data: graded(v),
+    })),
+    {
+      stageType: 'stage2_label_map',
+      model: null,
+      participant: null,
+      data: { 'Response A': EVIL, 'Response B': 'sim/m2', 'Response C': 'sim/m3' },
+    },
+    { stageType: 'stage3', model: 'sim/chair', participant: null, data: graded(panel) },
+  ];
+
+  it('a graded council batch has a Panel gain section with its sentences, tables and methods, names escaped', () => {
+    const builder = new BatchReportBuilder({ seed: 'g', resamples: 100 });
+    const plan: [string[], string][] = [
+      [['correct', 'correct', 'incorrect'], 'correct'],
+      [['incorrect', 'correct', 'correct'], 'correct'],
+      [['correct', 'incorrect', 'incorrect'], 'incorrect'],
+      [['incorrect', 'incorrect', 'correct'], 'correct'],
+      [['correct', 'unreadable', 'correct'], 'correct'],
+      [['incorrect', 'incorrect', 'incorrect'], 'incorrect'],
+    ];
+    plan.forEach(([members, panel], index) =>
+      builder.addItem(
+        {
+          index,
+          messageId: `m-${index}`,
+          mode: 'council',
+          status: 'complete',
+          reference: null,
+          key: null,
+          expected: '1',
+        },
+        councilRows(members, panel),
+      ),
+    );
+    const report = builder.result(
+      { batchId: 'g', name: null, status: 'complete', generatedAt: '2026-01-01T00:00:00.000Z' },
+      AGGREGATES,
+    );
+    const markdown = reportMarkdown(report);
+    expect(markdown).toContain('## Panel gain: council');
+    // The panel was right on 4 of 6, seat 1 (the best, ties to the lowest seat) on 3 of 6.
+    expect(markdown).toContain('The panel was right on 66.7 % of items \\(4 of 6\\)');
+    expect(markdown).toContain('| **Panel (final answer)** | 66.7 % [30.0 %, 90.3 %] | 4/6 | 0 | 0 |');
+    expect(markdown).toContain('| Seat 2: sim/m2 | 33.3 % [9.7 %, 70.0 %] | 2/6 | 1 | 0 |');
+    expect(markdown).toContain('Majority of the members’ own answers');
+    expect(markdown).toContain(
+      '| Tango score interval for a paired difference | panel gain \\(council\\): panel − best member',
+    );
+    expect(markdown).not.toContain('https://evil');
+    expect(markdown).not.toMatch(/(?<!\\)<img/);
+    checkTables(markdown);
+  });
+
+  it('an ungraded batch has no Panel gain section', () => {
+    expect(reportMarkdown(report())).not.toContain('Panel gain');
+  });
+});

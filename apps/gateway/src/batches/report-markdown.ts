@@ -1,3 +1,4 @@
+import { panelGainMarkdown } from '@conclave/analysis';
 import { escapeMarkdown, markdownTable as table } from '@conclave/outcomes';
 import type {
   BatchComparison,
@@ -452,6 +453,11 @@ export function reportMarkdown(report: BatchReport): string {
   if (report.debate) lines.push(...debate(report.debate));
   if (report.jury) lines.push(...jury(report.jury));
   if (report.delphi) lines.push(...delphi(report.delphi));
+  // Graded batches: does the panel beat its best member (the library's Markdown, one per mode).
+  for (const section of report.panelGain ?? []) {
+    const [, ...rest] = panelGainMarkdown(section);
+    lines.push(`## Panel gain: ${section.mode}`, ...rest);
+  }
   lines.push('## Models', '', ...models(report.models), '## Usage', '', ...usage(report.usage));
   lines.push(
     '## Failures',

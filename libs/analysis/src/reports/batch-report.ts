@@ -7,6 +7,8 @@ import {
   type ModeName,
   type ReportFailures,
   type ReportModelUsage,
+  type PanelGainItem,
+  type ReportPanelGain,
 } from '@conclave/contracts';
 import { modeFacts } from '@conclave/deliberation/facts';
 import { DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_CONFIDENCE, type BootstrapOptions } from '../bootstrap';
@@ -17,6 +19,15 @@ import { JuryReportBuilder } from './jury';
 import { pooledRate, rate } from './figures';
 import type { ClusterCount } from '../inference/cluster-proportion';
 import { countIntervals, multipleComparisonNote, reportMethods } from './methods';
+import { panelGain } from './panel-gain';
+import { panelGainSentences } from './panel-gain-text';
+import {
+  councilSeats,
+  PANEL_GAIN_MODES,
+  panelGainItem,
+  withAllSeats,
+  type PanelGainMode,
+} from './panel-gain-items';
 import {
   itemLink,
   type ReportAggregates,
@@ -146,6 +157,8 @@ export class BatchReportBuilder {
     unfinished: 0,
   };
   private readonly bootstrap: BootstrapOptions;
+  /** Graded complete items of the panel modes, as panel-gain records (issue 37, item 3). */
+  private readonly gain = new Map<PanelGainMode, PanelGainItem[]>();
 
   constructor(private readonly options: BatchReportOptions) {
     this.bootstrap = {
@@ -215,6 +228,31 @@ export class BatchReportBuilder {
     this.counts.complete++;
     this.completeByMode.set(item.mode, (this.completeByMode.get(item.mode) ?? 0) + 1);
     this.builder(item.mode).addItem(item, rows);
+    const graded = panelGainItem(item, rows);
+    if (graded !== null) {
+      const mode = item.mode as PanelGainMode;
+      const list = this.gain.get(mode) ?? [];
+      list.push(graded);
+      this.gain.set(mode, list);
+    }
+  }
+
+  private seated(mode: PanelGainMode): PanelGainItem[] {
+    const items = this.gain.get(mode) ?? [];
+    return mode === 'council' ? councilSeats(items) : items;
+  }
+
+  /** The panel-gain sections of the graded modes (seeds `<seed>:<mode>`), or undefined without grades. */
+  private panelGain(): ReportPanelGain[] | undefined {
+    if (this.gain.size === 0) return undefined;
+    return PANEL_GAIN_MODES.filter((mode) => this.gain.has(mode)).map((mode) => {
+      const section = panelGain(withAllSeats(this.seated(mode)), {
+        seed: `${this.options.seed}:${mode}`,
+        resamples: this.bootstrap.resamples,
+        confidence: DEFAULT_CONFIDENCE,
+      });
+      return { mode, ...section, sentences: panelGainSentences(section) };
+    });
   }
 
   result(meta: BatchReportMeta, aggregates: ReportAggregates): BatchReport {
@@ -258,6 +296,7 @@ export class BatchReportBuilder {
         );
       }
     }
+    const gain = this.panelGain();
     const report: BatchReport = {
       batchId: meta.batchId,
       name: meta.name,
@@ -277,6 +316,7 @@ export class BatchReportBuilder {
       debate: has('debate') ? this.debate.debateResult(this.bootstrap) : null,
       jury: has('jury') ? this.jury.result(this.bootstrap) : null,
       delphi: has('delphi') ? this.delphi.result(this.bootstrap) : null,
+      ...(gain === undefined ? {} : { panelGain: gain }),
       models: modelUsage(aggregates, this.parses, this.bootstrap),
       usage: usageSummary(aggregates.usage),
       failures,

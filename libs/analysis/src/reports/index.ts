@@ -74,3 +74,13 @@ export {
   signedPoints,
   testSentence,
 } from './panel-gain-text';
+export {
+  PANEL_GAIN_MODES,
+  councilSeats,
+  hasGrades,
+  isPanelGainMode,
+  numericExpected,
+  panelGainItem,
+  withAllSeats,
+  type PanelGainMode,
+} from './panel-gain-items';

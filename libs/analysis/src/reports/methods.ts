@@ -94,13 +94,13 @@ const isObject = (value: unknown): value is Json =>
 class MethodList {
   private readonly entries = new Map<string, ReportMethod>();
 
-  add(key: string, make: () => ReportMethod, usedFor: string): void {
+  add(key: string, make: () => ReportMethod, ...usedFor: string[]): void {
     let entry = this.entries.get(key);
     if (entry === undefined) {
       entry = make();
       this.entries.set(key, entry);
     }
-    if (!entry.usedFor.includes(usedFor)) entry.usedFor.push(usedFor);
+    for (const u of usedFor) if (!entry.usedFor.includes(u)) entry.usedFor.push(u);
   }
 
   result(): ReportMethod[] {
@@ -160,7 +160,9 @@ export function reportMethods(
   options: { resamples: number; seed: string },
 ): ReportMethod[] {
   const list = new MethodList();
-  walk(report, [], (node, path) => {
+  // The panel-gain sections list their own methods (added below): not walked as figures.
+  const { panelGain, ...figures } = report;
+  walk(figures, [], (node, path) => {
     const interval = node.interval;
     if (isObject(interval) && typeof interval.method === 'string') {
       const method = INTERVALS[interval.method];
@@ -205,6 +207,16 @@ export function reportMethods(
       }
     }
   });
+  for (const section of panelGain ?? []) {
+    for (const method of section.method.methods) {
+      // Per mode its seed (`<seed>:<mode>`) differs: one entry per method and mode.
+      list.add(
+        `panel-gain\u0000${section.mode}\u0000${method.name}`,
+        () => ({ ...method, usedFor: [] }),
+        ...method.usedFor.map((u) => `panel gain (${section.mode}): ${u}`),
+      );
+    }
+  }
   return list.result();
 }
 

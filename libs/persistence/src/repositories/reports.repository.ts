@@ -77,10 +77,20 @@ export class ReportsRepository {
       reference: unknown;
       key: string | null;
       expected: unknown;
+      cost: number | null;
+      tokens: number | null;
+      duration: string | number | null;
     }[] = await this.dataSource.query(
+      // Graded items only: their latest attempt's cost, tokens and duration (panel gain per correct answer).
       `SELECT a.id, a.batch_index, a.mode, a.status, u.config->'reference' AS reference, u.config->>'key' AS key,
-         u.config->'expected' AS expected
+         u.config->'expected' AS expected, k.cost, k.tokens,
+         CASE WHEN u.config ? 'expected' AND a.completed_at IS NOT NULL AND a.dispatched_at IS NOT NULL
+           THEN EXTRACT(EPOCH FROM (a.completed_at - a.dispatched_at)) * 1000 END AS duration
        FROM messages a JOIN messages u ON u.conversation_id = a.conversation_id AND u.role = 'user' AND u.turn = 1
+       LEFT JOIN LATERAL (
+         SELECT SUM(c.cost_usd)::float8 AS cost,
+           SUM(COALESCE(c.prompt_tokens, 0) + COALESCE(c.completion_tokens, 0))::float8 AS tokens
+         FROM model_calls c WHERE c.message_id = a.id AND u.config ? 'expected') k ON true
        WHERE a.batch_id = $1 AND a.role = 'assistant' AND a.superseded_at IS NULL AND a.batch_index > $2
        ORDER BY a.batch_index LIMIT $3`,
       [batchId, afterIndex, limit],
@@ -93,6 +103,9 @@ export class ReportsRepository {
       reference: typeof r.reference === 'string' || typeof r.reference === 'number' ? r.reference : null,
       key: r.key,
       expected: typeof r.expected === 'string' || typeof r.expected === 'number' ? r.expected : null,
+      ...(r.expected === null || r.expected === undefined
+        ? {}
+        : { costUsd: num(r.cost), tokens: num(r.tokens), durationMs: num(r.duration) }),
     }));
   }
 
