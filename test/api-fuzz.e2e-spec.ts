@@ -995,6 +995,33 @@ const WRONG: Record<Kind, unknown[]> = {
   array: ['sim/a', 1, { 0: 'sim/a' }, true],
   object: ['x', 1, ['x'], true],
 };
+/** The JSON type of a value, as a schema names it. */
+const kindOfValue = (value: unknown): Kind =>
+  Array.isArray(value)
+    ? 'array'
+    : typeof value === 'number'
+      ? 'number'
+      : typeof value === 'boolean'
+        ? 'boolean'
+        : typeof value === 'object'
+          ? 'object'
+          : 'string';
+type FieldSchema = { type?: string | string[]; anyOf?: FieldSchema[]; oneOf?: FieldSchema[] };
+/** The types a field's JSON schema accepts (its `type`, or each branch of `anyOf`/`oneOf`); text when none is said. */
+function acceptedKinds(schema: FieldSchema): Kind[] {
+  const named = [
+    schema.type ?? [],
+    ...[...(schema.anyOf ?? []), ...(schema.oneOf ?? [])].map((b) => b.type ?? []),
+  ].flat();
+  const kinds = named.map((type): Kind =>
+    type === 'integer' || type === 'number'
+      ? 'number'
+      : type === 'array' || type === 'object' || type === 'boolean'
+        ? type
+        : 'string',
+  );
+  return kinds.length > 0 ? [...new Set(kinds)] : ['string'];
+}
 /** In-type values that are still hostile: huge, negative, control characters, lone surrogates; null (an optional field's "none"). */
 const ODD: Record<Kind, unknown[]> = {
   string: [null, '', '\u0000\u202e\u0007', 'x'.repeat(300_000), '\ud800', '__proto__'],
@@ -1495,7 +1522,7 @@ describe('every route, Socket.IO message and MCP tool in API-key mode: hostile i
     const listed = await mcp(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }));
     const tools = (
       listed.message?.result as {
-        tools: { name: string; inputSchema: { properties?: Record<string, { type?: string }> } }[];
+        tools: { name: string; inputSchema: { properties?: Record<string, FieldSchema> } }[];
       }
     ).tools;
     expect(tools.map((t) => t.name).sort()).toEqual([
@@ -1552,17 +1579,13 @@ describe('every route, Socket.IO message and MCP tool in API-key mode: hostile i
       for (const key of ['__proto__', 'constructor', 'prototype'])
         await judgeMcp(`${tool.name} ${key}`, call(tool.name, withKey(key)), undefined, false);
       for (const [field, schema] of Object.entries(properties)) {
-        const kind: Kind =
-          schema.type === 'integer' || schema.type === 'number'
-            ? 'number'
-            : schema.type === 'array'
-              ? 'array'
-              : schema.type === 'object'
-                ? 'object'
-                : schema.type === 'boolean'
-                  ? 'boolean'
-                  : 'string';
-        for (const value of WRONG[kind])
+        // A field may take more than one type (`expected`: text or a number): only values of none of
+        // its types are wrong.
+        const accepted = acceptedKinds(schema);
+        const wrong = accepted
+          .flatMap((kind) => WRONG[kind])
+          .filter((value, i, all) => all.indexOf(value) === i && !accepted.includes(kindOfValue(value)));
+        for (const value of wrong)
           await judgeMcp(
             `${tool.name} ${field}=${JSON.stringify(value)}`,
             call(tool.name, JSON.stringify({ ...BASE_ARGS[tool.name], [field]: value })),
