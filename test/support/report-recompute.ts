@@ -30,10 +30,15 @@ import {
   numericExpected,
   panelGain,
   panelGainSentences,
+} from '@conclave/analysis';
+import {
+  DIMENSIONS,
+  VERDICTS,
+  type BatchReport,
   type GainGrade,
   type PanelGainItem,
-} from '@conclave/analysis';
-import { DIMENSIONS, VERDICTS, type BatchReport, type ReportDistribution } from '@conclave/contracts';
+  type ReportDistribution,
+} from '@conclave/contracts';
 
 /**
  * Every figure of a batch report recomputed from the long-format export's rows alone (issue 36).

@@ -1,12 +1,14 @@
-import type { ReportFigure, ReportMethod, ReportRate } from '@conclave/contracts';
-import { escapeMarkdown, markdownTable } from '@conclave/outcomes';
 import type {
   GainTest,
   GradedAccuracy,
   PairedAccuracyDifference,
   PanelGainSection,
   PerCorrect,
-} from './panel-gain';
+  ReportFigure,
+  ReportMethod,
+  ReportRate,
+} from '@conclave/contracts';
+import { escapeMarkdown, markdownTable } from '@conclave/outcomes';
 
 /**
  * The panel-gain section in words a reader cannot misread ("the panel was right on 78.4 % of

@@ -4,15 +4,9 @@ import {
   pickRandom,
   sameAnswer,
 } from '../../../deliberation/src/shared/graded-simulation';
+import type { GainGrade, PanelGainItem } from '@conclave/contracts';
 import { SeededRandom } from '../random';
-import {
-  gainTest,
-  MIN_DISCORDANT_FOR_TEST,
-  pairedAccuracyDifference,
-  panelGain,
-  type GainGrade,
-  type PanelGainItem,
-} from './panel-gain';
+import { gainTest, MIN_DISCORDANT_FOR_TEST, pairedAccuracyDifference, panelGain } from './panel-gain';
 import { panelGainMarkdown, panelGainSentences, signedPoints } from './panel-gain-text';
 
 /**

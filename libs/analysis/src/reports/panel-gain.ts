@@ -27,7 +27,6 @@ import { bootstrapFigure, pooledRate, rate, reportInterval } from './figures';
  */
 
 import type {
-  GainVerdict,
   GainGrade,
   PanelGainMember,
   PanelGainItem,
@@ -44,24 +43,6 @@ import type {
   PerCorrect,
   PanelGainSection,
 } from '@conclave/contracts';
-export type {
-  GainVerdict,
-  GainGrade,
-  PanelGainMember,
-  PanelGainItem,
-  PanelGainOptions,
-  GradedAccuracy,
-  SeatAccuracy,
-  GainTest,
-  PairedAccuracyDifference,
-  BestMember,
-  HeldOutBest,
-  MajorityBaseline,
-  RevisionGain,
-  DelphiGain,
-  PerCorrect,
-  PanelGainSection,
-};
 
 /** Fewer items than this leave a half too small to pick a member on. */
 export const MIN_ITEMS_FOR_HELD_OUT_BEST = 4;
