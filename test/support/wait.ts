@@ -35,17 +35,19 @@ export async function until<T>(
 }
 
 /**
- * Polls `check` (every 25 ms) for at most `timeoutMs`: true as soon as it holds, false if it never
- * did (for `expect(await eventually(...)).toBe(true)`, or `.toBe(false)` for what must not happen).
+ * Polls `check` (every `intervalMs`, 25 by default) for at most `timeoutMs`: true as soon as it
+ * holds, false if it never did (for `expect(await eventually(...)).toBe(true)`, or `.toBe(false)`
+ * for what must not happen). A check that asks the rate-limited API wants a longer interval.
  */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
   timeoutMs: number,
+  intervalMs = 25,
 ): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return true;
-    await sleep(25);
+    await sleep(intervalMs);
   }
   return check();
 }
